@@ -1,0 +1,2 @@
+import Granite
+print("sample")

@@ -1,0 +1,40 @@
+# Shared helpers for the project's scripts. Source it: `. "$(dirname "$0")/lib.sh"`.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SHARED="${GRANITE_SHARED:-$ROOT/../shared}"
+
+# Debian packages the whole project needs (build, tests, benchmarks' anchors).
+GRANITE_APT_PACKAGES=(
+  pkg-config libvulkan-dev mesa-vulkan-drivers glslc spirv-tools
+  libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
+  python3-venv
+)
+# Only the VM test tier (vivid under qemu) needs these.
+GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
+
+# ensure_apt PKG...: installs what is missing; near-instant when everything is present.
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "granite: installing Debian packages: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ensure_venv PKG...: a project venv in .venv with these PyPI packages (pinned by the caller).
+ensure_venv() {
+  local venv="$ROOT/.venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  local need=()
+  for p in "$@"; do
+    "$venv/bin/python" -m pip show -q "${p%%[=<>]*}" >/dev/null 2>&1 || need+=("$p")
+  done
+  [ ${#need[@]} -eq 0 ] && return 0
+  echo "granite: installing PyPI packages into .venv: ${need[*]}" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${need[@]}"
+}
