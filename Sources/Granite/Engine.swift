@@ -26,7 +26,7 @@ enum Job: Sendable {
 final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     typealias State = Host.State
 
-    /// The state; a synchronous reducer mutates it in place under this lock (no copy-on-write).
+    /// The published state. Only the mailbox's drainer writes it.
     let stateBox: Mutex<State>
     let table: ExpeditionTable<State>?
     let tableError: GraniteError?
@@ -74,12 +74,14 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
                 return
             }
             let connection = GraniteConnection(node: host, replyTo: replyTo)
-            let wantsBefore = host.wantsBefore
-            let (before, after): (State?, State?) = stateBox.withLock { state in
-                let before = wantsBefore ? state : nil
-                reduce(event, &state, connection)
-                return (before, wantsBefore ? state : nil)
-            }
+            // Copy out, reduce, copy back: the lock is held only for the copies, so a reader of
+            // `state` (a render, another thread) never waits for a reducer. Only the drainer
+            // writes, so no update is lost.
+            var state = stateBox.withLock { $0 }
+            let before = host.wantsBefore ? state : nil
+            reduce(event, &state, connection)
+            let after = state
+            stateBox.withLock { $0 = after }
             host.didReduce(event, fromLink: fromLink, before: before, after: after, error: nil)
         }
     }

@@ -24,6 +24,9 @@ public enum GraniteError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .noExpedition(event, component):
             return "\(component) has no expedition for event \(event)"
         case let .unhandledContact(event, from, route):
+            if route.isEmpty {
+                return "contact event \(event) from \(from) has nowhere to go: the component is attached to no parent (use attach(to:))"
+            }
             return "contact event \(event) from \(from) was handled by nobody (tried: \(route.joined(separator: " → ")))"
         case let .noRelay(event, component):
             return "\(component) hosts no relay with an expedition for rebound event \(event)"

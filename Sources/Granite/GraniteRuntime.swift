@@ -45,6 +45,11 @@ public final class GraniteRuntime: Sendable {
         handler?(error)
     }
 
+    /// The dependency of this type, if a mounted component already resolved it.
+    public func dependency<D: GraniteDependable>(_ type: D.Type) -> D? {
+        inner.withLock { $0.dependencies[ObjectIdentifier(type)]?.instance as? D }
+    }
+
     /// Creates (once) and configures a dependency and, first, everything it depends on.
     func resolve(_ type: any GraniteDependable.Type) throws(GraniteError) -> DependencyBox {
         try inner.withLock { (inner) throws(GraniteError) -> DependencyBox in
