@@ -3,94 +3,154 @@ import Synchronization
 /// What the engine needs from the component or relay that owns it.
 protocol EngineHost: GraniteNode {
     associatedtype State: GraniteState
-    /// Called on the drainer after an event was reduced (render, links, observers).
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State?, after: State?, error: GraniteError?)
+    /// Called on the drainer after an event was reduced (render, links).
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool)
+    /// Called instead of ``didReduce(_:fromLink:failed:)`` when someone watches state changes.
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?)
     /// Runs one render job.
     func performRender(fromLink: Bool)
+    /// The mailbox closed and went idle: drop what rendering and reducing held.
+    func detach()
     /// Whether anything wants the state before each event (observers, key-path links).
     var wantsBefore: Bool { get }
 }
 
 /// One unit of work in a node's mailbox.
 enum Job: Sendable {
-    case event(any GraniteEvent, EventKey, replyTo: (any GraniteNode)?, fromLink: Bool)
+    case event(any GraniteEvent, Route, replyTo: (any GraniteNode)?, fromLink: Bool)
     case render(fromLink: Bool)
 }
 
-/// The reducing machinery shared by components and relays: routing table, state, mailbox.
+/// How to reduce one event type in one node, resolved once at init so the hot path does no
+/// dictionary or generic-metadata lookups beyond finding the route.
+final class Route: Sendable {
+    let isAsync: Bool
+    let sync: (@Sendable (any GraniteEvent, (any GraniteNode)?, Bool) -> Void)?
+    let async: (@Sendable (any GraniteEvent, (any GraniteNode)?, Bool) async -> Void)?
+
+    init(sync: @escaping @Sendable (any GraniteEvent, (any GraniteNode)?, Bool) -> Void) {
+        isAsync = false
+        self.sync = sync
+        async = nil
+    }
+
+    init(async: @escaping @Sendable (any GraniteEvent, (any GraniteNode)?, Bool) async -> Void) {
+        isAsync = true
+        sync = nil
+        self.async = async
+    }
+}
+
+/// The reducing machinery shared by components and relays: routes, state, mailbox.
 ///
 /// ```
-///  enqueue ─► Mailbox (serial, ordered) ─► reducer(event, &state, connection) ─► host.didReduce
-///                                                                              (render? links? record)
+///  enqueue ─► Mailbox (serial, ordered) ─► route: reducer(event, &state, connection) ─► host.didReduce
+///                                                                                    (render? links? record)
 /// ```
 final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     typealias State = Host.State
 
-    /// The published state. Only the mailbox's drainer writes it.
-    let stateBox: Mutex<State>
-    let table: ExpeditionTable<State>?
-    let tableError: GraniteError?
-    private(set) var mailbox: Mailbox<Engine<Host>>!
-    /// Set once, before the first event; never changes after (read without a lock).
-    unowned(unsafe) var host: Host!
+    /// Guards `current` for the copies in and out; reducers run outside it, so a reader of
+    /// `state` (a render, another thread) never waits for a reducer. Only the drainer writes.
+    private let lock = FastLock()
+    // Hot fields: exclusivity is guaranteed by the mailbox (one drainer) and `lock`, so the
+    // runtime's dynamic exclusivity checks are skipped.
+    @exclusivity(unchecked) nonisolated(unsafe) private var current: State
+    /// Event type → route. Centers have a handful of expeditions, so a linear scan of
+    /// identifiers beats hashing.
+    @exclusivity(unchecked) private var routeKeys: [ObjectIdentifier] = []
+    @exclusivity(unchecked) private var routeList: [Route] = []
+    private(set) var tableError: GraniteError?
+    @exclusivity(unchecked) private(set) var mailbox: Mailbox!
+    /// Set once, right after init, before any event; never changes after. The host owns the
+    /// engine, so it outlives it; `Unmanaged` keeps reference counting off the hot path (hosts
+    /// are weakly referenced elsewhere, which makes their counting slow).
+    @exclusivity(unchecked) private var hostRef: Unmanaged<Host>!
 
-    init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
-        stateBox = Mutex(state)
-        do {
-            table = try ExpeditionTable<State>(expeditions, component: name)
-            tableError = nil
-        } catch {
-            table = nil
-            tableError = error
-        }
-        mailbox = nil
-        mailbox = Mailbox(owner: self, home: home)
+    var host: Host {
+        get { hostRef.takeUnretainedValue() }
+        set { hostRef = Unmanaged.passUnretained(newValue) }
     }
 
     @inline(__always)
-    func handles(_ key: EventKey) -> Bool { table?.reducer(for: key) != nil }
-
-    var state: State { stateBox.withLock { $0 } }
-
-    // MARK: MailboxOwner
-
-    func executor(for job: Job) -> GraniteExecutor? {
-        if case let .event(event, _, _, _) = job { return event.executor }
-        return nil
+    private func withHost<R>(_ body: (Host) -> R) -> R {
+        hostRef._withUnsafeGuaranteedRef(body)
     }
 
-    func isAsync(_ job: Job) -> Bool {
-        if case let .event(_, key, _, _) = job { return table?.reducer(for: key)?.isAsync ?? false }
-        return false
-    }
-
-    func run(_ job: Job) {
-        switch job {
-        case let .render(fromLink):
-            host.performRender(fromLink: fromLink)
-        case let .event(event, key, replyTo, fromLink):
-            guard let reducer = table?.reducer(for: key), case let .sync(reduce) = reducer else {
-                host.report(.noExpedition(event: String(reflecting: type(of: event)), component: host.nodeName))
-                return
+    init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
+        current = state
+        mailbox = Mailbox(owner: self, home: home)
+        do {
+            let table = try ExpeditionTable<State>(expeditions, component: name)
+            for (key, reducer) in table.reducers {
+                routeKeys.append(key.id)
+                routeList.append(route(for: reducer))
             }
-            let connection = GraniteConnection(node: host, replyTo: replyTo)
-            // Copy out, reduce, copy back: the lock is held only for the copies, so a reader of
-            // `state` (a render, another thread) never waits for a reducer. Only the drainer
-            // writes, so no update is lost.
-            var state = stateBox.withLock { $0 }
-            let before = host.wantsBefore ? state : nil
-            reduce(event, &state, connection)
-            let after = state
-            stateBox.withLock { $0 = after }
-            host.didReduce(event, fromLink: fromLink, before: before, after: after, error: nil)
+        } catch {
+            tableError = error
         }
     }
 
-    func runAsync(_ job: Job) async {
-        guard case let .event(event, key, replyTo, fromLink) = job,
-              let reducer = table?.reducer(for: key), case let .async(reduce) = reducer else { return }
-        let connection = GraniteConnection(node: host, replyTo: replyTo)
-        let before = stateBox.withLock { $0 }
+    @inline(__always)
+    func route(_ key: EventKey) -> Route? {
+        var i = 0
+        while i < routeKeys.count {
+            if routeKeys[i] == key.id { return routeList[i] }
+            i += 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    func handles(_ key: EventKey) -> Bool { route(key) != nil }
+
+    /// A snapshot of the state.
+    var state: State { lock.withLock { current } }
+
+    private func publish(_ state: State) {
+        lock.withLock { current = state }
+    }
+
+    private func route(for reducer: Reducer<State>) -> Route {
+        switch reducer {
+        case let .sync(reduce):
+            return Route(sync: { [unowned(unsafe) self] event, replyTo, fromLink in
+                self.reduceSync(reduce, event, replyTo: replyTo, fromLink: fromLink)
+            })
+        case let .async(reduce):
+            return Route(async: { [unowned(unsafe) self] event, replyTo, fromLink in
+                await self.reduceAsync(reduce, event, replyTo: replyTo, fromLink: fromLink)
+            })
+        }
+    }
+
+    private func reduceSync(
+        _ reduce: (any GraniteEvent, inout State, GraniteConnection) -> Void,
+        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool
+    ) {
+        withHost { host in
+            let connection = GraniteConnection(node: host, replyTo: replyTo)
+            // Only the drainer (us) writes `current`, so reading it needs no lock.
+            var state = current
+            if host.wantsBefore {
+                let before = state
+                reduce(event, &state, connection)
+                publish(state)
+                host.didReduce(event, fromLink: fromLink, before: before, after: state, error: nil)
+            } else {
+                reduce(event, &state, connection)
+                publish(state)
+                host.didReduce(event, fromLink: fromLink, failed: false)
+            }
+        }
+    }
+
+    private func reduceAsync(
+        _ reduce: (any GraniteEvent, inout State, GraniteConnection) async throws -> Void,
+        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool
+    ) async {
+        let connection = GraniteConnection(node: host, replyTo: replyTo, retain: true)
+        let before = lock.withLock { current }
         var working = before
         var failure: GraniteError?
         do {
@@ -100,9 +160,61 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             failure = .reducerFailed(event: String(reflecting: type(of: event)), component: host.nodeName,
                                      message: "\(error)")
         }
-        let after = working
-        stateBox.withLock { $0 = after }
+        publish(working)
         if let failure { host.report(failure) }
-        host.didReduce(event, fromLink: fromLink, before: before, after: after, error: failure)
+        if host.wantsBefore {
+            host.didReduce(event, fromLink: fromLink, before: before, after: working, error: failure)
+        } else {
+            host.didReduce(event, fromLink: fromLink, failed: failure != nil)
+        }
+    }
+
+    // MARK: MailboxOwner
+
+    func executor(for job: Job) -> GraniteExecutor? {
+        if case let .event(event, _, _, _) = job { return event.executor }
+        return nil
+    }
+
+    func mailboxDidClose() { withHost { $0.detach() } }
+
+    func isAsync(_ job: Job) -> Bool {
+        if case let .event(_, route, _, _) = job { return route.isAsync }
+        return false
+    }
+
+    func run(_ job: Job) {
+        switch job {
+        case let .render(fromLink):
+            withHost { $0.performRender(fromLink: fromLink) }
+        case let .event(event, route, replyTo, fromLink):
+            route.sync?(event, replyTo, fromLink)
+        }
+    }
+
+    func runAsync(_ job: Job) async {
+        guard case let .event(event, route, replyTo, fromLink) = job else { return }
+        await route.async?(event, replyTo, fromLink)
+    }
+
+    /// What ``submitting(_:key:replyTo:fromLink:)`` did.
+    enum Submitted { case queued, noRoute, closed }
+
+    /// Queues an event for its route (or runs it inline when the mailbox is idle); false when the
+    /// key has no route or the mailbox is closed.
+    @discardableResult
+    func submit(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?, fromLink: Bool) -> Bool {
+        submitting(event, key: key, replyTo: replyTo, fromLink: fromLink) == .queued
+    }
+
+    @inline(__always)
+    func submitting(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?, fromLink: Bool) -> Submitted {
+        guard let route = route(key) else { return .noRoute }
+        if let sync = route.sync, event.executor == nil, mailbox.tryAcquireInline() {
+            sync(event, replyTo, fromLink)
+            mailbox.drainRest()
+            return .queued
+        }
+        return mailbox.submit(.event(event, route, replyTo: replyTo, fromLink: fromLink)) ? .queued : .closed
     }
 }

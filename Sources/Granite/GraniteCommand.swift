@@ -29,11 +29,12 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     private let wiring = Mutex(Wiring())
     private let renders = Atomic<Int>(0)
     // Set during mount, before any event is reduced; read on the reducing thread without a lock.
-    nonisolated(unsafe) private var links = LinkSet.empty
-    nonisolated(unsafe) private var dependencies: [ObjectIdentifier: DependencyBox] = [:]
-    nonisolated(unsafe) private var relayList: [any GraniteNode] = []
-    nonisolated(unsafe) private var observer: (@Sendable (GraniteRecord<State>) -> Void)?
-    nonisolated(unsafe) private(set) var wantsBefore = false
+    @exclusivity(unchecked) nonisolated(unsafe) private var links = LinkSet.empty
+    @exclusivity(unchecked) nonisolated(unsafe) private var dependencies: [ObjectIdentifier: DependencyBox] = [:]
+    @exclusivity(unchecked) nonisolated(unsafe) private var relayList: [any GraniteNode] = []
+    @exclusivity(unchecked) nonisolated(unsafe) private var observer: (@Sendable (GraniteRecord<State>) -> Void)?
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) var wantsBefore = false
+    @exclusivity(unchecked) nonisolated(unsafe) private var renderer: (@Sendable () -> Void)?
 
     /// A command for a component starting from `state`.
     public init(state: State = State()) {
@@ -57,12 +58,10 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     /// Sends an event to this component's own expedition.
     public func send(_ event: some GraniteEvent) throws(GraniteError) {
-        let key = EventKey(type(of: event))
-        guard engine.handles(key) else {
-            throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
-        }
-        guard engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: false)) else {
-            throw .unmounted(component: nodeName)
+        switch engine.submitting(event, key: EventKey(type(of: event)), replyTo: nil, fromLink: false) {
+        case .queued: return
+        case .noRoute: throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
+        case .closed: throw .unmounted(component: nodeName)
         }
     }
 
@@ -86,6 +85,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         for relay in relays { try relay.host(self, runtime: runtime) }
         relayList = relays.map(\.serviceNode)
         wantsBefore = observer != nil || !links.changes.isEmpty
+        self.renderer = renderer
         let children = wiring.withLock { wiring in
             wiring.mounted = true
             wiring.runtime = runtime
@@ -138,19 +138,21 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     // MARK: EngineHost
 
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State?, after: State?, error: GraniteError?) {
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool) {
+        if !failed && event.behavior != .quiet { render(fromLink: fromLink) }
+    }
+
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?) {
         var rendered = 0
         if error == nil && event.behavior != .quiet {
             render(fromLink: fromLink)
             rendered = 1
         }
-        if let before, let after, !links.changes.isEmpty {
-            for link in links.changes where link.changed(before, after) { enqueueLink(link.event) }
-        }
-        if let observer, let before, let after {
-            observer(GraniteRecord(event: event, before: before, after: after, renders: rendered, error: error))
-        }
+        for link in links.changes where link.changed(before, after) { enqueueLink(link.event) }
+        observer?(GraniteRecord(event: event, before: before, after: after, renders: rendered, error: error))
     }
+
+    func detach() { renderer = nil }
 
     func performRender(fromLink: Bool) {
         render(fromLink: fromLink)
@@ -162,7 +164,6 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     private func render(fromLink: Bool) {
         renders.add(1, ordering: .relaxed)
-        let renderer = wiring.withLock { $0.renderer }
         renderer?()
         if !fromLink { for event in links.always { enqueueLink(event) } }
     }
@@ -173,7 +174,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
             report(.noExpedition(event: String(reflecting: type(of: event)), component: nodeName))
             return
         }
-        engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: true))
+        engine.submit(event, key: key, replyTo: nil, fromLink: true)
     }
 
     // MARK: GraniteNode
@@ -182,7 +183,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     @discardableResult
     func enqueue(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?) -> Bool {
-        engine.mailbox.submit(.event(event, key, replyTo: replyTo, fromLink: false))
+        engine.submit(event, key: key, replyTo: replyTo, fromLink: false)
     }
 
     func enqueueRender() { engine.mailbox.submit(.render(fromLink: false)) }

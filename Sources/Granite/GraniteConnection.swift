@@ -2,13 +2,20 @@
 ///
 /// A connection is handed to every expedition. It routes follow-up events by beam, reaches
 /// children (`hear`) and parents (`.contact`), relays (`.rebound`) and shared dependencies.
+///
+/// A synchronous reducer's connection is valid while `reduce` runs: to act later, send an event.
+/// An async reducer's connection keeps its component alive until the reducer returns.
 public struct GraniteConnection: Sendable {
-    let node: any GraniteNode
+    // Not retained on the hot path: the mailbox draining this reducer keeps the node alive.
+    unowned(unsafe) let node: any GraniteNode
+    /// Keeps the node alive across an async reducer's suspension points.
+    private let retained: (any GraniteNode)?
     /// For a relay's reducer: the component that asked (the `.rebound` target).
     let replyTo: (any GraniteNode)?
 
-    init(node: any GraniteNode, replyTo: (any GraniteNode)?) {
+    init(node: any GraniteNode, replyTo: (any GraniteNode)?, retain: Bool = false) {
         self.node = node
+        self.retained = retain ? node : nil
         self.replyTo = replyTo
     }
 

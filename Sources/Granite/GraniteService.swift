@@ -47,11 +47,9 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
 
     /// Queues an event for the relay's own expedition (reduced on the relay's executor).
     public func send(_ event: some GraniteEvent) throws(GraniteError) {
-        let key = EventKey(type(of: event))
-        guard engine.handles(key) else {
+        if engine.submitting(event, key: EventKey(type(of: event)), replyTo: nil, fromLink: false) == .noRoute {
             throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
         }
-        engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: false))
     }
 
     /// Delivers an event to every broadcastable host with an expedition for it; returns how many.
@@ -111,13 +109,15 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
 
     // MARK: EngineHost and GraniteNode
 
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State?, after: State?, error: GraniteError?) {}
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool) {}
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?) {}
     func performRender(fromLink: Bool) {}
+    func detach() {}
     func handles(_ key: EventKey) -> Bool { engine.handles(key) }
 
     @discardableResult
     func enqueue(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?) -> Bool {
-        engine.mailbox.submit(.event(event, key, replyTo: replyTo, fromLink: false))
+        engine.submit(event, key: key, replyTo: replyTo, fromLink: false)
     }
 
     func enqueueRender() {}

@@ -1,15 +1,15 @@
 import DequeModule
-import Synchronization
 
 /// What a mailbox asks of its owner: how to run one job, and where.
 protocol MailboxOwner: AnyObject, Sendable {
-    associatedtype Job: Sendable
     /// Where this job must run; `nil` runs it wherever the mailbox is draining.
     func executor(for job: Job) -> GraniteExecutor?
     /// Whether this job awaits (an async reducer).
     func isAsync(_ job: Job) -> Bool
     /// Runs a synchronous job.
     func run(_ job: Job)
+    /// Called once when the mailbox is closed and no job runs any more (release what jobs used).
+    func mailboxDidClose()
     /// Runs an asynchronous job.
     func runAsync(_ job: Job) async
 }
@@ -23,37 +23,44 @@ protocol MailboxOwner: AnyObject, Sendable {
 /// ```
 /// The fast path (idle mailbox, synchronous job, no executor) runs the job on the sender's
 /// thread with two uncontended lock round trips and no allocation.
-final class Mailbox<Owner: MailboxOwner>: Sendable {
-    private struct Inner: ~Copyable {
-        var queue = Deque<Owner.Job>()
+final class Mailbox: Sendable {
+    private struct Inner {
+        var queue = Deque<Job>()
         var running = false
         var closed = false
         var task: Task<Void, Never>?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let inner = Mutex(Inner())
+    private let lock = FastLock()
+    @exclusivity(unchecked) nonisolated(unsafe) private var state = Inner()
     /// Where draining starts; `nil` drains on the sender's thread.
     private let home: GraniteExecutor?
-    private unowned let owner: Owner
+    // The owner owns the mailbox, so it outlives it; unowned(unsafe) keeps the hot path free of
+    // reference counting.
+    private unowned(unsafe) let owner: any MailboxOwner
 
-    init(owner: Owner, home: GraniteExecutor?) {
+    init(owner: any MailboxOwner, home: GraniteExecutor?) {
         self.owner = owner
         self.home = home
     }
 
     /// Queues a job; false when the mailbox is closed.
     @discardableResult
-    func submit(_ job: Owner.Job) -> Bool {
-        let become: Bool? = inner.withLock { inner in
-            if inner.closed { return nil }
-            if inner.running { inner.queue.append(job); return false }
-            inner.running = true
+    func submit(_ job: Job) -> Bool {
+        let become: Bool? = lock.withLock {
+            if state.closed { return nil }
+            if state.running { state.queue.append(job); return false }
+            state.running = true
             return true
         }
         guard let become else { return false }
         guard become else { return true }
-        if let home {
+        if home == nil, owner.executor(for: job) == nil, !owner.isAsync(job) {
+            // Fast path: an idle mailbox runs a synchronous job on the sender's thread.
+            owner.run(job)
+            drain(first: nil, on: nil)
+        } else if let home {
             home.run { self.drain(first: job, on: home) }
         } else {
             drain(first: job, on: nil)
@@ -61,8 +68,28 @@ final class Mailbox<Owner: MailboxOwner>: Sendable {
         return true
     }
 
+    /// Becomes the drainer if the mailbox is open, idle and has no home executor; the caller
+    /// then runs its job inline and calls ``drainRest()``. The allocation- and copy-free fast path.
+    @inline(__always)
+    func tryAcquireInline() -> Bool {
+        guard home == nil else { return false }
+        return lock.withLock {
+            if state.closed || state.running { return false }
+            state.running = true
+            return true
+        }
+    }
+
+    /// Runs what was queued while the inline job ran, then goes idle.
+    func drainRest() {
+        drain(first: nil, on: nil)
+    }
+
+    /// Whether the mailbox refuses jobs.
+    var isClosed: Bool { lock.withLock { state.closed } }
+
     /// Runs jobs until the queue is empty, hopping to executors or into a Task where needed.
-    private func drain(first: Owner.Job?, on current: GraniteExecutor?) {
+    private func drain(first: Job?, on current: GraniteExecutor?) {
         var next = first
         while let job = next ?? pop() {
             next = nil
@@ -75,7 +102,7 @@ final class Mailbox<Owner: MailboxOwner>: Sendable {
                     await self.owner.runAsync(job)
                     self.continueAfterAsync()
                 }
-                inner.withLock { $0.task = task }
+                lock.withLock { state.task = task }
                 return
             }
             owner.run(job)
@@ -90,28 +117,32 @@ final class Mailbox<Owner: MailboxOwner>: Sendable {
         }
     }
 
-    private func pop() -> Owner.Job? {
-        let (job, waiters): (Owner.Job?, [CheckedContinuation<Void, Never>]) = inner.withLock { inner in
-            if let job = inner.queue.popFirst() { return (job, []) }
-            inner.running = false
-            inner.task = nil
-            let waiters = inner.waiters
-            inner.waiters = []
+    private func pop() -> Job? {
+        var closedIdle = false
+        defer { if closedIdle { owner.mailboxDidClose() } }
+        let (job, waiters): (Job?, [CheckedContinuation<Void, Never>]) = lock.withLock {
+            if let job = state.queue.popFirst() { return (job, []) }
+            state.running = false
+            state.task = nil
+            if state.closed { closedIdle = true }
+            if state.waiters.isEmpty { return (nil, []) }
+            let waiters = state.waiters
+            state.waiters = []
             return (nil, waiters)
         }
-        for waiter in waiters { waiter.resume() }
+        if !waiters.isEmpty { for waiter in waiters { waiter.resume() } }
         return job
     }
 
     /// True when nothing is queued or running.
-    var isIdle: Bool { inner.withLock { !$0.running && $0.queue.isEmpty } }
+    var isIdle: Bool { lock.withLock { !state.running && state.queue.isEmpty } }
 
     /// Waits until the mailbox has drained.
     func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = inner.withLock { inner -> Bool in
-                if !inner.running && inner.queue.isEmpty { return true }
-                inner.waiters.append(continuation)
+            let idle = lock.withLock { () -> Bool in
+                if !state.running && state.queue.isEmpty { return true }
+                state.waiters.append(continuation)
                 return false
             }
             if idle { continuation.resume() }
@@ -121,16 +152,18 @@ final class Mailbox<Owner: MailboxOwner>: Sendable {
     /// Refuses new jobs, drops queued ones and cancels an async job in flight; returns how many were dropped.
     @discardableResult
     func close() -> Int {
-        let (dropped, task, waiters) = inner.withLock { inner in
-            inner.closed = true
-            let dropped = inner.queue.count
-            inner.queue.removeAll()
-            let w = inner.running ? [] : inner.waiters
-            if !inner.running { inner.waiters = [] }
-            return (dropped, inner.task, w)
+        let (dropped, task, waiters, idle) = lock.withLock {
+            if state.closed { return (0, nil as Task<Void, Never>?, [CheckedContinuation<Void, Never>](), false) }
+            state.closed = true
+            let dropped = state.queue.count
+            state.queue.removeAll()
+            let w = state.running ? [] : state.waiters
+            if !state.running { state.waiters = [] }
+            return (dropped, state.task, w, !state.running)
         }
         task?.cancel()
         for waiter in waiters { waiter.resume() }
+        if idle { owner.mailboxDidClose() }
         return dropped
     }
 }
