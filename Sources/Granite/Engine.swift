@@ -21,26 +21,6 @@ enum Job: Sendable {
     case render(fromLink: Bool)
 }
 
-/// How to reduce one event type in one node, resolved once at init so the hot path does no
-/// dictionary or generic-metadata lookups beyond finding the route.
-final class Route: Sendable {
-    let isAsync: Bool
-    let sync: (@Sendable (any GraniteEvent, (any GraniteNode)?, Bool) -> Void)?
-    let async: (@Sendable (any GraniteEvent, (any GraniteNode)?, Bool) async -> Void)?
-
-    init(sync: @escaping @Sendable (any GraniteEvent, (any GraniteNode)?, Bool) -> Void) {
-        isAsync = false
-        self.sync = sync
-        async = nil
-    }
-
-    init(async: @escaping @Sendable (any GraniteEvent, (any GraniteNode)?, Bool) async -> Void) {
-        isAsync = true
-        sync = nil
-        self.async = async
-    }
-}
-
 /// The reducing machinery shared by components and relays: routes, state, mailbox.
 ///
 /// ```
@@ -63,8 +43,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     private(set) var tableError: GraniteError?
     @exclusivity(unchecked) private(set) var mailbox: Mailbox!
     /// Set once, right after init, before any event; never changes after. The host owns the
-    /// engine, so it outlives it; `Unmanaged` keeps reference counting off the hot path (hosts
-    /// are weakly referenced elsewhere, which makes their counting slow).
+    /// engine, so it outlives it; `Unmanaged` keeps reference counting off the hot path.
     @exclusivity(unchecked) private var hostRef: Unmanaged<Host>!
 
     var host: Host {
@@ -80,14 +59,18 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
         current = state
         mailbox = Mailbox(owner: self, home: home)
-        do {
-            let table = try ExpeditionTable<State>(expeditions, component: name)
-            for (key, reducer) in table.reducers {
-                routeKeys.append(key.id)
-                routeList.append(route(for: reducer))
+        for expedition in expeditions {
+            guard let route = expedition.box.makeRoute(for: self) else {
+                tableError = .stateMismatch(expedition: expedition.name, expected: String(reflecting: State.self),
+                                            actual: expedition.stateName)
+                break
             }
-        } catch {
-            tableError = error
+            guard !routeKeys.contains(expedition.eventKey.id) else {
+                tableError = .duplicateExpedition(event: expedition.eventName, component: name)
+                break
+            }
+            routeKeys.append(expedition.eventKey.id)
+            routeList.append(route)
         }
     }
 
@@ -111,22 +94,10 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         lock.withLock { current = state }
     }
 
-    private func route(for reducer: Reducer<State>) -> Route {
-        switch reducer {
-        case let .sync(reduce):
-            return Route(sync: { [unowned(unsafe) self] event, replyTo, fromLink in
-                self.reduceSync(reduce, event, replyTo: replyTo, fromLink: fromLink)
-            })
-        case let .async(reduce):
-            return Route(async: { [unowned(unsafe) self] event, replyTo, fromLink in
-                await self.reduceAsync(reduce, event, replyTo: replyTo, fromLink: fromLink)
-            })
-        }
-    }
-
-    private func reduceSync(
-        _ reduce: (any GraniteEvent, inout State, GraniteConnection) -> Void,
-        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool
+    @inline(__always)
+    func reduceSync(
+        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool,
+        _ reduce: (inout State, GraniteConnection) -> Void
     ) {
         withHost { host in
             let connection = GraniteConnection(node: host, replyTo: replyTo)
@@ -134,27 +105,27 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             var state = current
             if host.wantsBefore {
                 let before = state
-                reduce(event, &state, connection)
+                reduce(&state, connection)
                 publish(state)
                 host.didReduce(event, fromLink: fromLink, before: before, after: state, error: nil)
             } else {
-                reduce(event, &state, connection)
+                reduce(&state, connection)
                 publish(state)
                 host.didReduce(event, fromLink: fromLink, failed: false)
             }
         }
     }
 
-    private func reduceAsync(
-        _ reduce: (any GraniteEvent, inout State, GraniteConnection) async throws -> Void,
-        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool
+    func reduceAsync(
+        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool,
+        _ reduce: (inout State, GraniteConnection) async throws -> Void
     ) async {
         let connection = GraniteConnection(node: host, replyTo: replyTo, retain: true)
         let before = lock.withLock { current }
         var working = before
         var failure: GraniteError?
         do {
-            try await reduce(event, &working, connection)
+            try await reduce(&working, connection)
         } catch {
             working = before  // roll back: an async reducer that fails changes nothing
             failure = .reducerFailed(event: String(reflecting: type(of: event)), component: host.nodeName,
@@ -188,13 +159,13 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         case let .render(fromLink):
             withHost { $0.performRender(fromLink: fromLink) }
         case let .event(event, route, replyTo, fromLink):
-            route.sync?(event, replyTo, fromLink)
+            route.runSync(event, replyTo: replyTo, fromLink: fromLink)
         }
     }
 
     func runAsync(_ job: Job) async {
         guard case let .event(event, route, replyTo, fromLink) = job else { return }
-        await route.async?(event, replyTo, fromLink)
+        await route.runAsync(event, replyTo: replyTo, fromLink: fromLink)
     }
 
     /// What ``submitting(_:key:replyTo:fromLink:)`` did.
@@ -210,8 +181,8 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     @inline(__always)
     func submitting(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?, fromLink: Bool) -> Submitted {
         guard let route = route(key) else { return .noRoute }
-        if let sync = route.sync, event.executor == nil, mailbox.tryAcquireInline() {
-            sync(event, replyTo, fromLink)
+        if !route.isAsync, event.executor == nil, mailbox.tryAcquireInline() {
+            route.runSync(event, replyTo: replyTo, fromLink: fromLink)
             mailbox.drainRest()
             return .queued
         }

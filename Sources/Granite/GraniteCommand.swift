@@ -18,7 +18,8 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     private struct Wiring: ~Copyable {
         var mounted = false
         var runtime: GraniteRuntime?
-        var parent: WeakNode?
+        /// Strong until unmount (no weak references: they make every retain of a node slow).
+        var parent: (any GraniteNode)?
         var listeners: [any GraniteNode] = []
         var children: [ObjectIdentifier: @Sendable (GraniteRuntime) throws(GraniteError) -> Void] = [:]
         var childOrder: [ObjectIdentifier] = []
@@ -104,6 +105,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         let (children, relays, runtime) = wiring.withLock { wiring in
             wiring.mounted = false
             wiring.renderer = nil
+            wiring.parent = nil
             let relays = wiring.relays
             wiring.relays = []
             return (wiring.listeners, relays, wiring.runtime)
@@ -127,7 +129,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     }
 
     func setParent(_ parent: any GraniteNode) {
-        wiring.withLock { $0.parent = WeakNode(parent) }
+        wiring.withLock { $0.parent = parent }
     }
 
     /// Installs the observer the test store and metrics use; only before mounting.
@@ -188,7 +190,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     func enqueueRender() { engine.mailbox.submit(.render(fromLink: false)) }
 
-    var parentNode: (any GraniteNode)? { wiring.withLock { $0.parent?.node } }
+    var parentNode: (any GraniteNode)? { wiring.withLock { $0.parent } }
     var listenerNodes: [any GraniteNode] { wiring.withLock { $0.listeners } }
     var relayNodes: [any GraniteNode] { relayList }
     var runtime: GraniteRuntime? { wiring.withLock { $0.runtime } }

@@ -31,34 +31,27 @@ public protocol GraniteAsyncExpedition: Sendable {
 public struct GraniteBaseExpedition: Sendable {
     let eventKey: EventKey
     let eventName: String
-    let stateID: ObjectIdentifier
     let stateName: String
     let name: String
-    /// A `Reducer<S>` for the expedition's state type `S`.
-    let reducer: any Sendable
+    /// Builds the typed route for an engine whose state type matches.
+    let box: any ExpeditionBox
 
     /// Erases a synchronous expedition.
     public init<E: GraniteExpedition>(_ expedition: E) {
         eventKey = EventKey(E.ExpeditionEvent.self)
         eventName = String(reflecting: E.ExpeditionEvent.self)
-        stateID = ObjectIdentifier(E.ExpeditionState.self)
         stateName = String(reflecting: E.ExpeditionState.self)
         name = String(reflecting: E.self)
-        reducer = Reducer<E.ExpeditionState>.sync { event, state, connection in
-            expedition.reduce(event: event as! E.ExpeditionEvent, state: &state, connection: connection)
-        }
+        box = SyncExpeditionBox(expedition)
     }
 
     /// Erases an asynchronous expedition.
     public init<E: GraniteAsyncExpedition>(_ expedition: E) {
         eventKey = EventKey(E.ExpeditionEvent.self)
         eventName = String(reflecting: E.ExpeditionEvent.self)
-        stateID = ObjectIdentifier(E.ExpeditionState.self)
         stateName = String(reflecting: E.ExpeditionState.self)
         name = String(reflecting: E.self)
-        reducer = Reducer<E.ExpeditionState>.async { event, state, connection in
-            try await expedition.reduce(event: event as! E.ExpeditionEvent, state: &state, connection: connection)
-        }
+        box = AsyncExpeditionBox(expedition)
     }
 }
 
@@ -87,34 +80,28 @@ extension GraniteAsyncExpedition where Self: GraniteDiscoverable {
     public static func Discovery() -> GraniteBaseExpedition { GraniteBaseExpedition(Self()) }
 }
 
-/// A typed reducer for one state type; the runtime's routing table holds these.
-enum Reducer<State: GraniteState>: Sendable {
-    case sync(@Sendable (any GraniteEvent, inout State, GraniteConnection) -> Void)
-    case async(@Sendable (any GraniteEvent, inout State, GraniteConnection) async throws -> Void)
+/// Makes the typed route of one expedition for one engine.
+protocol ExpeditionBox: Sendable {
+    /// The route, or `nil` when the engine's state is not the expedition's state type.
+    func makeRoute<Host: EngineHost>(for engine: Engine<Host>) -> Route?
+}
 
-    var isAsync: Bool {
-        if case .async = self { return true }
-        return false
+struct SyncExpeditionBox<E: GraniteExpedition>: ExpeditionBox {
+    let expedition: E
+    init(_ expedition: E) { self.expedition = expedition }
+
+    func makeRoute<Host: EngineHost>(for engine: Engine<Host>) -> Route? {
+        guard Host.State.self == E.ExpeditionState.self else { return nil }
+        return SyncRoute<Host, E>(engine: engine, expedition: expedition)
     }
 }
 
-/// The routing table of one center: event type → reducer, built and checked once at mount.
-struct ExpeditionTable<State: GraniteState>: Sendable {
-    private(set) var reducers: [EventKey: Reducer<State>] = [:]
+struct AsyncExpeditionBox<E: GraniteAsyncExpedition>: ExpeditionBox {
+    let expedition: E
+    init(_ expedition: E) { self.expedition = expedition }
 
-    init(_ expeditions: [GraniteBaseExpedition], component: String) throws(GraniteError) {
-        for expedition in expeditions {
-            guard let reducer = expedition.reducer as? Reducer<State> else {
-                throw .stateMismatch(expedition: expedition.name,
-                                     expected: String(reflecting: State.self), actual: expedition.stateName)
-            }
-            guard reducers[expedition.eventKey] == nil else {
-                throw .duplicateExpedition(event: expedition.eventName, component: component)
-            }
-            reducers[expedition.eventKey] = reducer
-        }
+    func makeRoute<Host: EngineHost>(for engine: Engine<Host>) -> Route? {
+        guard Host.State.self == E.ExpeditionState.self else { return nil }
+        return AsyncRoute<Host, E>(engine: engine, expedition: expedition)
     }
-
-    @inline(__always)
-    func reducer(for key: EventKey) -> Reducer<State>? { reducers[key] }
 }

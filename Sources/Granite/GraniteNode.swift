@@ -67,8 +67,3 @@ extension GraniteNode {
     }
 }
 
-/// A weak reference that is Sendable (the target is).
-struct WeakNode: Sendable {
-    weak var node: (any GraniteNode)?
-    init(_ node: any GraniteNode) { self.node = node }
-}

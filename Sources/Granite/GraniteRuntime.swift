@@ -12,7 +12,8 @@ public final class GraniteRuntime: Sendable {
     private struct Inner: ~Copyable {
         var dependencies: [ObjectIdentifier: DependencyBox] = [:]
         var configured: [String] = []
-        var mounted: [ObjectIdentifier: [WeakNode]] = [:]
+        /// Mounted components, held until they unmount (a mounted component is part of the program).
+        var mounted: [ObjectIdentifier: [any GraniteNode]] = [:]
         var errors: [GraniteError] = []
         var onError: (@Sendable (GraniteError) -> Void)?
     }
@@ -79,18 +80,17 @@ public final class GraniteRuntime: Sendable {
 
     func register(_ node: any GraniteNode) {
         inner.withLock { inner in
-            inner.mounted[node.centerID, default: []].removeAll { $0.node == nil }
-            inner.mounted[node.centerID, default: []].append(WeakNode(node))
+            inner.mounted[node.centerID, default: []].append(node)
         }
     }
 
     func unregister(_ node: any GraniteNode) {
         inner.withLock { inner in
-            inner.mounted[node.centerID]?.removeAll { $0.node == nil || $0.node === node }
+            inner.mounted[node.centerID]?.removeAll { $0 === node }
         }
     }
 
     func mounted(center: ObjectIdentifier) -> [any GraniteNode] {
-        inner.withLock { $0.mounted[center]?.compactMap(\.node) ?? [] }
+        inner.withLock { $0.mounted[center] ?? [] }
     }
 }

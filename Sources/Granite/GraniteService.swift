@@ -22,7 +22,8 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     public let executor: GraniteExecutor
 
     private struct Hosting: ~Copyable {
-        var hosts: [WeakNode] = []
+        /// Held until they unmount.
+        var hosts: [any GraniteNode] = []
         var runtime: GraniteRuntime?
         var dependencies: [ObjectIdentifier: DependencyBox] = [:]
     }
@@ -59,7 +60,7 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     }
 
     /// How many components host this relay now.
-    public var hostCount: Int { hosting.withLock { $0.hosts.count { $0.node != nil } } }
+    public var hostCount: Int { hosting.withLock { $0.hosts.count } }
 
     /// Waits until every event queued to the relay so far has been reduced.
     public func settle() async { await engine.mailbox.waitUntilIdle() }
@@ -67,8 +68,8 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     private func deliver(_ event: any GraniteEvent, key: EventKey) -> Int {
         let hosts = hosting.withLock { $0.hosts }
         var delivered = 0
-        for weak in hosts {
-            guard let host = weak.node, host.centerBehavior == .broadcastable, host.handles(key) else { continue }
+        for host in hosts {
+            guard host.centerBehavior == .broadcastable, host.handles(key) else { continue }
             if host.enqueue(event, key: key, replyTo: nil) { delivered += 1 }
         }
         return delivered
@@ -91,9 +92,8 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
             }
         }
         return hosting.withLock { hosting in
-            hosting.hosts.removeAll { $0.node == nil }
             let wasEmpty = hosting.hosts.isEmpty
-            if !hosting.hosts.contains(where: { $0.node === node }) { hosting.hosts.append(WeakNode(node)) }
+            if !hosting.hosts.contains(where: { $0 === node }) { hosting.hosts.append(node) }
             return wasEmpty
         }
     }
@@ -101,8 +101,8 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     /// Removes a host; true when it was the last (the relay should cancel and clean).
     func removeHost(_ node: any GraniteNode) -> Bool {
         hosting.withLock { hosting in
-            let before = hosting.hosts.count { $0.node != nil }
-            hosting.hosts.removeAll { $0.node == nil || $0.node === node }
+            let before = hosting.hosts.count
+            hosting.hosts.removeAll { $0 === node }
             return before > 0 && hosting.hosts.isEmpty
         }
     }
