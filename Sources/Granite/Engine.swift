@@ -30,12 +30,18 @@ enum Job: Sendable {
 final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     typealias State = Host.State
 
-    /// Guards `current` for the copies in and out; reducers run outside it, so a reader of
-    /// `state` (a render, another thread) never waits for a reducer. Only the drainer writes.
+    /// Guards `current` (and the mailbox, which shares it). Reducers run outside it, so a reader
+    /// of `state` (a render, another thread) never waits for a reducer.
     private let lock = FastLock()
     // Hot fields: exclusivity is guaranteed by the mailbox (one drainer) and `lock`, so the
     // runtime's dynamic exclusivity checks are skipped.
+    /// The published state, read under `lock`.
     @exclusivity(unchecked) nonisolated(unsafe) private var current: State
+    /// The drainer's latest state; published to `current` when the mailbox next takes its lock.
+    @exclusivity(unchecked) nonisolated(unsafe) private var working: State
+    @exclusivity(unchecked) nonisolated(unsafe) private var dirty = false
+    /// Effects of synchronous reducers, performed after their state is published.
+    private let outbox = Outbox()
     /// Event type → route. Centers have a handful of expeditions, so a linear scan of
     /// identifiers beats hashing.
     @exclusivity(unchecked) private var routeKeys: [ObjectIdentifier] = []
@@ -58,7 +64,8 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
 
     init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
         current = state
-        mailbox = Mailbox(owner: self, home: home)
+        working = state
+        mailbox = Mailbox(owner: self, home: home, lock: lock)
         for expedition in expeditions {
             guard let route = expedition.box.makeRoute(for: self) else {
                 tableError = .stateMismatch(expedition: expedition.name, expected: String(reflecting: State.self),
@@ -90,8 +97,16 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     /// A snapshot of the state.
     var state: State { lock.withLock { current } }
 
-    private func publish(_ state: State) {
-        lock.withLock { current = state }
+    /// Publishes the drainer's state now (before a render, which reads `state`).
+    func commit() {
+        lock.withLock { commitLocked() }
+    }
+
+    func commitLocked() {
+        if dirty {
+            current = working
+            dirty = false
+        }
     }
 
     @inline(__always)
@@ -100,19 +115,21 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         _ reduce: (inout State, GraniteConnection) -> Void
     ) {
         withHost { host in
-            let connection = GraniteConnection(node: host, replyTo: replyTo)
-            // Only the drainer (us) writes `current`, so reading it needs no lock.
-            var state = current
+            let connection = GraniteConnection(node: host, replyTo: replyTo, outbox: outbox)
+            // Only the drainer (us) touches `working`: no lock. The mailbox publishes it.
             if host.wantsBefore {
-                let before = state
-                reduce(&state, connection)
-                publish(state)
-                host.didReduce(event, fromLink: fromLink, before: before, after: state, error: nil)
+                let before = working
+                reduce(&working, connection)
+                dirty = true
+                if !outbox.isEmpty { commit() }
+                host.didReduce(event, fromLink: fromLink, before: before, after: working, error: nil)
             } else {
-                reduce(&state, connection)
-                publish(state)
+                reduce(&working, connection)
+                dirty = true
+                if !outbox.isEmpty { commit() }
                 host.didReduce(event, fromLink: fromLink, failed: false)
             }
+            outbox.flush(node: host, replyTo: replyTo)
         }
     }
 
@@ -121,7 +138,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         _ reduce: (inout State, GraniteConnection) async throws -> Void
     ) async {
         let connection = GraniteConnection(node: host, replyTo: replyTo, retain: true)
-        let before = lock.withLock { current }
+        let before = working
         var working = before
         var failure: GraniteError?
         do {
@@ -131,7 +148,9 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             failure = .reducerFailed(event: String(reflecting: type(of: event)), component: host.nodeName,
                                      message: "\(error)")
         }
-        publish(working)
+        self.working = working
+        dirty = true
+        commit()
         if let failure { host.report(failure) }
         if host.wantsBefore {
             host.didReduce(event, fromLink: fromLink, before: before, after: working, error: failure)

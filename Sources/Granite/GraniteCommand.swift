@@ -165,6 +165,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     }
 
     private func render(fromLink: Bool) {
+        engine.commit()  // the body reads `state`: publish the reducer's change first
         renders.add(1, ordering: .relaxed)
         renderer?()
         if !fromLink { for event in links.always { enqueueLink(event) } }

@@ -3,6 +3,10 @@
 /// A connection is handed to every expedition. It routes follow-up events by beam, reaches
 /// children (`hear`) and parents (`.contact`), relays (`.rebound`) and shared dependencies.
 ///
+/// Inside a reducer, everything but dependency reads and writes is an *effect*: it is performed
+/// after the reducer returned and its state was published, in the order requested — so whoever
+/// sees an effect also sees the state change that caused it.
+///
 /// A synchronous reducer's connection is valid while `reduce` runs: to act later, send an event.
 /// An async reducer's connection keeps its component alive until the reducer returns.
 public struct GraniteConnection: Sendable {
@@ -12,16 +16,20 @@ public struct GraniteConnection: Sendable {
     private let retained: (any GraniteNode)?
     /// For a relay's reducer: the component that asked (the `.rebound` target).
     let replyTo: (any GraniteNode)?
+    /// Where a reducer's effects wait until its state is published; `nil` acts at once.
+    private let outbox: Outbox?
 
-    init(node: any GraniteNode, replyTo: (any GraniteNode)?, retain: Bool = false) {
+    init(node: any GraniteNode, replyTo: (any GraniteNode)?, retain: Bool = false, outbox: Outbox? = nil) {
         self.node = node
         self.retained = retain ? node : nil
         self.replyTo = replyTo
+        self.outbox = outbox
     }
 
     /// Pushes an event down to the children listening to this component (`listen(to:)`):
     /// `.passthrough` children forward it, `.broadcastable` ones reduce it, `.quiet` ones ignore it.
     public func hear(event: some GraniteEvent) {
+        if let outbox { return outbox.append(.hear(event)) }
         node.hearDown(event, key: EventKey(type(of: event)))
     }
 
@@ -34,6 +42,11 @@ public struct GraniteConnection: Sendable {
     ///   component, the same as ``hear(event:)``.
     /// - `.none`: a follow-up event to this component (or relay) itself, reduced after the current one.
     public func request(_ event: some GraniteEvent, _ beam: GraniteBeamType? = nil) {
+        if let outbox { return outbox.append(.request(event, beam)) }
+        perform(event, beam)
+    }
+
+    func perform(_ event: any GraniteEvent, _ beam: GraniteBeamType?) {
         let key = EventKey(type(of: event))
         switch beam ?? event.beam {
         case .contact:
@@ -63,12 +76,17 @@ public struct GraniteConnection: Sendable {
                 node.hearDown(event, key: key)
             }
         case .none:
-            send(event)
+            sendNow(event)
         }
     }
 
     /// A follow-up event to this component (or relay) itself, reduced after the current one.
     public func send(_ event: some GraniteEvent) {
+        if let outbox { return outbox.append(.send(event)) }
+        sendNow(event)
+    }
+
+    func sendNow(_ event: any GraniteEvent) {
         let key = EventKey(type(of: event))
         guard node.handles(key) else {
             node.report(.noExpedition(event: String(reflecting: type(of: event)), component: node.nodeName))
@@ -86,6 +104,7 @@ public struct GraniteConnection: Sendable {
             return
         }
         box.write { ($0 as! D)[keyPath: keyPath] = value }
+        if let outbox { return outbox.append(.land(lander)) }
         land(lander)
     }
 
@@ -101,7 +120,7 @@ public struct GraniteConnection: Sendable {
     /// True when the reducer's work was cancelled (its component unmounted).
     public var isCancelled: Bool { Task.isCancelled }
 
-    private func land(_ lander: GraniteLander) {
+    func land(_ lander: GraniteLander) {
         switch lander {
         case .quiet:
             return
@@ -111,6 +130,39 @@ public struct GraniteConnection: Sendable {
             node.runtime?.mounted(center: ObjectIdentifier(center)).forEach { $0.enqueueRender() }
         case .home:
             node.homeNode.enqueueRender()
+        }
+    }
+}
+
+/// A reducer's effects, performed after its state is published. Owned by one engine and used
+/// only by its drainer.
+final class Outbox: @unchecked Sendable {
+    enum Effect {
+        case hear(any GraniteEvent)
+        case request(any GraniteEvent, GraniteBeamType?)
+        case send(any GraniteEvent)
+        case land(GraniteLander)
+    }
+
+    @exclusivity(unchecked) private var effects: [Effect] = []
+
+    var isEmpty: Bool { effects.isEmpty }
+
+    func append(_ effect: Effect) { effects.append(effect) }
+
+    /// Performs and clears the effects, in order, through an immediate connection.
+    func flush(node: any GraniteNode, replyTo: (any GraniteNode)?) {
+        guard !effects.isEmpty else { return }
+        let pending = effects
+        effects.removeAll(keepingCapacity: true)
+        let connection = GraniteConnection(node: node, replyTo: replyTo)
+        for effect in pending {
+            switch effect {
+            case let .hear(event): node.hearDown(event, key: EventKey(type(of: event)))
+            case let .request(event, beam): connection.perform(event, beam)
+            case let .send(event): connection.sendNow(event)
+            case let .land(lander): connection.land(lander)
+            }
         }
     }
 }

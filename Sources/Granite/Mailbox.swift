@@ -8,6 +8,8 @@ protocol MailboxOwner: AnyObject, Sendable {
     func isAsync(_ job: Job) -> Bool
     /// Runs a synchronous job.
     func run(_ job: Job)
+    /// Called with the mailbox lock held after each job: publish what the job changed.
+    func commitLocked()
     /// Called once when the mailbox is closed and no job runs any more (release what jobs used).
     func mailboxDidClose()
     /// Runs an asynchronous job.
@@ -32,7 +34,7 @@ final class Mailbox: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let lock = FastLock()
+    private let lock: FastLock
     @exclusivity(unchecked) nonisolated(unsafe) private var state = Inner()
     /// Where draining starts; `nil` drains on the sender's thread.
     private let home: GraniteExecutor?
@@ -40,7 +42,10 @@ final class Mailbox: Sendable {
     // reference counting.
     private unowned(unsafe) let owner: any MailboxOwner
 
-    init(owner: any MailboxOwner, home: GraniteExecutor?) {
+    /// `lock` is shared with the owner, so publishing a job's state and releasing the mailbox
+    /// take one lock round trip.
+    init(owner: any MailboxOwner, home: GraniteExecutor?, lock: FastLock) {
+        self.lock = lock
         self.owner = owner
         self.home = home
     }
@@ -121,6 +126,7 @@ final class Mailbox: Sendable {
         var closedIdle = false
         defer { if closedIdle { owner.mailboxDidClose() } }
         let (job, waiters): (Job?, [CheckedContinuation<Void, Never>]) = lock.withLock {
+            owner.commitLocked()
             if let job = state.queue.popFirst() { return (job, []) }
             state.running = false
             state.task = nil

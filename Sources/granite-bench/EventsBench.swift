@@ -21,8 +21,8 @@ struct EventsBench: ParsableCommand {
     var only: String?
 
     func run() throws {
-        print("granite-bench events: median of \(runs) runs, ns per event (lower is better)")
-        print(pad("case", 44) + pad("granite", 12) + pad("opencombine", 13) + "ratio   renders")
+        print("granite-bench events: ns per event (lower is better); median of \(runs) interleaved runs, best run in ()")
+        print(pad("case", 44) + pad("granite", 16) + pad("opencombine", 16) + pad("ratio", 15) + "renders")
         let fan = max(1, events / fanout)
         try row("quiet event, 1 component", n: events,
                 granite: { n in try quietGranite(n) }, combine: { n in combineSend(n, subscribers: 1) })
@@ -44,8 +44,9 @@ struct EventsBench: ParsableCommand {
             renders = r
             c.append(nanos(combine(n)) / Double(n))
         }
-        let gm = median(g), cm = median(c)
-        print(pad(name, 44) + pad(format(gm), 12) + pad(format(cm), 13) + pad(format(gm / cm) + "x", 8) + "\(renders)")
+        let gm = median(g), cm = median(c), gb = g.min() ?? .nan, cb = c.min() ?? .nan
+        print(pad(name, 44) + pad("\(format(gm)) (\(format(gb)))", 16) + pad("\(format(cm)) (\(format(cb)))", 16)
+              + pad("\(format(gm / cm))x (\(format(gb / cb))x)", 15) + "\(renders)")
     }
 
     // MARK: Granite cases

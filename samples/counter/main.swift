@@ -1,7 +1,7 @@
 // A counter relay broadcasting to three components — the event core's smallest real program.
 //
 //   CounterRelay (own executor) ──.quiet broadcast Tick──► DisplayComponent × 3 (0 renders a tick)
-//        ▲ setup(): a producer thread sends Increment                 │ every `--every` ticks: Show (.none) → render
+//        ▲ start(): a producer thread sends Increment                  │ every `--every` ticks: Show (.none) → render
 //        │                                                            └─.contact Done──► Dashboard (attach)
 //
 // Usage: granite-sample [--ticks N] [--every K]
@@ -37,7 +37,8 @@ final class CounterRelayCenter: GraniteCenter<CounterRelayState> {
 struct CounterRelay: GraniteRelay {
     let command = GraniteService<CounterRelayCenter, CounterRelayState>()
 
-    func setup() {
+    /// Starts the producer once every display is hosting the relay (so none misses a tick).
+    func start() {
         let ticks = Options.ticks
         Thread.detachNewThread { [command] in
             for _ in 0..<ticks { try? command.send(Increment()) }
@@ -138,6 +139,7 @@ do {
     print("granite-sample: \(error)")
     exit(1)
 }
+CounterRelay.shared.start()
 let deadline = started + .seconds(60)
 while dashboard.state.done.count < displays.count, ContinuousClock.now < deadline {
     Thread.sleep(forTimeInterval: 0.005)

@@ -1,0 +1,56 @@
+import Granite
+import GraniteTesting
+import Synchronization
+import XCTest
+
+/// Effects (contact, hear, rebound, follow-ups) run after the reducer's state is published.
+struct Bump: GraniteEvent { var behavior: GraniteEventBehavior { .quiet } }
+struct Bumped: GraniteEvent {
+    var beam: GraniteBeamType { .contact }
+    var behavior: GraniteEventBehavior { .quiet }
+}
+
+struct CounterState: GraniteState {
+    var bumps = 0
+    var childBumpsSeenByParent: [Int] = []
+}
+
+/// Lets the parent read the child's public state from inside its reducer.
+let childProbe = Mutex<(@Sendable () -> Int)?>(nil)
+
+struct BumpExpedition: GraniteExpedition, GraniteDiscoverable {
+    func reduce(event: Bump, state: inout CounterState, connection: GraniteConnection) {
+        state.bumps += 1
+        connection.request(Bumped())
+    }
+}
+
+struct BumpedExpedition: GraniteExpedition, GraniteDiscoverable {
+    func reduce(event: Bumped, state: inout CounterState, connection: GraniteConnection) {
+        if let probe = childProbe.withLock({ $0 }) { state.childBumpsSeenByParent.append(probe()) }
+    }
+}
+
+final class BumpCenter: GraniteCenter<CounterState> {
+    override var expeditions: [GraniteBaseExpedition] { [BumpExpedition.Discovery(), BumpedExpedition.Discovery()] }
+}
+
+struct BumpNode: GraniteComponent {
+    let command = GraniteCommand<BumpCenter, CounterState>()
+    var body: Int { state.bumps }
+}
+
+final class EffectOrderTests: XCTestCase {
+    func testContactIsPerformedAfterTheStateIsPublished() async throws {
+        let parent = BumpNode()
+        let child = BumpNode().attach(to: parent.command)
+        try parent.mount(in: GraniteRuntime())
+        childProbe.withLock { $0 = { child.state.bumps } }
+        defer { childProbe.withLock { $0 = nil } }
+        for _ in 0..<50 { try child.sendEvent(Bump()) }
+        await child.command.settle()
+        await parent.command.settle()
+        XCTAssertEqual(parent.state.childBumpsSeenByParent, Array(1...50),
+                       "the parent saw each bump's state when its contact arrived")
+    }
+}
