@@ -38,20 +38,20 @@ public struct GraniteBaseExpedition: Sendable {
 
     /// Erases a synchronous expedition.
     public init<E: GraniteExpedition>(_ expedition: E) {
-        eventKey = EventKey(E.ExpeditionEvent.self)
-        eventName = String(reflecting: E.ExpeditionEvent.self)
-        stateName = String(reflecting: E.ExpeditionState.self)
-        name = String(reflecting: E.self)
-        box = SyncExpeditionBox(expedition)
+        self.init(E.self, event: E.ExpeditionEvent.self, state: E.ExpeditionState.self, box: SyncExpeditionBox(expedition))
     }
 
     /// Erases an asynchronous expedition.
     public init<E: GraniteAsyncExpedition>(_ expedition: E) {
-        eventKey = EventKey(E.ExpeditionEvent.self)
-        eventName = String(reflecting: E.ExpeditionEvent.self)
-        stateName = String(reflecting: E.ExpeditionState.self)
-        name = String(reflecting: E.self)
-        box = AsyncExpeditionBox(expedition)
+        self.init(E.self, event: E.ExpeditionEvent.self, state: E.ExpeditionState.self, box: AsyncExpeditionBox(expedition))
+    }
+
+    private init(_ type: Any.Type, event: any GraniteEvent.Type, state: any GraniteState.Type, box: any ExpeditionBox) {
+        eventKey = EventKey(event)
+        eventName = String(reflecting: event)
+        stateName = String(reflecting: state)
+        name = String(reflecting: type)
+        self.box = box
     }
 }
 
