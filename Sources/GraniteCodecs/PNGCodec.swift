@@ -61,11 +61,15 @@ enum PNGCodec {
             // as every other viewer does (libpng's default would assume linear and brighten them).
             image.flags |= granite_png_image_flag_16bit_sRGB
         }
+        // libpng's row stride counts components (bytes for 8-bit formats, UInt16s for gray16).
+        let components = target == .rgba8 ? 4 : 1
         var out = [UInt8](repeating: 0, count: target.byteCount(width: width, height: height))
         let finished = out.withUnsafeMutableBytes { raw in
-            png_image_finish_read(&image, nil, raw.baseAddress, Int32(target.minimumBytesPerRow(width: width)), nil)
+            png_image_finish_read(&image, nil, raw.baseAddress, Int32(width * components), nil)
         }
         guard finished != 0 else { throw .decode(path: path, reason: "PNG data: \(message(image))") }
+        // libpng stops once it has every pixel; a file cut inside its final chunk is still truncated.
+        guard hasEnd(bytes) else { throw .decode(path: path, reason: "PNG is truncated: no IEND chunk at the end") }
         do {
             return try Image(width: width, height: height, format: target, bytes: out)
         } catch {
@@ -95,6 +99,36 @@ enum PNGCodec {
         defer { png_image_free(&image) }
         guard ok != 0 else { throw .encode(path: path, reason: "PNG: \(message(image))") }
         out.removeSubrange(capacity...)
-        return out
+        // 16-bit gray is data (depth), not light: drop the gAMA 1.0 chunk libpng adds for linear
+        // formats, so viewers and readers take the samples as they are.
+        return source.format == .gray16 ? removingChunk("gAMA", from: out) : out
+    }
+
+    /// Whether an IEND chunk with its CRC appears near the end (trailing bytes after it are tolerated).
+    static func hasEnd(_ png: [UInt8]) -> Bool {
+        let iend: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+        let lowest = max(8, png.count - 65536)
+        var i = png.count - iend.count
+        while i >= lowest {
+            if png[i + 4] == 0x49, Array(png[i..<i + 12]) == iend { return true }
+            i -= 1
+        }
+        return false
+    }
+
+    /// `png` without chunks of the given type (other chunks and their CRCs are untouched).
+    static func removingChunk(_ type: String, from png: [UInt8]) -> [UInt8] {
+        let tag = Array(type.utf8)
+        var result = Array(png.prefix(8))
+        var i = 8
+        while i + 12 <= png.count {
+            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+            let end = i + 12 + length
+            guard end <= png.count else { break }
+            if Array(png[i + 4..<i + 8]) != tag { result += png[i..<end] }
+            i = end
+        }
+        result += png[i...]
+        return result
     }
 }
