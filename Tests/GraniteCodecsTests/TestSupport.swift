@@ -82,6 +82,6 @@ enum TestSupport {
 
     /// Writes bytes to a file.
     static func write(_ bytes: [UInt8], _ path: String) {
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 }
