@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),  // issue 4 (also issue IPFS)
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -53,7 +54,9 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
-        .target(name: "GraniteConvert", dependencies: ["GraniteMedia", "GraniteCodecs"]),
+        .target(name: "GraniteConvert", dependencies: [
+            "GraniteMedia", "GraniteCodecs", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
         .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
     ]

@@ -87,7 +87,7 @@ public struct BatchConverter: Sendable {
             }
             let format = settings.format ?? sourceFormat
             let fingerprint = settings.fingerprint(for: format)
-            let inputHash = SHA256.hex(bytes)
+            let inputHash = ContentHash.hex(bytes)
             let outPath = outputDirectory + "/" + item.output
             let known = store.previous[item.output]
             if let known, !overwrite, known.inputSHA256 == inputHash, known.settings == fingerprint,
@@ -99,7 +99,7 @@ public struct BatchConverter: Sendable {
             }
             let encoded = try process(bytes, item: item, format: format)
             let entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
-                                       outputBytes: encoded.bytes.count, outputSHA256: SHA256.hex(encoded.bytes),
+                                       outputBytes: encoded.bytes.count, outputSHA256: ContentHash.hex(encoded.bytes),
                                        settings: fingerprint, width: encoded.width, height: encoded.height)
             try makeDirectory((outPath as NSString).deletingLastPathComponent)
             try await store.record(entry)
@@ -135,7 +135,7 @@ public struct BatchConverter: Sendable {
 
     func outputMatches(_ path: String, _ entry: Manifest.Entry) -> Bool {
         guard let bytes = try? FileBytes.read(path), bytes.count == entry.outputBytes else { return false }
-        return SHA256.hex(bytes) == entry.outputSHA256
+        return ContentHash.hex(bytes) == entry.outputSHA256
     }
 
     func makeDirectory(_ path: String) throws(ConvertError) {

@@ -18,23 +18,43 @@ public enum CPUSharpen {
         let k = Int32((amount * 256).rounded())
         let w = image.width, h = image.height, stride = w * channels
         var out = image.bytes
+        // Per row: a vertical 1-2-1 sum over all bytes, then the horizontal 1-2-1 on that sum;
+        // both loops are straight runs the compiler vectorises.
+        var vertical = [Int32](repeating: 0, count: stride)
         image.bytes.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
-                for y in 0..<h {
-                    let up = max(y - 1, 0) * stride, mid = y * stride, down = min(y + 1, h - 1) * stride
-                    for x in 0..<w {
-                        let l = max(x - 1, 0) * channels, c0 = x * channels, r = min(x + 1, w - 1) * channels
-                        for c in 0..<colour {
-                            // Binomial 1-2-1 in both directions: weights sum to 16.
-                            func row(_ base: Int) -> Int32 {
-                                Int32(src[base + l + c]) + 2 * Int32(src[base + c0 + c]) + Int32(src[base + r + c])
-                            }
-                            let blur16 = row(up) + 2 * row(mid) + row(down)
-                            let v = Int32(src[mid + c0 + c])
-                            let detail16 = v * 16 - blur16
-                            let sharpened = v + (detail16 * k + (1 << 11)) >> 12  // detail/16 × k/256
-                            dst[mid + c0 + c] = UInt8(clamping: sharpened)
+                vertical.withUnsafeMutableBufferPointer { v in
+                    let vp = v.baseAddress!
+                    for y in 0..<h {
+                        let up = src.baseAddress! + max(y - 1, 0) * stride
+                        let s = src.baseAddress! + y * stride
+                        let down = src.baseAddress! + min(y + 1, h - 1) * stride
+                        let d = dst.baseAddress! + y * stride
+                        for i in 0..<stride {
+                            vp[i] = Int32(up[i]) &+ 2 &* Int32(s[i]) &+ Int32(down[i])
                         }
+                        @inline(__always) func sharpenByte(_ i: Int, _ left: Int, _ right: Int) {
+                            let blur16 = vp[left] &+ 2 &* vp[i] &+ vp[right]
+                            let value = Int32(s[i])
+                            let sharpened = value &+ (((value &* 16 &- blur16) &* k &+ 2048) &>> 12)
+                            d[i] = UInt8(truncatingIfNeeded: sharpened < 0 ? 0 : (sharpened > 255 ? 255 : sharpened))
+                        }
+                        for i in 0..<min(channels, stride) { sharpenByte(i, i, min(i + channels, stride - channels + i % channels)) }
+                        if w > 2 {
+                            // Interior: no clamping of neighbours, a straight vectorisable run.
+                            let left = vp, centre = vp + channels, right = vp + 2 * channels
+                            let sc = s + channels, dc = d + channels
+                            for i in 0..<(stride - 2 * channels) {
+                                let blur16 = left[i] &+ 2 &* centre[i] &+ right[i]
+                                let value = Int32(sc[i])
+                                let sharpened = value &+ (((value &* 16 &- blur16) &* k &+ 2048) &>> 12)
+                                dc[i] = UInt8(truncatingIfNeeded: sharpened < 0 ? 0 : (sharpened > 255 ? 255 : sharpened))
+                            }
+                        }
+                        if w > 1 { for i in (stride - channels)..<stride { sharpenByte(i, i - channels, i) } }
+                    }
+                    if colour < channels {  // put alpha back untouched
+                        for i in Swift.stride(from: colour, to: src.count, by: channels) { dst[i] = src[i] }
                     }
                 }
             }

@@ -67,7 +67,7 @@ struct ConvertBench: AsyncParsableCommand {
                 try? FileManager.default.removeItem(atPath: out)
             }
         }
-        print(pad("tool", 18) + pad("images/s", 10) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 18) + "notes")
+        print(pad("tool", 18) + pad("images/s", 10) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 28) + "notes")
         let anchor = results["vipsthumbnail"].map { summarize($0) }
         for tool in tools {
             let s = summarize(results[tool.name]!)
@@ -75,7 +75,7 @@ struct ConvertBench: AsyncParsableCommand {
             if let anchor, tool.name != "vipsthumbnail" {
                 ratio = "\(fixed(s.rate / anchor.rate))x speed, \(fixed(Double(s.peak) / Double(anchor.peak)))x mem"
             }
-            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 18) + tool.note)
+            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 28) + tool.note)
         }
         if workDir == nil { try? FileManager.default.removeItem(atPath: dir) }
     }

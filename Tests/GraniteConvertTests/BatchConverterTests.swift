@@ -27,8 +27,8 @@ final class BatchConverterTests: XCTestCase {
         for entry in m.entries {
             let bytes = try FileBytes.read(out + "/" + entry.output)
             XCTAssertEqual(bytes.count, entry.outputBytes)
-            XCTAssertEqual(SHA256.hex(bytes), entry.outputSHA256)
-            XCTAssertEqual(SHA256.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
+            XCTAssertEqual(ContentHash.hex(bytes), entry.outputSHA256)
+            XCTAssertEqual(ContentHash.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
             let image = try Codecs.decode(bytes)
             XCTAssertEqual([image.width, image.height], [48, 32])
             XCTAssertEqual(entry.settings, "format=png;resize=50%;filters=sharpen=1.0")

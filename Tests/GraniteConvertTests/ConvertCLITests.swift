@@ -127,10 +127,10 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertEqual(manifest.entries.count, count)
         for entry in manifest.entries {
             let bytes = try FileBytes.read(out + "/" + entry.output)
-            XCTAssertEqual(SHA256.hex(bytes), entry.outputSHA256, entry.output)
+            XCTAssertEqual(ContentHash.hex(bytes), entry.outputSHA256, entry.output)
             XCTAssertEqual(bytes.count, entry.outputBytes)
             XCTAssertEqual([entry.width, entry.height], [576, 432])
-            XCTAssertEqual(SHA256.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
+            XCTAssertEqual(ContentHash.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
         }
         let third = try ConvertFixtures.runGranite(arguments)
         XCTAssertTrue(third.stdout.hasPrefix("converted 0, skipped \(count), failed 0"), third.stdout)
