@@ -44,12 +44,25 @@ struct ConvertBench: AsyncParsableCommand {
                 ("mogrify", ["-path", o, "-resize", "50%", "-sharpen", "0x1", "-quality", "85"] + f)
             },
         ]
+        let root = repositoryRoot()
+        let python = root + "/.venv/bin/python"
+        let script = root + "/scripts/bench/vips_convert.py"
+        if FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script) {
+            tools.insert(Tool(name: "pyvips", note: "libvips in one process: thumbnail + same 3x3 unsharp + Q85") { _, o, f in
+                (python, [script, o, "\(halfW)", "\(halfH)"] + f)
+            }, at: 1)
+        } else {
+            print("pyvips anchor skipped: \(python) missing (run scripts/bench-convert, which installs pyvips into .venv)")
+        }
         if !skipVipsCLI {
             tools.append(Tool(name: "vips CLI chain", note: "vips resize 0.5 | vips sharpen, q85: one process pair per image") { _, o, f in
                 let script = "for f in \"$@\"; do b=$(basename \"$f\" .jpg); vips resize \"$f\" \"\(o)/$b.v\" 0.5 && vips sharpen \"\(o)/$b.v\" \"\(o)/$b.jpg[Q=85]\" && rm \"\(o)/$b.v\"; done"
                 return ("/bin/sh", ["-c", script, "sh"] + f)
             })
         }
+        var load = [Double](repeating: 0, count: 3)
+        _ = getloadavg(&load, 3)
+        print("load average at start: \(fixed(load[0]))")
         print("granite-bench convert: \(count) JPEGs \(width)x\(height), resize 50% + sharpen + q85, \(runs) runs, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         var results = [String: [ChildRun]]()
         for r in 0..<runs {
@@ -67,7 +80,7 @@ struct ConvertBench: AsyncParsableCommand {
                 try? FileManager.default.removeItem(atPath: out)
             }
         }
-        print(pad("tool", 18) + pad("images/s", 10) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 28) + "notes")
+        print(pad("tool", 18) + pad("images/s", 10) + pad("(min-max)", 14) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 28) + "notes")
         let anchor = results["vipsthumbnail"].map { summarize($0) }
         for tool in tools {
             let s = summarize(results[tool.name]!)
@@ -75,7 +88,9 @@ struct ConvertBench: AsyncParsableCommand {
             if let anchor, tool.name != "vipsthumbnail" {
                 ratio = "\(fixed(s.rate / anchor.rate))x speed, \(fixed(Double(s.peak) / Double(anchor.peak)))x mem"
             }
-            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 28) + tool.note)
+            let rates = results[tool.name]!.map { Double(count) / $0.seconds }
+            let range = "\(fixed(rates.min()!))-\(fixed(rates.max()!))"
+            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad(range, 14) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 28) + tool.note)
         }
         if workDir == nil { try? FileManager.default.removeItem(atPath: dir) }
     }
@@ -118,6 +133,16 @@ struct ConvertBench: AsyncParsableCommand {
     func siblingExecutable(_ name: String) -> String {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         return me.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    /// The package folder above the build products (where `.venv` and `scripts/` live).
+    func repositoryRoot() -> String {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) { return dir.path }
+            dir = dir.deletingLastPathComponent()
+        }
+        return FileManager.default.currentDirectoryPath
     }
 
     func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
