@@ -10,25 +10,30 @@ public final class ProgressDisplay {
     let total: Int
     let isTerminal: Bool
     let start = monotonicNanos()
-    var lastDraw: UInt64 = 0
+    var lastDraw: UInt64?
     var barShown = false
     /// Seconds between plain lines when stderr is not a terminal.
     let lineInterval: Double
 
+    /// Where the text goes (stderr unless a test captures it).
+    let sink: (String) -> Void
+
     /// A display for `total` items; `isTerminal` defaults to whether stderr is a TTY.
-    public init(total: Int, isTerminal: Bool = isatty(2) != 0, lineInterval: Double = 2) {
+    public init(total: Int, isTerminal: Bool = isatty(2) != 0, lineInterval: Double = 2,
+                sink: @escaping (String) -> Void = ProgressDisplay.standardError) {
         self.total = total
         self.isTerminal = isTerminal
         self.lineInterval = lineInterval
+        self.sink = sink
     }
 
     var elapsed: Double { Double(monotonicNanos() - start) / 1e9 }
 
     /// Shows `done` of `total` (redraws at most 10 times a second on a TTY).
-    func update(done: Int, failed: Int) {
+    public func update(done: Int, failed: Int) {
         let now = monotonicNanos()
         let interval = isTerminal ? 0.1 : lineInterval
-        guard done == total || Double(now - lastDraw) / 1e9 >= interval else { return }
+        if let last = lastDraw, done != total, Double(now - last) / 1e9 < interval { return }
         lastDraw = now
         let t = elapsed
         let rate = t > 0 ? Double(done) / t : 0
@@ -46,20 +51,23 @@ public final class ProgressDisplay {
     }
 
     /// Prints a message line without tearing the bar.
-    func message(_ text: String) {
+    public func message(_ text: String) {
         if barShown { emit("\r\u{1B}[2K") }
         emit(text + "\n")
-        if barShown { lastDraw = 0 }  // redraw the bar at once
+        if barShown { lastDraw = nil }  // redraw the bar at once
         barShown = false
     }
 
     /// Ends the bar's line.
-    func finish() {
+    public func finish() {
         if barShown { emit("\n") }
         barShown = false
     }
 
-    func emit(_ text: String) {
+    func emit(_ text: String) { sink(text) }
+
+    /// Writes to stderr in one `write`, so lines do not interleave with other output.
+    public static func standardError(_ text: String) {
         var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
