@@ -48,6 +48,9 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "Images in flight at once (default: the number of cores).")
     var jobs: Int?
 
+    @Option(help: ArgumentHelp("Refuse inputs with more pixels than this (decompression bombs).", valueName: "n"))
+    var maxPixels: Int = DecodeOptions.defaultMaxPixels
+
     @Flag(help: "Redo every output, and replace files the manifest does not know.")
     var overwrite = false
 
@@ -55,6 +58,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if resize != nil && fit != nil { throw ValidationError("--resize and --fit cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
+        guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
         } catch {
@@ -64,7 +68,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func makeSettings() throws(ConvertError) -> (ConvertSettings, CPUFilterChain) {
         let chain = try CPUFilterChain(specs: filters)
-        var settings = ConvertSettings(quality: quality, filters: chain.fingerprint)
+        var settings = ConvertSettings(quality: quality, filters: chain.fingerprint, maxPixels: maxPixels)
         if let resize { settings.resize = try ResizeSpec.parse(resize) }
         if let fit { settings.resize = try ResizeSpec.parse(fit, fit: true) }
         if let format { settings.format = try ConvertSettings.parseFormat(format) }

@@ -127,3 +127,41 @@ enum TestSupportFiles {
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 }
+
+/// The corrupt corpus through the whole converter: every file reported once, no partial outputs.
+final class CorruptBatchTests: XCTestCase {
+    func testCorruptCorpusIsReportedFileByFile() async throws {
+        let input = ConvertFixtures.folder("corpus-in")
+        let out = ConvertFixtures.folder("corpus-out")
+        let jpeg = try Codecs.encodeJPEG(ConvertFixtures.photo(width: 64, height: 48, seed: 5), quality: 85)
+        let png = try Codecs.encodePNG(ConvertFixtures.photo(width: 40, height: 30, seed: 6))
+        var names = [String]()
+        var state: UInt64 = 7
+        for (base, bytes) in [("j", jpeg), ("p", png)] {
+            for k in 0..<12 {
+                let cut = bytes.count * (k + 1) / 14
+                TestSupportFiles.write(Array(bytes.prefix(cut)), input + "/\(base)-cut\(k).\(base == "j" ? "jpg" : "png")")
+                names.append("\(base)-cut\(k)")
+                var flipped = bytes
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                flipped[Int(state >> 33) % flipped.count] ^= 0x5A
+                TestSupportFiles.write(flipped, input + "/\(base)-flip\(k).\(base == "j" ? "jpg" : "png")")
+                names.append("\(base)-flip\(k)")
+            }
+        }
+        let summary = try await BatchConverter(inputs: [input], outputDirectory: out, settings: ConvertSettings(format: .png))
+            .run { _ in nil }
+        XCTAssertEqual(summary.total, names.count)
+        XCTAssertEqual(summary.converted + summary.failed.count, names.count)
+        XCTAssertEqual(Set(summary.failed.map(\.path)).count, summary.failed.count, "a file reported twice")
+        for cut in names where cut.contains("-cut") {
+            XCTAssertTrue(summary.failed.contains { $0.path.contains("/\(cut).") }, "truncated \(cut) not reported")
+        }
+        // Outputs exist only for inputs that converted, and every one of them is a whole image.
+        let outputs = ConvertFixtures.files(out).filter { $0 != "manifest.json" }
+        XCTAssertEqual(outputs.count, summary.converted)
+        for name in outputs {
+            XCTAssertNoThrow(try Codecs.decode(try FileBytes.read(out + "/" + name), path: name))
+        }
+    }
+}

@@ -17,7 +17,7 @@ final class ConvertCLITests: XCTestCase {
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
     converted; 64 usage error; 66 an INPUT does not exist.
 
-    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--overwrite]
+    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--max-pixels <n>] [--overwrite]
 
     ARGUMENTS:
       <inputs>                Image files or folders to convert.
@@ -31,6 +31,8 @@ final class ConvertCLITests: XCTestCase {
       --format <format>       Output format: jpg or png (default: the input's format).
       --quality <quality>     JPEG quality, 1-100. (default: 85)
       --jobs <jobs>           Images in flight at once (default: the number of cores).
+      --max-pixels <n>        Refuse inputs with more pixels than this (decompression bombs). (default:
+                              100000000)
       --overwrite             Redo every output, and replace files the manifest does not know.
       --version               Show the version.
       -h, --help              Show help information.
@@ -61,7 +63,8 @@ final class ConvertCLITests: XCTestCase {
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
                       ["convert", input, "-o", out, "--resize", "50%", "--fit", "9x9"], ["convert", input, "-o", out, "--filter", "blur"],
-                      ["convert", input], ["convert", input, "-o", out, "--bogus"], ["convert", input, "-o", out, "--format", "gif"]] {
+                      ["convert", input], ["convert", input, "-o", out, "--bogus"], ["convert", input, "-o", out, "--format", "gif"],
+                      ["convert", input, "-o", out, "--max-pixels", "0"]] {
             let r = try ConvertFixtures.runGranite(usage)
             XCTAssertEqual(r.status, ConvertExitCode.usage, usage.joined(separator: " "))
             XCTAssertTrue(r.stderr.contains("Error:"), r.stderr)
