@@ -79,11 +79,13 @@ public struct CPUFilterChain: ImageProcessor {
         self.filters = filters
     }
 
+    /// Runs every filter in order.
     public func process(_ image: Image) throws -> Image {
         var current = image
         for filter in filters { current = try filter.apply(current) }
         return current
     }
 
+    /// The filters' specs, comma-separated (`resize=50%,sharpen=1.0`).
     public var fingerprint: String { filters.map(\.description).joined(separator: ",") }
 }
