@@ -90,8 +90,17 @@ actor ManifestStore {
     /// Opens the journal for appending.
     func open() throws(ConvertError) {
         let path = directory + "/" + Manifest.journalName
-        journal = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        journal = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard journal >= 0 else { throw .output(path: path, reason: "cannot open journal: \(String(cString: strerror(errno)))") }
+        // A killed run may have left a torn last line: start ours on a fresh line.
+        var st = stat()
+        if fstat(journal, &st) == 0, st.st_size > 0 {
+            var last: UInt8 = 0
+            if pread(journal, &last, 1, st.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+                var newline = UInt8(ascii: "\n")
+                _ = Glibc.write(journal, &newline, 1)
+            }
+        }
     }
 
     /// Records an output about to be renamed into place.
@@ -100,7 +109,8 @@ actor ManifestStore {
         guard journal >= 0, var line = try? JSONEncoder().encode(entry) else { return }
         line.append(UInt8(ascii: "\n"))
         let n = line.withUnsafeBytes { Glibc.write(journal, $0.baseAddress, $0.count) }
-        guard n == line.count else {
+        // Synced before the output is renamed into place, so after a crash every final file is known.
+        guard n == line.count, fdatasync(journal) == 0 else {
             throw .output(path: directory + "/" + Manifest.journalName, reason: "journal write failed: \(String(cString: strerror(errno)))")
         }
     }
