@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),  // issue 4 (also issue IPFS)
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -48,12 +49,25 @@ let package = Package(
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
             "Granite", "GraniteMedia",
+            "GraniteCodecs", "GraniteConvert",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
             "Granite",
+            "GraniteCodecs", "GraniteConvert",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Codecs and `granite convert` (issue 4) — TurboJPEG + libpng simplified API.
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
+        .target(name: "GraniteConvert", dependencies: [
+            "GraniteMedia", "GraniteCodecs", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
     ]
 )
