@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "GraniteMedia", targets: ["GraniteMedia"]),
         .executable(name: "granite", targets: ["granite"]),
         .executable(name: "granite-sample", targets: ["granite-sample"]),
+        .library(name: "GraniteGPU", targets: ["GraniteGPU"]),
+        .library(name: "Marble", targets: ["Marble"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,13 +39,21 @@ let package = Package(
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
-            "Granite", "GraniteMedia",
+            "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite",
+            "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Vulkan compute and the Marble filters (issue 3).
+        .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
+        .target(name: "GraniteGPU", dependencies: ["CVulkan"]),
+        .plugin(name: "SPIRVEmbed", capability: .buildTool()),
+        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
+        .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
+        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
     ]
 )
