@@ -13,23 +13,21 @@ layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
 layout(std430, set = 0, binding = 3) buffer Aux { uint aux[]; };
 layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
 
-uvec4 unpackPx(uint p) { return uvec4(p & 255u, (p >> 8) & 255u, (p >> 16) & 255u, p >> 24); }
-uint packPx(uvec4 c) { return c.r | (c.g << 8) | (c.b << 16) | (c.a << 24); }
-vec4 unpackPxF(uint p) { return vec4(unpackPx(p)) / 255.0; }
-uint packPxF(vec4 c) { return packPx(uvec4(clamp(c, 0.0, 1.0) * 255.0 + 0.5)); }
+#include "pixels.glsl"
 
-// Integer BT.601 luma, the same everywhere a filter needs brightness.
-int luma8(uvec4 c) { return int((77u * c.r + 150u * c.g + 29u * c.b + 128u) >> 8); }
 
 uint srcAt(int x, int y) {
     return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];
 }
 
-uint hash32(uint x) {
-    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-    return x;
-}
 
 #define GRANITE_PIXEL(x, y) \
     int x = int(gl_GlobalInvocationID.x); int y = int(gl_GlobalInvocationID.y); \
     if (x >= pc.size.z || y >= pc.size.w) return;
+
+// The depth at output pixel (x, y): the depth map (floats in aux, pc.b.z x pc.b.w, nearest
+// sample) or, with no map (pc.b.z == 0), the source's luma / 255.
+float depthAt(int x, int y) {
+    if (pc.b.z == 0) return float(luma8(unpackPx(src[y * pc.size.x + x]))) / 255.0;
+    return uintBitsToFloat(aux[((y * pc.b.w) / pc.size.y) * pc.b.z + (x * pc.b.z) / pc.size.x]);
+}

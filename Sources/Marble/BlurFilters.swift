@@ -32,7 +32,7 @@ struct GaussianBlur: FilterKernel {
 
     var radius: Int { weights.count - 1 }
 
-    func floats(time: Float) -> [Float] { [amount ?? 0] }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [amount ?? 0] }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let blurred = pass(pass(input, vertical: false), vertical: true)
@@ -91,7 +91,7 @@ struct Bokeh: FilterKernel {
         boost = spec.float("boost")
     }
 
-    func floats(time: Float) -> [Float] { [boost] }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [boost] }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let boost = env.floats[0]

@@ -25,6 +25,7 @@ final class ChainPlan {
     let slot: Int
     let output: GPUBuffer
     let outputSize: (width: Int, height: Int)
+    let sizes: [(width: Int, height: Int)]
     var scratch: [GPUBuffer] = []
 
     init(key: Key, kernels: [any FilterKernel], range: ColourRange, context: GPUContext) throws {
@@ -41,6 +42,7 @@ final class ChainPlan {
         depth = try GPUBuffer(context: context, size: max(4, key.depthWidth * key.depthHeight * 4))
         sequence = try CommandSequence(context: context)
         outputSize = sizes.last!
+        self.sizes = sizes
         output = kernels.count % 2 == 0 ? ping : pong
 
         var made: [GPUBuffer] = []
@@ -79,7 +81,7 @@ final class ChainPlan {
         try input.write(image.bytes)
         if let depthMap { try depth.write(values: depthMap.values) }
         for (index, kernel) in kernels.enumerated() {
-            let floats = kernel.floats(time: time)
+            let floats = kernel.floats(time: time, size: sizes[index])
             precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
             try params.write(values: floats, at: slot * (index + 1))
         }

@@ -45,7 +45,7 @@ struct AffineColour: FilterKernel {
         matrix = ["rr", "rg", "rb", "gr", "gg", "gb", "br", "bg", "bb"].map { spec.float($0) } + [0, 0, 0]
     }
 
-    func floats(time: Float) -> [Float] { matrix }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { matrix }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let f = env.floats
@@ -85,7 +85,7 @@ struct PointColour: FilterKernel {
         level = mode == .threshold ? Int((spec.float("level") * 255).rounded()) : 0
     }
 
-    func floats(time: Float) -> [Float] { [value] }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [value] }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let exponent = env.floats[0]

@@ -34,7 +34,7 @@ struct Sobel: FilterKernel {
         inkThreshold = t * t
     }
 
-    func floats(time: Float) -> [Float] { [scale] }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [scale] }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let scale = env.floats[0]

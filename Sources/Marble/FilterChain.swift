@@ -52,7 +52,7 @@ public final class FilterChain: @unchecked Sendable {
         var plane = try ColourConversion.plane(image, range: range)
         for kernel in kernels {
             _ = try kernel.outputSize(width: plane.width, height: plane.height)
-            let env = CPUEnvironment(time: time, depth: depthPlane, floats: kernel.floats(time: time) + [Float](repeating: 0, count: StepIO.floatCapacity))
+            let env = CPUEnvironment(time: time, depth: depthPlane, floats: kernel.floats(time: time, size: (plane.width, plane.height)) + [Float](repeating: 0, count: StepIO.floatCapacity))
             plane = kernel.cpu(plane, env)
         }
         return try ColourConversion.image(plane)

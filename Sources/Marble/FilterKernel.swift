@@ -7,8 +7,8 @@ import GraniteGPU
 protocol FilterKernel: Sendable {
     /// The output size for an input of `width`×`height`.
     func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int)
-    /// The float parameters for one frame (at most `StepIO.floatCapacity`).
-    func floats(time: Float) -> [Float]
+    /// The float parameters for one frame on a `size` input (at most `StepIO.floatCapacity`).
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float]
     /// The CPU reference.
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane
     /// Records the GPU commands reading `io.source` and writing `io.destination`.
@@ -17,7 +17,7 @@ protocol FilterKernel: Sendable {
 
 extension FilterKernel {
     func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (width, height) }
-    func floats(time: Float) -> [Float] { [] }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
 }
 
 /// What a CPU reference filter sees besides its input.
@@ -86,6 +86,21 @@ struct Shader: Sendable {
     static let resize = Shader(name: "resize", words: SPIRV.resize)
     static let convert = Shader(name: "convert", words: SPIRV.convert)
     static let bokeh = Shader(name: "bokeh", words: SPIRV.bokeh)
+    static let godRay = Shader(name: "godray", words: SPIRV.godray)
+    static let analog = Shader(name: "analog", words: SPIRV.analog)
+    static let disco = Shader(name: "disco", words: SPIRV.disco)
+    static let drive = Shader(name: "drive", words: SPIRV.drive)
+    static let vibes = Shader(name: "vibes", words: SPIRV.vibes)
+    static let polka = Shader(name: "polka", words: SPIRV.polka)
+    static let stars = Shader(name: "stars", words: SPIRV.stars)
+    static let depthMask = Shader(name: "depthmask", words: SPIRV.depthmask)
+    static let pointCloud = Shader(name: "pointcloud", words: SPIRV.pointcloud)
+}
+
+extension ParameterDescription {
+    /// The `time` parameter of every time-animated filter.
+    static let time = ParameterDescription("time", .float(min: 0, max: 1_000_000, default: 0),
+                                           "seconds, added to the time the chain runs at")
 }
 
 extension Float {

@@ -41,12 +41,21 @@ public enum Marble {
         },
         Entry(description: Remap.flip) { Remap(.flip(horizontal: $0.choice("axis") == "horizontal"), name: "flip") },
         Entry(description: Remap.rotate) { Remap(.rotate(turns: $0.int("turns")), name: "rotate") },
+        Entry(description: DepthMask.description) { try DepthMask($0) },
     ]
 
     static let marbleKit: [Entry] = [
         Entry(description: Sobel.ink) { Sobel(ink: $0) },
+        Entry(description: GodRay.description) { GodRay($0) },
+        Entry(description: Analog.description) { Analog($0) },
         Entry(description: Remap.pixellate) { Remap(.pixellate($0.int("size")), name: "pixellate") },
+        Entry(description: Disco.description) { Disco($0) },
+        Entry(description: Drive.description) { Drive($0) },
+        Entry(description: Vibes.description) { Vibes($0) },
         Entry(description: Bokeh.description) { Bokeh($0) },
         Entry(description: GaussianBlur.blur) { GaussianBlur(sigma: $0.float("sigma")) },
+        Entry(description: Polka.description) { Polka($0) },
+        Entry(description: Stars.description) { Stars($0) },
+        Entry(description: PointCloud.description) { PointCloud($0) },
     ]
 }

@@ -34,6 +34,20 @@ import Testing
         ("ink:threshold=0.2,levels=4", 0),
         ("pixellate:size=5", 0),
         ("bokeh:radius=3,boost=6", 1),
+        ("godRay:x=0.3,y=0.2,time=0.5", 1),
+        ("analog:blend=normal", 1),
+        ("analog:blend=screen,time=3", 1),
+        ("analog:blend=multiply,intensity=1", 1),
+        ("analog:blend=overlay,shift=5", 1),
+        ("disco:tile=5,time=2", 1),
+        ("drive:amplitude=4,period=10,smear=3", 0),
+        ("vibes:warmth=-0.4", 1),
+        ("polka:size=6", 0),
+        ("polka:size=5,background=black", 0),
+        ("stars:cell=6,density=0.6", 1),
+        ("depthmask:near=0.2,far=0.6", 0),
+        ("depth:yaw=30,pitch=10,pointSize=1", 0),
+        ("depth:yaw=-60,pitch=40,distance=2,pointSize=3,spin=20", 0),
     ]
 
     @Test(arguments: cases)
@@ -46,6 +60,25 @@ import Testing
             let cpu = try chain.applyCPU(input, time: 1.25)
             let difference = Difference(gpu, cpu)
             #expect(difference.maxDelta <= tolerance, "\(text) at \(w)x\(h): \(difference)")
+            #expect(gpu.bytes != input.bytes, "\(text) at \(w)x\(h) left the image unchanged")
+        }
+    }
+
+    @Test(arguments: ["depthmask:near=0.3,far=0.5", "depth:yaw=40,pointSize=2", "depth:yaw=10,pitch=-30,pointSize=1"])
+    func depthMapFiltersMatchReference(_ text: String) throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain([FilterSpec.parse(text)], context: context)
+        for (w, h) in Self.sizes {
+            var input = Fixtures.image(w, h)
+            for i in stride(from: 3, to: input.bytes.count, by: 4) { input.bytes[i] = 255 }
+            let depth = Fixtures.depth(w / 2 + 1, h / 2 + 1)
+            let gpu = try chain.apply(input, depth: depth)
+            let cpu = try chain.applyCPU(input, depth: depth)
+            #expect(gpu == cpu, "\(text) at \(w)x\(h): \(Difference(gpu, cpu))")
+            let transparent = stride(from: 3, to: gpu.bytes.count, by: 4).filter { gpu.bytes[$0] == 0 }
+            #expect(transparent.allSatisfy { gpu.bytes[$0 - 3] == 0 && gpu.bytes[$0 - 2] == 0 && gpu.bytes[$0 - 1] == 0 },
+                    "alpha-0 pixels must be written as transparent black")
+            #expect(!transparent.isEmpty && transparent.count < gpu.pixelCount, "\(text): some pixels masked, not all")
         }
     }
 
