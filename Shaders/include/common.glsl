@@ -5,7 +5,9 @@
 //   binding 0: source pixels          binding 1: destination pixels
 //   binding 2: float parameters       binding 3: auxiliary data (weights, depth, original)
 //   push: size = (srcW, srcH, dstW, dstH), a and b = filter-specific integers
+#ifndef GRANITE_CUSTOM_LOCAL_SIZE
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+#endif
 
 layout(std430, set = 0, binding = 0) readonly buffer Source { uint src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; };

@@ -7,10 +7,24 @@ import GraniteGPU
 ///  src ─blur rows─► tmp ─blur columns─► dst                    (blur)
 ///  src ─blur rows─► tmp ─blur columns─► blurred ─unsharp(src)─► dst   (sharpen)
 /// ```
-/// Each 1-D pass rounds to 8 bits, in the CPU reference too.
-struct GaussianBlur: FilterKernel {
-    let weights: [Float]
+/// Both passes run in 8-bit fixed point (Q8 weights), so GPU and CPU agree exactly.
+package struct GaussianBlur: FilterKernel {
+    /// How the GPU passes are written; only `unrolled` is used by the catalog, the others are
+    /// kept to measure shader styles (`granite-bench filters --styles`).
+    package enum Style: String, Sendable, CaseIterable {
+        /// Two 1-D passes, taps hand-unrolled, weights as specialization constants (up to 24 a side).
+        case unrolled
+        /// Two 1-D passes, a loop over weights read from a buffer.
+        case looped
+        /// One 2-D pass looping over the whole kernel in 16×16 workgroups (no intermediate rounding).
+        case direct2D
+    }
+
+    /// The most taps a side `blur.comp` has unrolled.
+    static let unrolledTaps = 24
+    let weights: [UInt32]
     let amount: Float?
+    var style = Style.unrolled
 
     static let blur = FilterDescription(
         name: "blur", summary: "Separable gaussian blur of any sigma (radius 3 sigma).",
@@ -23,11 +37,23 @@ struct GaussianBlur: FilterKernel {
         ])
 
     init(sigma: Float, amount: Float? = nil) {
-        let radius = max(1, Int((3 * Double(sigma)).rounded(.up)))
-        let raw = (0...radius).map { exp(-Double($0 * $0) / (2 * Double(sigma) * Double(sigma))) }
-        let total = raw[0] + 2 * raw.dropFirst().reduce(0, +)
-        weights = raw.map { Float($0 / total) }
+        weights = GaussianBlur.weights(sigma: sigma)
         self.amount = amount
+    }
+
+    /// Q8 weights w[0...r] with w[0] + 2·Σw[k] = 256, trailing zeros trimmed (radius ≥ 1).
+    static func weights(sigma: Float) -> [UInt32] {
+        let reach = max(1, Int((3 * Double(sigma)).rounded(.up)))
+        let raw = (0...reach).map { exp(-Double($0 * $0) / (2 * Double(sigma) * Double(sigma))) }
+        let total = raw[0] + 2 * raw.dropFirst().reduce(0, +)
+        var weights = raw.map { Int((256 * $0 / total).rounded()) }
+        while weights.count > 2, weights.last == 0 { weights.removeLast() }
+        weights[0] = 256 - 2 * weights.dropFirst().reduce(0, +)
+        while weights[0] < 1, let outer = weights.indices.dropFirst().last(where: { weights[$0] > 0 }) {
+            weights[outer] -= 1
+            weights[0] += 2
+        }
+        return weights.map { UInt32($0) }
     }
 
     var radius: Int { weights.count - 1 }
@@ -44,16 +70,18 @@ struct GaussianBlur: FilterKernel {
         }
     }
 
+    /// One 1-D pass in the shaders' fixed point: (R,B) and (G,A) in 16-bit lanes of a UInt32.
     private func pass(_ input: RGBAPlane, vertical: Bool) -> RGBAPlane {
-        input.map { x, y, p in
-            var acc = Px.channels(p) * weights[0]
+        let m: UInt32 = 0x00ff_00ff
+        return input.map { x, y, c in
+            var even = (c & m) &* weights[0], odd = ((c >> 8) & m) &* weights[0]
             for k in 1..<weights.count {
                 let a = vertical ? input.at(x, y - k) : input.at(x - k, y)
                 let b = vertical ? input.at(x, y + k) : input.at(x + k, y)
-                acc += (Px.channels(a) + Px.channels(b)) * weights[k]
+                even = even &+ ((a & m) &+ (b & m)) &* weights[k]
+                odd = odd &+ (((a >> 8) & m) &+ ((b >> 8) & m)) &* weights[k]
             }
-            let c = (acc + 0.5).replacing(with: 255, where: acc + 0.5 .> 255)
-            return Px.pack(UInt32(c.x), UInt32(c.y), UInt32(c.z), UInt32(c.w))
+            return (((even &+ 0x0080_0080) >> 8) & m) | ((((odd &+ 0x0080_0080) >> 8) & m) << 8)
         }
     }
 
@@ -64,9 +92,19 @@ struct GaussianBlur: FilterKernel {
         let tmp = BufferSlice(try io.scratch(bytes))
         let radius = UInt32(radius)
         let blurred = amount == nil ? io.destination : BufferSlice(try io.scratch(bytes))
-        try io.dispatch(&recorder, .blur, spec: [radius, 0], destination: tmp, aux: BufferSlice(weightBuffer))
-        recorder.barrier()
-        try io.dispatch(&recorder, .blur, spec: [radius, 1], source: tmp, destination: blurred, aux: BufferSlice(weightBuffer))
+        let weightSlice = BufferSlice(weightBuffer)
+        if style == .direct2D {
+            try io.dispatch(&recorder, .blur2D, spec: [radius], destination: blurred, aux: weightSlice, tile: (16, 16))
+        } else if style == .unrolled && self.radius <= GaussianBlur.unrolledTaps {
+            let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
+            try io.dispatch(&recorder, .blur, spec: [radius, 0] + constants, destination: tmp)
+            recorder.barrier()
+            try io.dispatch(&recorder, .blur, spec: [radius, 1] + constants, source: tmp, destination: blurred)
+        } else {
+            try io.dispatch(&recorder, .blurLoop, spec: [radius, 0], destination: tmp, aux: weightSlice)
+            recorder.barrier()
+            try io.dispatch(&recorder, .blurLoop, spec: [radius, 1], source: tmp, destination: blurred, aux: weightSlice)
+        }
         if amount != nil {
             recorder.barrier()
             try io.dispatch(&recorder, .unsharp, source: blurred, aux: io.source)

@@ -58,6 +58,20 @@ public final class FilterChain: @unchecked Sendable {
         return try ColourConversion.image(plane)
     }
 
+    /// A chain of one gaussian blur written in a given shader style, to measure styles.
+    package static func blurStyleProbe(sigma: Float, style: GaussianBlur.Style, context: GPUContext) throws -> FilterChain {
+        var blur = GaussianBlur(sigma: sigma)
+        blur.style = style
+        return try FilterChain(kernels: [blur], context: context)
+    }
+
+    private init(kernels: [any FilterKernel], context: GPUContext) throws {
+        self.specs = []
+        self.range = .limited
+        self.requestedContext = context
+        self.kernels = kernels
+    }
+
     private func plan(for key: ChainPlan.Key) throws -> ChainPlan {
         if let index = plans.firstIndex(where: { $0.key == key }) {
             let plan = plans.remove(at: index)

@@ -60,7 +60,7 @@ struct StepIO {
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
-                  a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero) throws {
+                  a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1)) throws {
         let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, bindings: 4, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
@@ -69,7 +69,8 @@ struct StepIO {
         let push = [size, a, b].flatMap { [UInt32(bitPattern: $0.x), UInt32(bitPattern: $0.y),
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
         try recorder.dispatch(pipeline, buffers: [source ?? self.source, destination ?? self.destination, params, aux ?? depth],
-                              push: push, groups: ((destinationSize.width + 63) / 64, destinationSize.height, 1))
+                              push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
+                                                   (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
 }
 
@@ -80,6 +81,8 @@ struct Shader: Sendable {
 
     static let colour = Shader(name: "colour", words: SPIRV.colour)
     static let blur = Shader(name: "blur", words: SPIRV.blur)
+    static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
+    static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)
     static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)
     static let sobel = Shader(name: "sobel", words: SPIRV.sobel)
     static let remap = Shader(name: "remap", words: SPIRV.remap)
