@@ -12,6 +12,8 @@ package struct GaussianBlur: FilterKernel {
     /// How the GPU passes are written; only `unrolled` is used by the catalog, the others are
     /// kept to measure shader styles (`granite-bench filters --styles`).
     package enum Style: String, Sendable, CaseIterable {
+        /// Two 1-D passes, 8 outputs an invocation sliding over registers, spec-constant weights.
+        case blocked
         /// Two 1-D passes, taps hand-unrolled, weights as specialization constants (up to 24 a side).
         case unrolled
         /// Two 1-D passes, a loop over weights read from a buffer.
@@ -24,7 +26,7 @@ package struct GaussianBlur: FilterKernel {
     static let unrolledTaps = 24
     let weights: [UInt32]
     let amount: Float?
-    var style = Style.unrolled
+    var style = Style.blocked
 
     static let blur = FilterDescription(
         name: "blur", summary: "Separable gaussian blur of any sigma (radius 3 sigma).",
@@ -95,6 +97,11 @@ package struct GaussianBlur: FilterKernel {
         let weightSlice = BufferSlice(weightBuffer)
         if style == .direct2D {
             try io.dispatch(&recorder, .blur2D, spec: [radius], destination: blurred, aux: weightSlice, tile: (16, 16))
+        } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
+            let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * 8, 1))
+            recorder.barrier()
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, 8))
         } else if style == .unrolled && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             try io.dispatch(&recorder, .blur, spec: [radius, 0] + constants, destination: tmp)

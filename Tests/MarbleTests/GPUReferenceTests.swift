@@ -105,3 +105,25 @@ import Testing
         #expect(difference.maxDelta <= 1, "\(difference)")
     }
 }
+
+/// The blur's shader styles (kept for `granite-bench filters --styles`) compute the same pixels.
+struct BlurStyleTests {
+    @Test(arguments: [GaussianBlur.Style.blocked, .unrolled, .looped])
+    func separableStylesMatchTheReference(_ style: GaussianBlur.Style) throws {
+        guard let context = Fixtures.gpu() else { return }
+        let probe = try FilterChain.blurStyleProbe(sigma: 2.5, style: style, context: context)
+        let reference = try FilterChain([FilterSpec.parse("blur:sigma=2.5")])
+        for (w, h) in GPUReferenceTests.sizes {
+            let input = Fixtures.image(w, h)
+            #expect(try probe.apply(input) == reference.applyCPU(input), "\(style) at \(w)x\(h)")
+        }
+    }
+
+    @Test func direct2DIsCloseToTheReference() throws {
+        guard let context = Fixtures.gpu() else { return }
+        let probe = try FilterChain.blurStyleProbe(sigma: 2, style: .direct2D, context: context)
+        let input = Fixtures.image(127, 63)
+        let difference = Difference(try probe.apply(input), try FilterChain([FilterSpec.parse("blur:sigma=2")]).applyCPU(input))
+        #expect(difference.maxDelta <= 2, "one 2-D pass skips the intermediate rounding: \(difference)")
+    }
+}
