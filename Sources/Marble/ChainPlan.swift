@@ -59,7 +59,7 @@ final class ChainPlan {
                                 return buffer
                             })
             if let shaderFormat {
-                try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1])
+                try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
             }
             var buffers = (ping, pong)
             for (index, kernel) in kernels.enumerated() {

@@ -2,6 +2,9 @@ import Foundation
 import GraniteGPU
 
 /// Affine colour filters (`colour.comp` MODE 0): brightness/contrast/saturation, exposure, colour matrix.
+///
+/// The matrix is fixed per chain, so it travels as specialization constants (folded into the
+/// shader); `floats` still returns it for the CPU reference.
 struct AffineColour: FilterKernel {
     /// Row-major 3×3 matrix then the offset, on the 0...1 scale.
     let matrix: [Float]
@@ -59,7 +62,7 @@ struct AffineColour: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .colour, spec: [0])
+        try io.dispatch(&recorder, .colour, spec: [0] + matrix.map(\.bitPattern), tile: (64 * 4, 1))
     }
 }
 
@@ -107,6 +110,6 @@ struct PointColour: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .colour, spec: [mode.rawValue], a: SIMD4(Int32(level), 0, 0, 0))
+        try io.dispatch(&recorder, .colour, spec: [mode.rawValue], a: SIMD4(Int32(level), 0, 0, 0), tile: (64 * 4, 1))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import GraniteGPU
 
-/// God rays (`godray.comp`): light shafts from a (gently moving) light point.
+/// God rays (`godray.comp`): light shafts from a (gently moving) light point, marched at half
+/// resolution and added to the full-resolution image.
 struct GodRay: FilterKernel {
     static let samples = 24
     let x, y, decay, weight, exposure, density, wobble, time: Float
@@ -34,8 +35,8 @@ struct GodRay: FilterKernel {
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let f = env.floats
         let samples = GodRay.samples
-        return input.map { x, y, p in
-            var px = x << 8, py = y << 8
+        let rays = RGBAPlane.generate(width: (input.width + 1) / 2, height: (input.height + 1) / 2) { x, y in
+            var px = (2 * x) << 8, py = (2 * y) << 8
             let density = Int(f[5])
             let stepX = ((px - Int(f[3])) / 256 * density) / samples
             let stepY = ((py - Int(f[4])) / 256 * density) / samples
@@ -49,13 +50,21 @@ struct GodRay: FilterKernel {
                 acc += SIMD3(Float(Px.r(c)), Float(Px.g(c)), Float(Px.b(c))) * (l * l * illumination * f[1])
                 illumination *= f[0]
             }
-            let r = SIMD3(Float(Px.r(p)), Float(Px.g(p)), Float(Px.b(p))) + acc * (f[2] / Float(samples))
-            return Px.pack(Px.byte(r.x), Px.byte(r.y), Px.byte(r.z), Px.a(p))
+            let r = acc * (f[2] / Float(samples))
+            return Px.pack(Px.byte(r.x), Px.byte(r.y), Px.byte(r.z), 255)
+        }
+        return input.map { x, y, p in
+            let ray = rays.pixels[(y / 2) * rays.width + x / 2]
+            return Px.pack(min(Px.r(p) + Px.r(ray), 255), min(Px.g(p) + Px.g(ray), 255), min(Px.b(p) + Px.b(ray), 255), Px.a(p))
         }
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .godRay, spec: [UInt32(GodRay.samples)])
+        let half = (width: (io.sourceSize.width + 1) / 2, height: (io.sourceSize.height + 1) / 2)
+        let rays = BufferSlice(try io.scratch(half.width * half.height * 4))
+        try io.dispatch(&recorder, .godRay, spec: [UInt32(GodRay.samples), 0], destination: rays, destinationSize: half)
+        recorder.barrier()
+        try io.dispatch(&recorder, .godRay, spec: [UInt32(GodRay.samples), 1], aux: rays)
     }
 }
 
