@@ -28,18 +28,23 @@ final class ChainPlan {
     let sizes: [(width: Int, height: Int)]
     var scratch: [GPUBuffer] = []
 
-    init(key: Key, kernels: [any FilterKernel], range: ColourRange, context: GPUContext) throws {
+    let ping: GPUBuffer
+    let pong: GPUBuffer
+
+    init(key: Key, kernels: [any FilterKernel], range: ColourRange, pool: BufferPool) throws {
+        let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
         for kernel in kernels { sizes.append(try kernel.outputSize(width: sizes.last!.width, height: sizes.last!.height)) }
         let largest = sizes.map { $0.width * $0.height * 4 }.max()!
-        let ping = try GPUBuffer(context: context, size: largest)
-        let pong = try GPUBuffer(context: context, size: largest)
+        let ping = try pool.take(size: largest)
+        let pong = try pool.take(size: largest)
+        (self.ping, self.pong) = (ping, pong)
         let shaderFormat = try ColourConversion.shaderFormat(key.format)
-        input = shaderFormat == nil ? ping : try GPUBuffer(context: context, size: key.format.byteCount(width: key.width, height: key.height))
+        input = shaderFormat == nil ? ping : try pool.take(size: key.format.byteCount(width: key.width, height: key.height))
         slot = (StepIO.floatCapacity * 4 + context.storageAlignment - 1) / context.storageAlignment * context.storageAlignment
-        params = try GPUBuffer(context: context, size: slot * max(1, kernels.count + 1))
-        depth = try GPUBuffer(context: context, size: max(4, key.depthWidth * key.depthHeight * 4))
+        params = try pool.take(size: slot * max(1, kernels.count + 1))
+        depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
         sequence = try CommandSequence(context: context)
         outputSize = sizes.last!
         self.sizes = sizes
@@ -54,7 +59,7 @@ final class ChainPlan {
                             sourceSize: sizes[0], destinationSize: sizes[0],
                             params: BufferSlice(params, offset: 0, size: slot), depth: BufferSlice(depth),
                             depthSize: depthSize, scratch: { size in
-                                let buffer = try GPUBuffer(context: context, size: size)
+                                let buffer = try pool.take(size: size)
                                 made.append(buffer)
                                 return buffer
                             })
@@ -74,6 +79,13 @@ final class ChainPlan {
             }
         }
         scratch = made
+    }
+
+    /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
+    func recycle(into pool: BufferPool) {
+        guard (try? sequence.wait()) != nil else { return }
+        let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + scratch
+        for buffer in all { pool.give(buffer) }
     }
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.

@@ -20,6 +20,7 @@ public final class FilterChain: @unchecked Sendable {
     private let requestedContext: GPUContext?
     private let lock = NSLock()
     private var plans: [ChainPlan] = []
+    private var pool: BufferPool?
     private static let maxPlans = 4
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
@@ -78,10 +79,11 @@ public final class FilterChain: @unchecked Sendable {
             plans.append(plan)
             return plan
         }
-        let context = try requestedContext ?? GPUContext.shared()
-        let plan = try ChainPlan(key: key, kernels: kernels, range: range, context: context)
+        let pool = try self.pool ?? BufferPool(context: requestedContext ?? GPUContext.shared())
+        self.pool = pool
+        let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool)
         plans.append(plan)
-        if plans.count > FilterChain.maxPlans { plans.removeFirst() }
+        if plans.count > FilterChain.maxPlans { plans.removeFirst().recycle(into: pool) }
         return plan
     }
 

@@ -21,6 +21,18 @@ struct FilterChainTests {
         #expect(try chain.apply(image, time: 0.5) == first)
     }
 
+    @Test func evictedPlansRecycleTheirBuffersSafely() throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | godRay | depth:pointSize=1"), context: context)
+        // More shapes than the chain keeps plans for: evicted plans hand buffers to the pool, new ones reuse them.
+        for round in 0..<2 {
+            for size in [(20, 10), (21, 10), (20, 11), (9, 9), (31, 7), (20, 10)] {
+                let image = Fixtures.image(size.0, size.1, seed: UInt64(round))
+                #expect(Difference(try chain.apply(image), try chain.applyCPU(image)).maxDelta <= 1, "\(size) round \(round)")
+            }
+        }
+    }
+
     @Test func applyIsSafeFromSeveralThreads() async throws {
         guard let context = Fixtures.gpu() else { return }
         let chain = try FilterChain(FilterSpec.parseChain("sobel | pixellate:size=3"), context: context)
