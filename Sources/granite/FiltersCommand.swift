@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import GraniteGPU
 import Marble
 
 /// `granite filters`: lists the Marble filters with their parameters (range, default).
@@ -12,6 +13,9 @@ struct FiltersCommand: ParsableCommand {
     @Argument(help: "Only these filters (default: all).")
     var names: [String] = []
 
+    @Flag(help: "Also show the Vulkan devices and which one the filters run on (GRANITE_VULKAN_DEVICE picks by name).")
+    var device = false
+
     func validate() throws {
         let known = Set(Marble.catalog.map(\.name))
         for name in names where !known.contains(name) {
@@ -20,6 +24,10 @@ struct FiltersCommand: ParsableCommand {
     }
 
     func run() throws {
+        if device {
+            for (name, kind) in try GPUContext.availableDevices() { print("vulkan device: \(name) (\(kind))") }
+            print("filters run on: \(try GPUContext.shared().deviceName)\n")
+        }
         let chosen = Marble.catalog.filter { names.isEmpty || names.contains($0.name) }
         print(FiltersCommand.listing(chosen), terminator: "")
     }

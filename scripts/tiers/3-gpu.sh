@@ -21,6 +21,20 @@ else
   echo "gpu tier: skipping validation run: $layer missing (apt-get install vulkan-validationlayers)"
 fi
 
+# No driver and an unknown device name are typed errors that say what to install or choose.
+granite="$(swift build --show-bin-path)/granite"
+if [ -x "$granite" ]; then
+  out="$(VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json "$granite" filters --device 2>&1)" && {
+    echo "gpu tier: granite filters --device succeeded with no driver" >&2; exit 1; }
+  grep -q "mesa-vulkan-drivers" <<<"$out" || { echo "$out"; echo "gpu tier: no-driver error names no package" >&2; exit 1; }
+  out="$(GRANITE_VULKAN_DEVICE=no-such-gpu "$granite" filters --device 2>&1)" && {
+    echo "gpu tier: an unknown GRANITE_VULKAN_DEVICE was accepted" >&2; exit 1; }
+  grep -q 'no Vulkan device matches "no-such-gpu"' <<<"$out" || { echo "$out"; echo "gpu tier: bad device error" >&2; exit 1; }
+  echo "gpu tier: no-driver and unknown-device errors are clear"
+else
+  echo "gpu tier: $granite not built; run swift build --build-tests first" >&2; exit 1
+fi
+
 # A throwaway package with the plugin and one broken shader must fail to build, naming the line.
 probe="$(mktemp -d)"
 trap 'rm -rf "$probe"' EXIT
