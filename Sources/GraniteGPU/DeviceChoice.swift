@@ -1,9 +1,12 @@
 /// The kind of a Vulkan physical device, in the order the context prefers them.
 public enum GPUDeviceKind: Int, Sendable, Comparable, CustomStringConvertible {
+    /// A discrete GPU, integrated GPU, virtual GPU, CPU driver (lavapipe) or anything else.
     case discrete = 0, integrated, virtual, cpu, other
 
+    /// Orders by preference: discrete first.
     public static func < (a: GPUDeviceKind, b: GPUDeviceKind) -> Bool { a.rawValue < b.rawValue }
 
+    /// A human-readable name of the kind.
     public var description: String {
         switch self {
         case .discrete: return "discrete GPU"
@@ -17,10 +20,14 @@ public enum GPUDeviceKind: Int, Sendable, Comparable, CustomStringConvertible {
 
 /// One candidate device as the choice sees it.
 package struct DeviceCandidate: Sendable, Equatable {
+    /// The driver's device name.
     package var name: String
+    /// Discrete, integrated, CPU...
     package var kind: GPUDeviceKind
+    /// Whether a queue family supports compute.
     package var hasComputeQueue: Bool
 
+    /// A candidate as the loader reported it.
     package init(name: String, kind: GPUDeviceKind, hasComputeQueue: Bool) {
         self.name = name
         self.kind = kind

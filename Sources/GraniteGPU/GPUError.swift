@@ -17,6 +17,7 @@ public enum GPUError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A buffer access or copy was outside the buffer.
     case outOfBounds(what: String, offset: Int, count: Int, size: Int)
 
+    /// The message, naming the call, device or package involved.
     public var description: String {
         switch self {
         case let .vulkan(call, result):

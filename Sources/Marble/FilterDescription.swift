@@ -64,6 +64,7 @@ public enum ParameterKind: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `float 0...1, default 0.5` and the like.
     public var description: String {
         switch self {
         case let .float(min, max, value): return "float \(ParameterValue.float(min))...\(ParameterValue.float(max)), default \(ParameterValue.float(value))"
@@ -75,10 +76,14 @@ public enum ParameterKind: Sendable, Equatable, CustomStringConvertible {
 
 /// A parameter's value.
 public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
+    /// A number.
     case float(Float)
+    /// An integer.
     case int(Int)
+    /// One of the parameter's words.
     case choice(String)
 
+    /// The value as written in specs.
     public var description: String {
         switch self {
         case let .float(value):

@@ -60,6 +60,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
         return try parts.map(parse)
     }
 
+    /// The spec as text with every parameter (parses back to an equal spec).
     public var description: String {
         guard let filter = Marble.description(of: name), !filter.parameters.isEmpty else { return name }
         return name + ":" + filter.parameters.map { "\($0.name)=\(values[$0.name]!)" }.joined(separator: ",")

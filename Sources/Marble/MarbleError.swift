@@ -21,6 +21,7 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An empty chain was asked for where one filter at least is needed.
     case emptyChain
 
+    /// The message, naming the filter, parameter and what is valid.
     public var description: String {
         switch self {
         case let .malformedSpec(text, reason):
