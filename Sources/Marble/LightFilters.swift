@@ -1,8 +1,11 @@
 import Foundation
 import GraniteGPU
 
-/// God rays (`godray.comp`): light shafts from a (gently moving) light point, marched at half
-/// resolution and added to the full-resolution image.
+/// God rays (`godray.comp`): light shafts from a (gently moving) light point.
+///
+/// ```
+///  src ─half-res light map (colour · luma²)─► light ─march 24 steps to the light─► rays ─add─► dst
+/// ```
 struct GodRay: FilterKernel {
     static let samples = 24
     let x, y, decay, weight, exposure, density, wobble, time: Float
@@ -35,36 +38,47 @@ struct GodRay: FilterKernel {
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         let f = env.floats
         let samples = GodRay.samples
-        let rays = RGBAPlane.generate(width: (input.width + 1) / 2, height: (input.height + 1) / 2) { x, y in
-            var px = (2 * x) << 8, py = (2 * y) << 8
+        let hw = (input.width + 1) / 2, hh = (input.height + 1) / 2
+        let light = RGBAPlane.generate(width: hw, height: hh) { x, y in
+            let c = input.pixels[min(2 * y, input.height - 1) * input.width + min(2 * x, input.width - 1)]
+            let l = Float(Px.luma(c)) / 255
+            let v = SIMD3(Float(Px.r(c)), Float(Px.g(c)), Float(Px.b(c))) * (l * l) + 0.5
+            return Px.pack(UInt32(v.x), UInt32(v.y), UInt32(v.z), 255)
+        }
+        let rays = RGBAPlane.generate(width: hw, height: hh) { x, y in
+            var px = x << 8, py = y << 8
             let density = Int(f[5])
-            let stepX = ((px - Int(f[3])) / 256 * density) / samples
-            let stepY = ((py - Int(f[4])) / 256 * density) / samples
+            let stepX = ((px - Int(f[3]) / 2) / 256 * density) / samples
+            let stepY = ((py - Int(f[4]) / 2) / 256 * density) / samples
             var acc = SIMD3<Float>.zero
             var illumination: Float = 1
             for _ in 0..<samples {
                 px -= stepX
                 py -= stepY
-                let c = input.at(px >> 8, py >> 8)
-                let l = Float(Px.luma(c)) / 255
-                acc += SIMD3(Float(Px.r(c)), Float(Px.g(c)), Float(Px.b(c))) * (l * l * illumination * f[1])
+                let c = light.at(px >> 8, py >> 8)
+                acc += SIMD3(Float(Px.r(c)), Float(Px.g(c)), Float(Px.b(c))) * (illumination * f[1])
                 illumination *= f[0]
             }
             let r = acc * (f[2] / Float(samples))
             return Px.pack(Px.byte(r.x), Px.byte(r.y), Px.byte(r.z), 255)
         }
         return input.map { x, y, p in
-            let ray = rays.pixels[(y / 2) * rays.width + x / 2]
+            let ray = rays.pixels[(y / 2) * hw + x / 2]
             return Px.pack(min(Px.r(p) + Px.r(ray), 255), min(Px.g(p) + Px.g(ray), 255), min(Px.b(p) + Px.b(ray), 255), Px.a(p))
         }
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
         let half = (width: (io.sourceSize.width + 1) / 2, height: (io.sourceSize.height + 1) / 2)
+        let light = BufferSlice(try io.scratch(half.width * half.height * 4))
         let rays = BufferSlice(try io.scratch(half.width * half.height * 4))
-        try io.dispatch(&recorder, .godRay, spec: [UInt32(GodRay.samples), 0], destination: rays, destinationSize: half)
+        let samples = UInt32(GodRay.samples)
+        try io.dispatch(&recorder, .godRay, spec: [samples, 2], destination: light, destinationSize: half)
         recorder.barrier()
-        try io.dispatch(&recorder, .godRay, spec: [UInt32(GodRay.samples), 1], aux: rays)
+        try io.dispatch(&recorder, .godRay, spec: [samples, 0], source: light, destination: rays,
+                        sourceSize: half, destinationSize: half)
+        recorder.barrier()
+        try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays)
     }
 }
 

@@ -58,7 +58,7 @@ struct Analog: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .analog, spec: [UInt32(blend)])
+        try io.dispatch(&recorder, .analog, spec: [UInt32(blend)], tile: (64 * 8, 1))
     }
 }
 
