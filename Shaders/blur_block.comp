@@ -34,7 +34,7 @@ layout(constant_id = 24) const uint W22 = 0u;
 layout(constant_id = 25) const uint W23 = 0u;
 layout(constant_id = 26) const uint W24 = 0u;
 
-const int BLOCK = 8;
+const int BLOCK = 16;
 const uint M = 0x00ff00ffu;
 
 void main() {

@@ -24,6 +24,8 @@ package struct GaussianBlur: FilterKernel {
 
     /// The most taps a side `blur.comp` has unrolled.
     static let unrolledTaps = 24
+    /// Outputs per invocation in `blur_block.comp` (its BLOCK).
+    static let block = 16
     let weights: [UInt32]
     let amount: Float?
     var style = Style.blocked
@@ -99,9 +101,10 @@ package struct GaussianBlur: FilterKernel {
             try io.dispatch(&recorder, .blur2D, spec: [radius], destination: blurred, aux: weightSlice, tile: (16, 16))
         } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
-            try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * 8, 1))
+            let block = GaussianBlur.block
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * block, 1))
             recorder.barrier()
-            try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, 8))
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, block))
         } else if style == .unrolled && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             try io.dispatch(&recorder, .blur, spec: [radius, 0] + constants, destination: tmp)
