@@ -40,6 +40,6 @@ void main() {
         vec3 o = vec3(oc.rgb) / 255.0;
         vec3 b = vec3(blendChannel(o.r, e.r), blendChannel(o.g, e.g), blendChannel(o.b, e.b));
         vec3 r = o + (b - o) * intensity;
-        dst[rowBase + x] = (packPxF(vec4(r, 0.0)) & 0x00ffffffu) | (oc.a << 24);
+        dst[rowBase + x] = epilogue((packPxF(vec4(r, 0.0)) & 0x00ffffffu) | (oc.a << 24));
     }
 }

@@ -95,5 +95,5 @@ void main() {
         TAP_V(23)
         TAP_V(24)
     }
-    dst[row + x] = (((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8);
+    dst[row + x] = epilogue((((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8));
 }

@@ -17,5 +17,5 @@ void main() {
             acc += vec4(unpackPx(srcAt(x + dx, y + dy))) * (wy * float(aux[abs(dx)]) / 256.0);
         }
     }
-    dst[y * pc.size.x + x] = packPx(uvec4(min(acc + 0.5, vec4(255.0))));
+    dst[y * pc.size.x + x] = epilogue(packPx(uvec4(min(acc + 0.5, vec4(255.0)))));
 }

@@ -58,6 +58,6 @@ void main() {
             even += ((a & M) + (b & M)) * W[k];
             odd += (((a >> 8) & M) + ((b >> 8) & M)) * W[k];
         }
-        dst[y * w + x] = (((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8);
+        dst[y * w + x] = epilogue((((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8));
     }
 }

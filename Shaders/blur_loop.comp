@@ -19,5 +19,5 @@ void main() {
         even += ((a & M) + (b & M)) * aux[k];
         odd += (((a >> 8) & M) + ((b >> 8) & M)) * aux[k];
     }
-    dst[row + x] = (((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8);
+    dst[row + x] = epilogue((((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8));
 }

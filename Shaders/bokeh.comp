@@ -19,5 +19,5 @@ void main() {
             total += weight;
         }
     }
-    dst[y * pc.size.x + x] = packPx(uvec4(clamp(acc / total, 0.0, 255.0) + 0.5));
+    dst[y * pc.size.x + x] = epilogue(packPx(uvec4(clamp(acc / total, 0.0, 255.0) + 0.5)));
 }

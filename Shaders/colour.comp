@@ -48,6 +48,6 @@ void main() {
     [[unroll]] for (int n = 0; n < BLOCK; n++) {
         int x = x0 + n;
         if (x >= pc.size.x) return;
-        dst[y * pc.size.x + x] = colour(src[y * pc.size.x + x]);
+        dst[y * pc.size.x + x] = epilogue(colour(src[y * pc.size.x + x]));
     }
 }

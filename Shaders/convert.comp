@@ -46,6 +46,6 @@ void main() {
         int i = (y * w + x) * 3;
         outPixel = packPx(uvec4(byteAt(i), byteAt(i + 1), byteAt(i + 2), 255u));
     }
-    dst[y * w + x] = outPixel;
+    dst[y * w + x] = epilogue(outPixel);
     }
 }

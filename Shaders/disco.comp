@@ -15,5 +15,5 @@ void main() {
     int dx = x - int(f[2]), dy = y - int(f[3]), radius = int(f[4]);
     if (dx * dx + dy * dy < radius * radius) e *= 1.35;
     vec3 r = o + (e - o) * f[0];
-    dst[y * pc.size.x + x] = (packPxF(vec4(r, 0.0)) & 0x00ffffffu) | (oc.a << 24);
+    dst[y * pc.size.x + x] = epilogue((packPxF(vec4(r, 0.0)) & 0x00ffffffu) | (oc.a << 24));
 }

@@ -9,5 +9,5 @@ void main() {
     int offset = (amp * 2 * abs(2 * t - period)) / period - amp;
     uvec4 sum = uvec4(0);
     for (int k = 0; k < len; k++) { sum += unpackPx(srcAt(x + offset - k, y)); }
-    dst[y * pc.size.x + x] = packPx((sum + uint(len / 2)) / uint(len));
+    dst[y * pc.size.x + x] = epilogue(packPx((sum + uint(len / 2)) / uint(len)));
 }

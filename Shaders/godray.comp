@@ -15,13 +15,13 @@ void main() {
     if (MODE == 2) {
         uvec4 c = unpackPx(src[min(2 * y, pc.size.y - 1) * pc.size.x + min(2 * x, pc.size.x - 1)]);
         float l = float(luma8(c)) / 255.0;
-        dst[y * pc.size.z + x] = packPx(uvec4(uvec3(vec3(c.rgb) * (l * l) + 0.5), 255u));
+        dst[y * pc.size.z + x] = epilogue(packPx(uvec4(uvec3(vec3(c.rgb) * (l * l) + 0.5), 255u)));
         return;
     }
     if (MODE == 1) {
         uvec4 o = unpackPx(src[y * pc.size.x + x]);
         uvec4 ray = unpackPx(aux[(y / 2) * ((pc.size.x + 1) / 2) + x / 2]);
-        dst[y * pc.size.x + x] = packPx(uvec4(min(o.rgb + ray.rgb, uvec3(255u)), o.a));
+        dst[y * pc.size.x + x] = epilogue(packPx(uvec4(min(o.rgb + ray.rgb, uvec3(255u)), o.a)));
         return;
     }
     // MODE 0: src is the half-resolution light map (pc.size.xy = its size).
@@ -39,5 +39,5 @@ void main() {
         illumination *= decay;
     }
     vec3 r = acc * (f[2] / float(SAMPLES));
-    dst[y * pc.size.z + x] = packPx(uvec4(uvec3(clamp(r, 0.0, 255.0) + 0.5), 255u));
+    dst[y * pc.size.z + x] = epilogue(packPx(uvec4(uvec3(clamp(r, 0.0, 255.0) + 0.5), 255u)));
 }

@@ -12,9 +12,9 @@ void main() {
     int dx = x - cx, dy = y - cy;
     uint a = unpackPx(src[y * pc.size.x + x]).a;
     if ((dx * dx + dy * dy) * 4 * 255 <= l * s * s) {
-        dst[y * pc.size.x + x] = packPx(uvec4(c.rgb, a));
+        dst[y * pc.size.x + x] = epilogue(packPx(uvec4(c.rgb, a)));
     } else {
         uint bg = pc.a.y == 1 ? 255u : 0u;
-        dst[y * pc.size.x + x] = packPx(uvec4(bg, bg, bg, a));
+        dst[y * pc.size.x + x] = epilogue(packPx(uvec4(bg, bg, bg, a)));
     }
 }

@@ -15,5 +15,5 @@ void main() {
         sx = min((x / s) * s + s / 2, pc.size.x - 1);
         sy = min((y / s) * s + s / 2, pc.size.y - 1);
     }
-    dst[y * pc.size.z + x] = src[sy * pc.size.x + sx];
+    dst[y * pc.size.z + x] = epilogue(src[sy * pc.size.x + sx]);
 }

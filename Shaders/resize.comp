@@ -16,7 +16,7 @@ void main() {
         uvec4 p01 = unpackPx(srcAt(x0, y0 + 1)), p11 = unpackPx(srcAt(x0 + 1, y0 + 1));
         uvec4 top = p00 * (256u - fx) + p10 * fx;
         uvec4 bottom = p01 * (256u - fx) + p11 * fx;
-        dst[y * dw + x] = packPx((top * (256u - fy) + bottom * fy + 32768u) >> 16);
+        dst[y * dw + x] = epilogue(packPx((top * (256u - fy) + bottom * fy + 32768u) >> 16));
     } else {
         int x0 = (x * sw) / dw, x1 = max(((x + 1) * sw) / dw, x0 + 1);
         int y0 = (y * sh) / dh, y1 = max(((y + 1) * sh) / dh, y0 + 1);
@@ -25,6 +25,6 @@ void main() {
             for (int xx = x0; xx < x1; xx++) { sum += unpackPx(src[yy * sw + xx]); }
         }
         uint n = uint((x1 - x0) * (y1 - y0));
-        dst[y * dw + x] = packPx((sum + n / 2u) / n);
+        dst[y * dw + x] = epilogue(packPx((sum + n / 2u) / n));
     }
 }

@@ -32,15 +32,15 @@ void main() {
         uvec4 c = unpackPx(centre[n + 1]);
         if (MODE == 0) {
             uint m = uint(min(sqrt(float(m2)) * f[0] + 0.5, 255.0));
-            dst[row + x] = packPx(uvec4(m, m, m, c.a));
+            dst[row + x] = epilogue(packPx(uvec4(m, m, m, c.a)));
         } else if (m2 > pc.a.y) {
-            dst[row + x] = packPx(uvec4(uvec3(pc.b.xyz), c.a));
+            dst[row + x] = epilogue(packPx(uvec4(uvec3(pc.b.xyz), c.a)));
         } else {
             // q * 255 / (levels - 1) without an integer division (scalar on CPU drivers): the
             // true quotient is an integer or at least 1/15 above one, so +0.01 then truncating is exact.
             uvec3 q = (c.rgb * uint(pc.a.x)) >> 8;
             uvec3 p = uvec3(vec3(q * 255u) * (1.0 / float(pc.a.x - 1)) + 0.01);
-            dst[row + x] = packPx(uvec4((p * 3u + paper) >> 2, c.a));
+            dst[row + x] = epilogue(packPx(uvec4((p * 3u + paper) >> 2, c.a)));
         }
     }
 }

@@ -19,5 +19,5 @@ void main() {
         if (d == 0) o += vec3(b);
         else if (d == 1) o += vec3(b * 0.45);
     }
-    dst[y * pc.size.x + x] = (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (oc.a << 24);
+    dst[y * pc.size.x + x] = epilogue((packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (oc.a << 24));
 }

@@ -8,5 +8,5 @@ void main() {
     vec4 b = vec4(unpackPx(src[i]));
     vec4 r = o + f[0] * (o - b);
     r.a = o.a;
-    dst[i] = packPx(uvec4(clamp(r, 0.0, 255.0) + 0.5));
+    dst[i] = epilogue(packPx(uvec4(clamp(r, 0.0, 255.0) + 0.5)));
 }

@@ -13,5 +13,5 @@ void main() {
     float dx = (float(x) + 0.5) / float(pc.size.x) - 0.5;
     float dy = (float(y) + 0.5) / float(pc.size.y) - 0.5;
     s *= 1.0 - f[1] * (dx * dx + dy * dy) * 2.0;
-    dst[y * pc.size.x + x] = (packPxF(vec4(s, 0.0)) & 0x00ffffffu) | (oc.a << 24);
+    dst[y * pc.size.x + x] = epilogue((packPxF(vec4(s, 0.0)) & 0x00ffffffu) | (oc.a << 24));
 }

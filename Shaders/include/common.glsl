@@ -17,6 +17,32 @@ layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
 
 #include "pixels.glsl"
 
+// An optional affine colour epilogue (a following brightness/exposure/colormatrix filter fused
+// into this pass by the chain): ids 40..52, off unless EPILOGUE = 1. Same math as colour.comp.
+layout(constant_id = 40) const int EPILOGUE = 0;
+layout(constant_id = 41) const float E0 = 1.0;
+layout(constant_id = 42) const float E1 = 0.0;
+layout(constant_id = 43) const float E2 = 0.0;
+layout(constant_id = 44) const float E3 = 0.0;
+layout(constant_id = 45) const float E4 = 1.0;
+layout(constant_id = 46) const float E5 = 0.0;
+layout(constant_id = 47) const float E6 = 0.0;
+layout(constant_id = 48) const float E7 = 0.0;
+layout(constant_id = 49) const float E8 = 1.0;
+layout(constant_id = 50) const float E9 = 0.0;
+layout(constant_id = 51) const float E10 = 0.0;
+layout(constant_id = 52) const float E11 = 0.0;
+
+uint epilogue(uint p) {
+    if (EPILOGUE == 0) return p;
+    vec3 v = vec3(unpackPx(p).rgb) / 255.0;
+    vec3 o;
+    o.r = E0 * v.r + E1 * v.g + E2 * v.b + E9;
+    o.g = E3 * v.r + E4 * v.g + E5 * v.b + E10;
+    o.b = E6 * v.r + E7 * v.g + E8 * v.b + E11;
+    return (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (p & 0xff000000u);
+}
+
 
 uint srcAt(int x, int y) {
     return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];

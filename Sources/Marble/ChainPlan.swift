@@ -30,6 +30,8 @@ final class ChainPlan {
 
     let ping: GPUBuffer
     let pong: GPUBuffer
+    /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
+    private(set) var recordedSteps = 0
 
     init(key: Key, kernels: [any FilterKernel], range: ColourRange, pool: BufferPool) throws {
         let context = pool.context
@@ -48,12 +50,13 @@ final class ChainPlan {
         sequence = try CommandSequence(context: context)
         outputSize = sizes.last!
         self.sizes = sizes
-        output = kernels.count % 2 == 0 ? ping : pong
 
         var made: [GPUBuffer] = []
         let params = self.params, depth = self.depth, input = self.input
         let depthSize = (width: key.depthWidth, height: key.depthHeight)
         let slot = self.slot
+        var buffers = (ping, pong)
+        var steps = 0
         try sequence.record { recorder in
             var io = StepIO(context: context, source: BufferSlice(input), destination: BufferSlice(ping),
                             sourceSize: sizes[0], destinationSize: sizes[0],
@@ -66,18 +69,26 @@ final class ChainPlan {
             if let shaderFormat {
                 try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
             }
-            var buffers = (ping, pong)
-            for (index, kernel) in kernels.enumerated() {
+            var index = 0
+            while index < kernels.count {
+                let kernel = kernels[index]
+                // A following affine colour filter rides along as the epilogue of this one's last pass.
+                let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColour : nil
                 recorder.barrier()
                 io.source = BufferSlice(buffers.0)
                 io.destination = BufferSlice(buffers.1)
                 io.sourceSize = sizes[index]
                 io.destinationSize = sizes[index + 1]
                 io.params = BufferSlice(params, offset: slot * (index + 1), size: slot)
+                io.epilogue = fused?.matrix
                 try kernel.record(&recorder, io)
                 buffers = (buffers.1, buffers.0)
+                index += fused == nil ? 1 : 2
+                steps += 1
             }
         }
+        output = buffers.0
+        recordedSteps = steps
         scratch = made
     }
 

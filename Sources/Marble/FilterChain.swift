@@ -73,6 +73,9 @@ public final class FilterChain: @unchecked Sendable {
         self.kernels = kernels
     }
 
+    /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
+    var lastRecordedSteps: Int? { lock.withLock { plans.last?.recordedSteps } }
+
     private func plan(for key: ChainPlan.Key) throws -> ChainPlan {
         if let index = plans.firstIndex(where: { $0.key == key }) {
             let plan = plans.remove(at: index)

@@ -13,11 +13,15 @@ protocol FilterKernel: Sendable {
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane
     /// Records the GPU commands reading `io.source` and writing `io.destination`.
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws
+    /// Whether a following affine colour filter may be fused into this filter's last pass
+    /// (its shaders write through `epilogue()` in `common.glsl`).
+    var acceptsEpilogue: Bool { get }
 }
 
 extension FilterKernel {
     func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (width, height) }
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
+    var acceptsEpilogue: Bool { true }
 }
 
 /// What a CPU reference filter sees besides its input.
@@ -55,12 +59,22 @@ struct StepIO {
     var depthSize: (width: Int, height: Int)
     /// Makes buffers that live as long as the recorded chain.
     var scratch: (Int) throws -> GPUBuffer
+    /// A fused affine colour filter (3×3 + offset) applied when writing `destination`, or nil.
+    var epilogue: [Float]?
+    /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
+    static let epilogueConstantID = 40
 
     /// Binds the usual four buffers and dispatches one thread per destination pixel (64×1 groups).
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1)) throws {
+        var spec = spec
+        if let epilogue, (destination ?? self.destination).buffer === self.destination.buffer {
+            // Constants the shader does not declare are ignored, so pad up to the epilogue's ids.
+            precondition(spec.count <= StepIO.epilogueConstantID)
+            spec += [UInt32](repeating: 0, count: StepIO.epilogueConstantID - spec.count) + [1] + epilogue.map(\.bitPattern)
+        }
         let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, bindings: 4, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize

@@ -24,6 +24,9 @@ struct PointCloud: FilterKernel {
             .time,
         ])
 
+    /// The point cloud has its own shader layout, with no epilogue.
+    var acceptsEpilogue: Bool { false }
+
     init(_ spec: FilterSpec) {
         (yaw, pitch, distance, fov) = (spec.float("yaw"), spec.float("pitch"), spec.float("distance"), spec.float("fov"))
         (depthScale, spin, time) = (spec.float("depthScale"), spec.float("spin"), spec.float("time"))

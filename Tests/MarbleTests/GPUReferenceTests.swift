@@ -65,6 +65,23 @@ import Testing
         }
     }
 
+    /// A colour-matrix filter after another is fused into that filter's last pass on the GPU;
+    /// the CPU runs them one after the other. The pixels must not change.
+    @Test(arguments: ["sobel", "blur:sigma=2", "blur:sigma=12", "sharpen", "godRay", "analog", "resize:width=50,height=20",
+                      "rotate", "ink", "depthmask", "brightness:amount=0.2", "invert | exposure:ev=1", "depth:pointSize=1"])
+    func fusedColourEpilogueMatchesReference(_ first: String) throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain(FilterSpec.parseChain("\(first) | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131 | brightness:amount=0.05"), context: context)
+        for (w, h) in Self.sizes {
+            let input = Fixtures.image(w, h)
+            let difference = Difference(try chain.apply(input, time: 0.75), try chain.applyCPU(input, time: 0.75))
+            #expect(difference.maxDelta <= 1, "\(first) + colour at \(w)x\(h): \(difference)")
+        }
+        // Greedy pairing: every case here records two steps (the point cloud takes no epilogue,
+        // so there the matrix fuses with the brightness after it instead).
+        #expect(chain.lastRecordedSteps == 2, "\(chain.specs.count) filters recorded as \(String(describing: chain.lastRecordedSteps)) steps")
+    }
+
     @Test(arguments: ["depthmask:near=0.3,far=0.5", "depth:yaw=40,pointSize=2", "depth:yaw=10,pitch=-30,pointSize=1"])
     func depthMapFiltersMatchReference(_ text: String) throws {
         guard let context = Fixtures.gpu() else { return }
