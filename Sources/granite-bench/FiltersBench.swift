@@ -9,6 +9,7 @@ import Marble
 /// ```
 ///  YUYV 1280x720 ─► FilterChain.apply (upload, one submission, download) ─► fps, ms/frame
 ///  ffmpeg -f lavfi testsrc2 ─► gblur, edgedetect, colorchannelmixer (-threads 2) ─► -f null
+///  (ffmpeg per frame = (time for N+1 frames − time for 1 frame) / N: start-up excluded)
 /// ```
 struct FiltersBench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,7 +32,7 @@ struct FiltersBench: ParsableCommand {
         print("device: \(context.deviceName) (\(context.deviceKind)); \(width)x\(height), \(frames) frames x \(runs) runs "
               + "interleaved, median")
         let input = FiltersBench.pattern(width: width, height: height)
-        var cases: [(String, () throws -> Void)] = []
+        var cases: [(String, () throws -> Cost)] = []
         var chains: [(String, String)] = onlyExtra ? [] : [
             ("yuyv→rgba + blur σ2 + sobel + colormatrix", "blur:sigma=2 | sobel | colormatrix:\(FiltersBench.sepia)"),
             ("yuyv→rgba + ink + godRay + analog", "ink | godRay | analog"),
@@ -41,37 +42,71 @@ struct FiltersBench: ParsableCommand {
             let filters = try FilterChain(text.isEmpty ? [] : FilterSpec.parseChain(text), context: context)
             var index = 0
             cases.append((label, {
-                for _ in 0..<frames { _ = try filters.apply(input, time: Float(index) / 30); index += 1 }
+                try FiltersBench.seconds { for _ in 0..<frames { _ = try filters.apply(input, time: Float(index) / 30); index += 1 } }
             }))
         }
         if styles {
             for style in GaussianBlur.Style.allCases {
                 let probe = try FilterChain.blurStyleProbe(sigma: 2, style: style, context: context)
-                cases.append(("yuyv→rgba + blur σ2, style \(style)", { for _ in 0..<frames { _ = try probe.apply(input) } }))
+                cases.append(("yuyv→rgba + blur σ2, style \(style)", {
+                    try FiltersBench.seconds { for _ in 0..<frames { _ = try probe.apply(input) } }
+                }))
             }
         }
         let anchorLabel = "ffmpeg gblur σ2 + edgedetect + colorchannelmixer (-threads 2)"
         if !onlyExtra {
             let filters = "gblur=sigma=2,edgedetect,colorchannelmixer=\(FiltersBench.ffmpegSepia)"
-            cases.append((anchorLabel, { try FiltersBench.ffmpeg(width: width, height: height, frames: frames, filters: filters) }))
+            // ffmpeg's start-up (process, filter graph) is taken out: time(frames + 1) - time(1).
+            cases.append((anchorLabel, {
+                let run = { (count: Int) in try FiltersBench.seconds { try FiltersBench.ffmpeg(width: width, height: height, frames: count, filters: filters) } }
+                return try run(frames + 1) - run(1)
+            }))
         }
         // Warm up every case once (pipelines, plans), then interleave the timed runs so a busy
         // machine slows every case alike.
-        for (_, body) in cases { try body() }
-        var seconds = [[Double]](repeating: [], count: cases.count)
+        for (_, body) in cases { _ = try body() }
+        var wall = [[Double]](repeating: [], count: cases.count)
+        var cpu = [[Double]](repeating: [], count: cases.count)
         for _ in 0..<runs {
             for (index, (_, body)) in cases.enumerated() {
-                let start = monotonicNanos()
-                try body()
-                seconds[index].append(Double(monotonicNanos() - start) / 1e9 / Double(frames))
+                let cost = try body()
+                wall[index].append(cost.wall / Double(frames))
+                cpu[index].append(cost.cpu / Double(frames))
             }
         }
-        let perFrame = seconds.map(median)
-        let anchor = cases.firstIndex { $0.0 == anchorLabel }.map { perFrame[$0] }
+        let perFrame = wall.map(median), cpuPerFrame = cpu.map(median)
+        let anchor = cases.firstIndex { $0.0 == anchorLabel }
+        print("(cpu ms/frame: CPU time of all threads — ours incl. lavapipe's, ffmpeg's as a child — less sensitive to a busy machine)")
         for (index, (label, _)) in cases.enumerated() {
             let name = label.padding(toLength: 64, withPad: " ", startingAt: 0)
-            let ratio = anchor.map { String(format: "  %5.2fx ffmpeg", $0 / perFrame[index]) } ?? ""
-            print(name + String(format: " %8.1f fps %8.2f ms/frame", 1 / perFrame[index], perFrame[index] * 1000) + ratio)
+            let ratio = anchor.map { String(format: "  %5.2fx ffmpeg fps, %5.2fx its cpu/frame", perFrame[$0] / perFrame[index],
+                                            cpuPerFrame[$0] / cpuPerFrame[index]) } ?? ""
+            print(name + String(format: " %8.1f fps %8.2f ms/frame %8.2f cpu ms/frame", 1 / perFrame[index], perFrame[index] * 1000,
+                                cpuPerFrame[index] * 1000) + ratio)
+        }
+    }
+
+    /// Wall-clock and CPU seconds (this process's threads plus reaped children's) `body` takes.
+    static func seconds(_ body: () throws -> Void) rethrows -> Cost {
+        let start = monotonicNanos(), cpuStart = Cost.cpuNow()
+        try body()
+        return Cost(wall: Double(monotonicNanos() - start) / 1e9, cpu: Cost.cpuNow() - cpuStart)
+    }
+
+    /// Time spent on a case: wall clock and CPU.
+    struct Cost {
+        var wall: Double
+        var cpu: Double
+
+        static func - (a: Cost, b: Cost) -> Cost { Cost(wall: max(0, a.wall - b.wall), cpu: max(0, a.cpu - b.cpu)) }
+
+        /// User + system seconds of this process and of its waited-for children.
+        static func cpuNow() -> Double {
+            var own = rusage(), children = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &own)
+            getrusage(RUSAGE_CHILDREN.rawValue, &children)
+            let seconds = { (t: timeval) in Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+            return seconds(own.ru_utime) + seconds(own.ru_stime) + seconds(children.ru_utime) + seconds(children.ru_stime)
         }
     }
 
@@ -97,6 +132,7 @@ struct FiltersBench: ParsableCommand {
     }
 
     /// Runs ffmpeg generating and filtering `frames` frames with 2 threads (timed by the caller).
+    /// Its start-up is measured separately (one frame) and subtracted by the caller.
     static func ffmpeg(width: Int, height: Int, frames: Int, filters: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
