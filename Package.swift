@@ -18,8 +18,6 @@ let package = Package(
         .library(name: "GraniteMedia", targets: ["GraniteMedia"]),
         .executable(name: "granite", targets: ["granite"]),
         .executable(name: "granite-sample", targets: ["granite-sample"]),
-        .library(name: "GraniteGPU", targets: ["GraniteGPU"]),
-        .library(name: "Marble", targets: ["Marble"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
