@@ -31,6 +31,12 @@ public final class FilterChain: @unchecked Sendable {
         self.kernels = try specs.map(Marble.kernel(for:))
     }
 
+    /// A stable text of the chain: every filter with all its parameters, and the YUV range
+    /// (e.g. for a manifest that must notice changed filters). Parses back with `parseChain`.
+    public var fingerprint: String {
+        (specs.isEmpty ? "none" : specs.map(\.description).joined(separator: " | ")) + " @" + range.rawValue
+    }
+
     /// Runs the chain on the GPU. Any supported input format; the result is `rgba8`.
     ///
     /// - Parameters:

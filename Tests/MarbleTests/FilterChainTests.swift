@@ -50,6 +50,16 @@ struct FilterChainTests {
         for (index, image) in results { #expect(image == expected[index]) }
     }
 
+    @Test func fingerprintNamesEveryParameter() throws {
+        let a = try FilterChain(FilterSpec.parseChain("blur:sigma=2 | sobel"))
+        let b = try FilterChain(FilterSpec.parseChain("blur | sobel:scale=1"))
+        let c = try FilterChain(FilterSpec.parseChain("blur:sigma=2.5 | sobel"))
+        #expect(a.fingerprint == "blur:sigma=2 | sobel:scale=1 @limited")
+        #expect(a.fingerprint == b.fingerprint, "defaults spelled out or not, same chain")
+        #expect(a.fingerprint != c.fingerprint)
+        #expect(try FilterChain([], range: .full).fingerprint == "none @full")
+    }
+
     @Test func emptyChainConvertsOnly() throws {
         let image = Fixtures.image(5, 3, format: .rgb24)
         let out = try FilterChain([]).applyCPU(image)
