@@ -50,11 +50,13 @@ let package = Package(
         .executableTarget(name: "granite", dependencies: [
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
+            "Marble", "GraniteGPU",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite",
+            "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
+            "Marble", "GraniteGPU",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -69,5 +71,12 @@ let package = Package(
         ]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
         .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
+        // MARK: Vulkan compute and the Marble filters (issue 3).
+        .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
+        .target(name: "GraniteGPU", dependencies: ["CVulkan"]),
+        .plugin(name: "SPIRVEmbed", capability: .buildTool()),
+        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
+        .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
+        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
     ]
 )

@@ -5,7 +5,7 @@ SHARED="${GRANITE_SHARED:-$ROOT/../shared}"
 
 # Debian packages the whole project needs (build, tests, benchmarks' anchors).
 GRANITE_APT_PACKAGES=(
-  pkg-config libvulkan-dev mesa-vulkan-drivers glslc spirv-tools
+  pkg-config libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers
   libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   python3-venv imagemagick libvips-tools
 )

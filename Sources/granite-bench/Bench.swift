@@ -12,5 +12,6 @@ struct GraniteBench: AsyncParsableCommand {
     static let all: [any ParsableCommand.Type] = [
         EventsBench.self,
         ConvertBench.self,
+        FiltersBench.self,
     ]
 }

@@ -1,0 +1,61 @@
+// Shared layout of every Marble filter shader.
+//
+// Images are tightly packed RGBA8, one uint per pixel (R in the low byte). Workgroups are 64x1:
+// rows map to x, which on lavapipe keeps a SIMD batch on consecutive pixels of one row.
+//   binding 0: source pixels          binding 1: destination pixels
+//   binding 2: float parameters       binding 3: auxiliary data (weights, depth, original)
+//   push: size = (srcW, srcH, dstW, dstH), a and b = filter-specific integers
+#ifndef GRANITE_CUSTOM_LOCAL_SIZE
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+#endif
+
+layout(std430, set = 0, binding = 0) readonly buffer Source { uint src[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
+layout(std430, set = 0, binding = 3) buffer Aux { uint aux[]; };
+layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
+
+#include "pixels.glsl"
+
+// An optional affine colour epilogue (a following brightness/exposure/colormatrix filter fused
+// into this pass by the chain): ids 40..52, off unless EPILOGUE = 1. Same math as colour.comp.
+layout(constant_id = 40) const int EPILOGUE = 0;
+layout(constant_id = 41) const float E0 = 1.0;
+layout(constant_id = 42) const float E1 = 0.0;
+layout(constant_id = 43) const float E2 = 0.0;
+layout(constant_id = 44) const float E3 = 0.0;
+layout(constant_id = 45) const float E4 = 1.0;
+layout(constant_id = 46) const float E5 = 0.0;
+layout(constant_id = 47) const float E6 = 0.0;
+layout(constant_id = 48) const float E7 = 0.0;
+layout(constant_id = 49) const float E8 = 1.0;
+layout(constant_id = 50) const float E9 = 0.0;
+layout(constant_id = 51) const float E10 = 0.0;
+layout(constant_id = 52) const float E11 = 0.0;
+
+uint epilogue(uint p) {
+    if (EPILOGUE == 0) return p;
+    vec3 v = vec3(unpackPx(p).rgb) / 255.0;
+    vec3 o;
+    o.r = E0 * v.r + E1 * v.g + E2 * v.b + E9;
+    o.g = E3 * v.r + E4 * v.g + E5 * v.b + E10;
+    o.b = E6 * v.r + E7 * v.g + E8 * v.b + E11;
+    return (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (p & 0xff000000u);
+}
+
+
+uint srcAt(int x, int y) {
+    return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];
+}
+
+
+#define GRANITE_PIXEL(x, y) \
+    int x = int(gl_GlobalInvocationID.x); int y = int(gl_GlobalInvocationID.y); \
+    if (x >= pc.size.z || y >= pc.size.w) return;
+
+// The depth at output pixel (x, y): the depth map (floats in aux, pc.b.z x pc.b.w, nearest
+// sample) or, with no map (pc.b.z == 0), the source's luma / 255.
+float depthAt(int x, int y) {
+    if (pc.b.z == 0) return float(luma8(unpackPx(src[y * pc.size.x + x]))) / 255.0;
+    return uintBitsToFloat(aux[((y * pc.b.w) / pc.size.y) * pc.b.z + (x * pc.b.z) / pc.size.x]);
+}

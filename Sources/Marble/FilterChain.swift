@@ -1,0 +1,104 @@
+import Foundation
+import GraniteGPU
+import GraniteMedia
+
+/// A sequence of filters run as one GPU submission, with a CPU reference path.
+///
+/// ```
+///  Image (yuyv | nv12 | rgb24 | rgba8) ─upload once─► convert ─► filter 1 ─► … ─► filter n ─download once─► Image (rgba8)
+///                                         one command buffer, ping-pong buffers, no CPU round trip
+/// ```
+/// The command buffer is recorded once per input shape and submitted for every frame; only the
+/// pixels and the per-frame floats (time-animated parameters) are rewritten. Calls from several
+/// threads are serialised.
+public final class FilterChain: @unchecked Sendable {
+    /// The filters, in order.
+    public let specs: [FilterSpec]
+    /// How YUV inputs are quantised.
+    public let range: ColourRange
+    let kernels: [any FilterKernel]
+    private let requestedContext: GPUContext?
+    private let lock = NSLock()
+    private var plans: [ChainPlan] = []
+    private var pool: BufferPool?
+    private static let maxPlans = 4
+
+    /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
+    public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColourRange = .limited) throws {
+        self.specs = specs
+        self.range = range
+        self.requestedContext = context
+        self.kernels = try specs.map(Marble.kernel(for:))
+    }
+
+    /// A stable text of the chain: every filter with all its parameters, and the YUV range
+    /// (e.g. for a manifest that must notice changed filters). Parses back with `parseChain`.
+    public var fingerprint: String {
+        (specs.isEmpty ? "none" : specs.map(\.description).joined(separator: " | ")) + " @" + range.rawValue
+    }
+
+    /// Runs the chain on the GPU. Any supported input format; the result is `rgba8`.
+    ///
+    /// - Parameters:
+    ///   - depth: a `grayF32` depth map for `depthmask` and `depth` (any size; sampled nearest).
+    ///   - time: seconds, for time-animated filters (added to each filter's own `time`).
+    public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
+        let depthPlane = try FilterChain.depthPlane(depth)
+        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
+                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0)
+        _ = try ColourConversion.shaderFormat(image.format)
+        return try lock.withLock {
+            let plan = try plan(for: key)
+            return try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
+        }
+    }
+
+    /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
+    public func applyCPU(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
+        let depthPlane = try FilterChain.depthPlane(depth)
+        var plane = try ColourConversion.plane(image, range: range)
+        for kernel in kernels {
+            _ = try kernel.outputSize(width: plane.width, height: plane.height)
+            let env = CPUEnvironment(time: time, depth: depthPlane, floats: kernel.floats(time: time, size: (plane.width, plane.height)) + [Float](repeating: 0, count: StepIO.floatCapacity))
+            plane = kernel.cpu(plane, env)
+        }
+        return try ColourConversion.image(plane)
+    }
+
+    /// A chain of one gaussian blur written in a given shader style, to measure styles.
+    package static func blurStyleProbe(sigma: Float, style: GaussianBlur.Style, context: GPUContext) throws -> FilterChain {
+        var blur = GaussianBlur(sigma: sigma)
+        blur.style = style
+        return try FilterChain(kernels: [blur], context: context)
+    }
+
+    private init(kernels: [any FilterKernel], context: GPUContext) throws {
+        self.specs = []
+        self.range = .limited
+        self.requestedContext = context
+        self.kernels = kernels
+    }
+
+    /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
+    var lastRecordedSteps: Int? { lock.withLock { plans.last?.recordedSteps } }
+
+    private func plan(for key: ChainPlan.Key) throws -> ChainPlan {
+        if let index = plans.firstIndex(where: { $0.key == key }) {
+            let plan = plans.remove(at: index)
+            plans.append(plan)
+            return plan
+        }
+        let pool = try self.pool ?? BufferPool(context: requestedContext ?? GPUContext.shared())
+        self.pool = pool
+        let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool)
+        plans.append(plan)
+        if plans.count > FilterChain.maxPlans { plans.removeFirst().recycle(into: pool) }
+        return plan
+    }
+
+    private static func depthPlane(_ depth: Image?) throws -> DepthPlane? {
+        guard let depth else { return nil }
+        guard depth.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(depth.format)") }
+        return DepthPlane(width: depth.width, height: depth.height, values: depth.floats())
+    }
+}

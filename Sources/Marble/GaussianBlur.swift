@@ -1,0 +1,123 @@
+import Foundation
+import GraniteGPU
+
+/// Separable gaussian blur (any sigma) and the unsharp-mask sharpen built on it.
+///
+/// ```
+///  src ─blur rows─► tmp ─blur columns─► dst                    (blur)
+///  src ─blur rows─► tmp ─blur columns─► blurred ─unsharp(src)─► dst   (sharpen)
+/// ```
+/// Both passes run in 8-bit fixed point (Q8 weights), so GPU and CPU agree exactly.
+package struct GaussianBlur: FilterKernel {
+    /// How the GPU passes are written; only `unrolled` is used by the catalog, the others are
+    /// kept to measure shader styles (`granite-bench filters --styles`).
+    package enum Style: String, Sendable, CaseIterable {
+        /// Two 1-D passes, 8 outputs an invocation sliding over registers, spec-constant weights.
+        case blocked
+        /// Two 1-D passes, taps hand-unrolled, weights as specialization constants (up to 24 a side).
+        case unrolled
+        /// Two 1-D passes, a loop over weights read from a buffer.
+        case looped
+        /// One 2-D pass looping over the whole kernel in 16×16 workgroups (no intermediate rounding).
+        case direct2D
+    }
+
+    /// The most taps a side `blur.comp` has unrolled.
+    static let unrolledTaps = 24
+    /// Outputs per invocation in `blur_block.comp` (its BLOCK).
+    static let block = 16
+    let weights: [UInt32]
+    let amount: Float?
+    var style = Style.blocked
+
+    static let blur = FilterDescription(
+        name: "blur", summary: "Separable gaussian blur of any sigma (radius 3 sigma).",
+        parameters: [.init("sigma", .float(min: 0.1, max: 32, default: 2), "standard deviation in pixels")])
+    static let sharpen = FilterDescription(
+        name: "sharpen", summary: "Unsharp mask: adds amount times the difference from a gaussian blur.",
+        parameters: [
+            .init("amount", .float(min: 0, max: 5, default: 1), "strength"),
+            .init("sigma", .float(min: 0.1, max: 16, default: 1), "blur sigma of the mask"),
+        ])
+
+    init(sigma: Float, amount: Float? = nil) {
+        weights = GaussianBlur.weights(sigma: sigma)
+        self.amount = amount
+    }
+
+    /// Q8 weights w[0...r] with w[0] + 2·Σw[k] = 256, trailing zeros trimmed (radius ≥ 1).
+    static func weights(sigma: Float) -> [UInt32] {
+        let reach = max(1, Int((3 * Double(sigma)).rounded(.up)))
+        let raw = (0...reach).map { exp(-Double($0 * $0) / (2 * Double(sigma) * Double(sigma))) }
+        let total = raw[0] + 2 * raw.dropFirst().reduce(0, +)
+        var weights = raw.map { Int((256 * $0 / total).rounded()) }
+        while weights.count > 2, weights.last == 0 { weights.removeLast() }
+        weights[0] = 256 - 2 * weights.dropFirst().reduce(0, +)
+        while weights[0] < 1, let outer = weights.indices.dropFirst().last(where: { weights[$0] > 0 }) {
+            weights[outer] -= 1
+            weights[0] += 2
+        }
+        return weights.map { UInt32($0) }
+    }
+
+    var radius: Int { weights.count - 1 }
+
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [amount ?? 0] }
+
+    func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
+        let blurred = pass(pass(input, vertical: false), vertical: true)
+        guard let amount else { return blurred }
+        return input.map { x, y, p in
+            let o = Px.channels(p), b = Px.channels(blurred.pixels[y * input.width + x])
+            let r = o + amount * (o - b)
+            return Px.pack(Px.byte(r.x), Px.byte(r.y), Px.byte(r.z), Px.a(p))
+        }
+    }
+
+    /// One 1-D pass in the shaders' fixed point: (R,B) and (G,A) in 16-bit lanes of a UInt32.
+    private func pass(_ input: RGBAPlane, vertical: Bool) -> RGBAPlane {
+        let m: UInt32 = 0x00ff_00ff
+        return input.map { x, y, c in
+            var even = (c & m) &* weights[0], odd = ((c >> 8) & m) &* weights[0]
+            for k in 1..<weights.count {
+                let a = vertical ? input.at(x, y - k) : input.at(x - k, y)
+                let b = vertical ? input.at(x, y + k) : input.at(x + k, y)
+                even = even &+ ((a & m) &+ (b & m)) &* weights[k]
+                odd = odd &+ (((a >> 8) & m) &+ ((b >> 8) & m)) &* weights[k]
+            }
+            return (((even &+ 0x0080_0080) >> 8) & m) | ((((odd &+ 0x0080_0080) >> 8) & m) << 8)
+        }
+    }
+
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+        let bytes = io.sourceSize.width * io.sourceSize.height * 4
+        let weightBuffer = try io.scratch(weights.count * 4)
+        try weightBuffer.write(values: weights)
+        let tmp = BufferSlice(try io.scratch(bytes))
+        let radius = UInt32(radius)
+        let blurred = amount == nil ? io.destination : BufferSlice(try io.scratch(bytes))
+        let weightSlice = BufferSlice(weightBuffer)
+        if style == .direct2D {
+            try io.dispatch(&recorder, .blur2D, spec: [radius], destination: blurred, aux: weightSlice, tile: (16, 16))
+        } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
+            let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
+            let block = GaussianBlur.block
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * block, 1))
+            recorder.barrier()
+            try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, block))
+        } else if style == .unrolled && self.radius <= GaussianBlur.unrolledTaps {
+            let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
+            try io.dispatch(&recorder, .blur, spec: [radius, 0] + constants, destination: tmp)
+            recorder.barrier()
+            try io.dispatch(&recorder, .blur, spec: [radius, 1] + constants, source: tmp, destination: blurred)
+        } else {
+            try io.dispatch(&recorder, .blurLoop, spec: [radius, 0], destination: tmp, aux: weightSlice)
+            recorder.barrier()
+            try io.dispatch(&recorder, .blurLoop, spec: [radius, 1], source: tmp, destination: blurred, aux: weightSlice)
+        }
+        if amount != nil {
+            recorder.barrier()
+            try io.dispatch(&recorder, .unsharp, source: blurred, aux: io.source)
+        }
+    }
+}
