@@ -67,7 +67,7 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
         .target(name: "GraniteConvert", dependencies: [
-            "GraniteMedia", "GraniteCodecs", .product(name: "Crypto", package: "swift-crypto"),
+            "GraniteMedia", "GraniteCodecs", "Marble", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
         .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),

@@ -6,12 +6,15 @@ public enum ConvertError: Error, Sendable, Equatable, CustomStringConvertible {
     case inputMissing(path: String, reason: String)
     /// The output folder or manifest could not be created or written.
     case output(path: String, reason: String)
+    /// The filters could not be set up on the GPU layer (no Vulkan driver or device).
+    case gpu(reason: String)
 
     public var description: String {
         switch self {
         case let .badOption(option, value, reason): return "\(option) '\(value)': \(reason)"
         case let .inputMissing(path, reason): return "\(path): \(reason)"
         case let .output(path, reason): return "\(path): \(reason)"
+        case let .gpu(reason): return "filters cannot run on Vulkan: \(reason) (or use --cpu)"
         }
     }
 
@@ -20,7 +23,7 @@ public enum ConvertError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .badOption: return ConvertExitCode.usage
         case .inputMissing: return ConvertExitCode.noInput
-        case .output: return ConvertExitCode.fatal
+        case .output, .gpu: return ConvertExitCode.fatal
         }
     }
 }

@@ -53,7 +53,8 @@ public enum CPUFilter: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    func apply(_ image: Image) throws -> Image {
+    /// Runs this filter on the CPU.
+    public func apply(_ image: Image) throws -> Image {
         switch self {
         case let .sharpen(amount):
             return try CPUSharpen.sharpen(image, amount: amount)

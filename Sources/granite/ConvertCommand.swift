@@ -29,9 +29,12 @@ struct ConvertCommand: AsyncParsableCommand {
     var output: String
 
     @Option(name: .customLong("filter"),
-            help: ArgumentHelp("A filter to apply, in order (repeatable): sharpen[=AMOUNT], resize=50%|WxH|fit:WxH.",
+            help: ArgumentHelp("A filter to apply, in order (repeatable): a Marble spec run on Vulkan, e.g. blur:sigma=2 or 'sharpen:amount=1.5 | sobel' (see `granite filters`); or sharpen=AMOUNT, resize=50%|WxH|fit:WxH on the CPU.",
                                valueName: "spec"))
     var filters: [String] = []
+
+    @Flag(help: "Run Marble filters on their CPU reference implementation instead of Vulkan.")
+    var cpu = false
 
     @Option(help: ArgumentHelp("Resize by a percentage or to an exact size: 50% or WxH.", valueName: "size"))
     var resize: String?
@@ -66,8 +69,8 @@ struct ConvertCommand: AsyncParsableCommand {
         }
     }
 
-    func makeSettings() throws(ConvertError) -> (ConvertSettings, CPUFilterChain) {
-        let chain = try CPUFilterChain(specs: filters)
+    func makeSettings() throws(ConvertError) -> (ConvertSettings, FilterPipeline) {
+        let chain = try FilterPipeline(specs: filters, cpu: cpu)
         var settings = ConvertSettings(quality: quality, filters: chain.fingerprint, maxPixels: maxPixels)
         if let resize { settings.resize = try ResizeSpec.parse(resize) }
         if let fit { settings.resize = try ResizeSpec.parse(fit, fit: true) }

@@ -17,15 +17,18 @@ final class ConvertCLITests: XCTestCase {
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
     converted; 64 usage error; 66 an INPUT does not exist.
 
-    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--max-pixels <n>] [--overwrite]
+    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--cpu] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--max-pixels <n>] [--overwrite]
 
     ARGUMENTS:
       <inputs>                Image files or folders to convert.
 
     OPTIONS:
       -o, --output <outdir>   Output folder (created if missing).
-      --filter <spec>         A filter to apply, in order (repeatable): sharpen[=AMOUNT],
-                              resize=50%|WxH|fit:WxH.
+      --filter <spec>         A filter to apply, in order (repeatable): a Marble spec run on Vulkan,
+                              e.g. blur:sigma=2 or 'sharpen:amount=1.5 | sobel' (see `granite
+                              filters`); or sharpen=AMOUNT, resize=50%|WxH|fit:WxH on the CPU.
+      --cpu                   Run Marble filters on their CPU reference implementation instead of
+                              Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
       --format <format>       Output format: jpg or png (default: the input's format).
@@ -62,7 +65,7 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
-                      ["convert", input, "-o", out, "--resize", "50%", "--fit", "9x9"], ["convert", input, "-o", out, "--filter", "blur"],
+                      ["convert", input, "-o", out, "--resize", "50%", "--fit", "9x9"], ["convert", input, "-o", out, "--filter", "blur:sigma=-1"], ["convert", input, "-o", out, "--filter", "nope"],
                       ["convert", input], ["convert", input, "-o", out, "--bogus"], ["convert", input, "-o", out, "--format", "gif"],
                       ["convert", input, "-o", out, "--max-pixels", "0"]] {
             let r = try ConvertFixtures.runGranite(usage)
