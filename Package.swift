@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //
 // Granite for Linux — one module per concern.
 //
@@ -23,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // IPFS (issue 7)
+        // The trait exposes response trailers (Kubo reports late errors in `X-Stream-Error`); traits need tools 6.1.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -37,13 +42,25 @@ let package = Package(
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
-            "Granite", "GraniteMedia",
+            "Granite", "GraniteMedia", "GraniteIPFS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite",
+            "Granite", "GraniteIPFS",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
+        .target(name: "GraniteIPFS", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS"]),
     ]
 )
