@@ -61,6 +61,6 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS"]),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS"], exclude: ["Fixtures"]),
     ]
 )
