@@ -15,6 +15,8 @@ public struct PinJob: Sendable, Hashable, Codable {
     public var options: ImportOptions
     /// File bytes under the root.
     public var bytes: UInt64
+    /// Files (and symlinks) under the root.
+    public var files: Int
     /// Seconds since 1970 when queued.
     public var queuedAt: Double
 }

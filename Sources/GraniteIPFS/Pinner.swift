@@ -5,15 +5,23 @@ import Logging
 public struct PinReport: Sendable, Codable {
     /// A job that is now pinned (CID verified).
     public struct Pinned: Sendable, Codable, Hashable {
+        /// The job's inputs.
         public var paths: [String]
+        /// Its root CID, as computed locally and confirmed by the node.
         public var cid: CID
+        /// File bytes under the root.
         public var bytes: UInt64
+        /// Files under the root.
+        public var files: Int
     }
 
     /// A job that did not finish, and why.
     public struct Problem: Sendable, Codable, Hashable {
+        /// The job's inputs.
         public var paths: [String]
+        /// Its root CID, as computed locally.
         public var cid: CID
+        /// What went wrong (credentials never included).
         public var reason: String
         /// True when it stays in the journal for a later run; false when it failed for good.
         public var willRetry: Bool
@@ -26,6 +34,8 @@ public struct PinReport: Sendable, Codable {
 
     /// Files' bytes pinned.
     public var bytes: UInt64 { pinned.reduce(0) { $0 + $1.bytes } }
+    /// Files pinned.
+    public var files: Int { pinned.reduce(0) { $0 + $1.files } }
 }
 
 /// Progress of a pinning pass, for a progress bar.
@@ -77,14 +87,17 @@ public struct Pinner: Sendable {
         let result = try importer.importPaths(absolute, carPath: carPath)
         let now = Date().timeIntervalSince1970
         let jobs: [PinJob]
+        func files(under root: ImportedEntry) -> Int {
+            result.entries.filter { !$0.isDirectory && (root.name.isEmpty || $0.name == root.name || $0.name.hasPrefix(root.name + "/")) }.count
+        }
         if options.wrapWithDirectory {
             let root = result.roots[0]
             jobs = [PinJob(id: UUID().uuidString, paths: absolute, cid: root.cid, options: options,
-                           bytes: root.contentSize, queuedAt: now)]
+                           bytes: root.contentSize, files: files(under: root), queuedAt: now)]
         } else {
             jobs = zip(absolute, result.roots).map { path, root in
                 PinJob(id: UUID().uuidString, paths: [path], cid: root.cid, options: options,
-                       bytes: root.contentSize, queuedAt: now)
+                       bytes: root.contentSize, files: files(under: root), queuedAt: now)
             }
         }
         try journal.enqueue(jobs)
@@ -107,7 +120,7 @@ public struct Pinner: Sendable {
             while let (job, result) = try await group.next() {
                 switch result {
                 case .success:
-                    report.pinned.append(.init(paths: job.paths, cid: job.cid, bytes: job.bytes))
+                    report.pinned.append(.init(paths: job.paths, cid: job.cid, bytes: job.bytes, files: job.files))
                     progress?(.pinned(job))
                 case let .failure(error):
                     let permanent = Self.isPermanent(error)
