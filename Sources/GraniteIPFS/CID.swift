@@ -68,10 +68,12 @@ public struct CID: Hashable, Sendable, CustomStringConvertible, Codable {
         version == 0 ? Multibase.base58(multihash) : "b" + Multibase.base32(bytes)
     }
 
+    /// Decodes from the CID's string form.
     public init(from decoder: any Decoder) throws {
         try self.init(try decoder.singleValueContainer().decode(String.self))
     }
 
+    /// Encodes as the CID's string form.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)

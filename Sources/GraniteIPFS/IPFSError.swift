@@ -15,6 +15,7 @@ public enum IPFSError: Error, Equatable, CustomStringConvertible {
     /// Two top-level entries of one add share a name.
     case duplicateName(String)
 
+    /// A one-line message naming what failed and why.
     public var description: String {
         switch self {
         case let .invalidCID(text, reason): "invalid CID '\(text)': \(reason)"

@@ -51,6 +51,8 @@ public struct KuboEndpoint: Sendable, Hashable, CustomStringConvertible {
         return try KuboEndpoint(parsing: "/ip4/127.0.0.1/tcp/5001")
     }
 
+    /// A one-line message naming what failed and why.
+    /// The base URL.
     public var description: String { baseURL }
 }
 

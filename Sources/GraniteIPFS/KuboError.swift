@@ -41,6 +41,7 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
         "could not convert", "needs HAMT", "no link named", "is required", "block was not found locally",
     ]
 
+    /// A one-line message naming what failed and why.
     public var description: String {
         switch self {
         case let .badAddress(text, reason): "bad IPFS API address '\(text)': \(reason)"

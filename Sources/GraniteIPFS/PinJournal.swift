@@ -30,6 +30,7 @@ public enum PinJournalError: Error, Equatable, CustomStringConvertible {
     /// A record in the middle of the journal does not parse.
     case corrupt(path: String, line: Int)
 
+    /// A one-line message naming what failed and why.
     public var description: String {
         switch self {
         case let .open(path, reason): "cannot open pin journal '\(path)': \(reason)"

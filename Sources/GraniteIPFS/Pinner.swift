@@ -183,6 +183,7 @@ public enum PinnerError: Error, Equatable, CustomStringConvertible {
     /// The files no longer have the CID they were queued with.
     case contentChanged(paths: [String], queued: CID, now: String)
 
+    /// A one-line message naming what failed and why.
     public var description: String {
         switch self {
         case let .contentChanged(paths, queued, now):
