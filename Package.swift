@@ -46,7 +46,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite", "GraniteIPFS",
+            "Granite", "GraniteIPFS", "GraniteIPFSTesting",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -61,6 +61,8 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS"], exclude: ["Fixtures"]),
+        // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
+        .target(name: "GraniteIPFSTesting"),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting"]),
     ]
 )

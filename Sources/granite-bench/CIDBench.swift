@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraniteIPFS
+import GraniteIPFSTesting
 
 /// `granite-bench cid`: local CID throughput beside aleph-cid, and add+pin throughput against
 /// kubo-standin beside a plain Python client doing the same requests, all in one run.
@@ -81,7 +82,7 @@ struct CIDBench: AsyncParsableCommand {
                 cid = h.finalize()
                 print(cid, time.perf_counter() - t)
             """
-        let lines = try BenchData.run(python, ["-c", script, file, "\(version)", "\(runs)"]).split(separator: "\n")
+        let lines = try ChildProcess.run(python, ["-c", script, file, "\(version)", "\(runs)"]).split(separator: "\n")
         let parsed = lines.map { $0.split(separator: " ") }
         guard let cid = parsed.first?.first else { throw ValidationError("aleph-cid printed nothing") }
         return (String(cid), parsed.compactMap { Double($0.last ?? "") }.map { megabytes / $0 })
@@ -102,8 +103,8 @@ struct CIDBench: AsyncParsableCommand {
         var ours: [Double] = []
         var anchor: [Double] = []
         for run in 0..<max(1, runs / 2 + 1) {
-            let server = try BenchStandin(python: python, script: folder + "/kubo-standin.py",
-                                          repo: work.appendingPathComponent("repo\(run)").path)
+            let server = try KuboStandinProcess(python: python, folder: folder, guardScript: "scripts/ipfs/standin-guard.py",
+                                                repo: work.appendingPathComponent("repo\(run)").path)
             defer { server.stop() }
             let client = KuboClient(endpoint: try KuboEndpoint(parsing: server.url))
             let journal = try PinJournal(path: work.appendingPathComponent("journal\(run).jsonl").path)
@@ -144,7 +145,7 @@ struct CIDBench: AsyncParsableCommand {
             with cf.ThreadPoolExecutor(4) as ex: list(ex.map(one, files))
             print(time.perf_counter() - t)
             """
-        guard let seconds = Double(try BenchData.run(python, ["-c", script, url, dir]).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let seconds = Double(try ChildProcess.run(python, ["-c", script, url, dir]).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw ValidationError("python anchor printed no time")
         }
         return seconds

@@ -1,4 +1,5 @@
 import Foundation
+import GraniteIPFSTesting
 import XCTest
 
 /// Paths, fixtures and the `aleph-cid` oracle shared by the IPFS tests.
@@ -70,18 +71,6 @@ enum TestSupport {
 
     /// Runs a program, returns its stdout; throws if it exits non-zero.
     static func run(_ program: String, _ args: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = args
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NSError(domain: "TestSupport", code: Int(process.terminationStatus),
-                          userInfo: [NSLocalizedDescriptionKey: "\(program) \(args.prefix(1)) exited \(process.terminationStatus)"])
-        }
-        return String(decoding: data, as: UTF8.self)
+        try ChildProcess.run(program, args)
     }
 }
