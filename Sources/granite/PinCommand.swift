@@ -42,6 +42,9 @@ struct PinCommand: AsyncParsableCommand {
     @Option(help: "Uploads at once.")
     var concurrency: Int = 4
 
+    @Option(help: "Attempts per request before a job is left pending (transient failures only).")
+    var attempts: Int = 4
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
@@ -51,10 +54,14 @@ struct PinCommand: AsyncParsableCommand {
         guard !(retry && !paths.isEmpty) else { throw ValidationError("--retry takes no PATH") }
         guard car == nil || !paths.isEmpty else { throw ValidationError("--car needs PATH...") }
         guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be 1...64") }
+        guard (1...20).contains(attempts) else { throw ValidationError("--attempts must be 1...20") }
     }
 
     func run() async throws {
-        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: apiAuth))
+        var config = KuboClient.Configuration()
+        config.maxAttempts = attempts
+        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: apiAuth),
+                                configuration: config)
         let journal = try PinJournal(path: self.journal ?? PinJournal.defaultPath())
         let options = ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap)
         let pinner = try Pinner(client: client, journal: journal, options: options, concurrency: concurrency)
