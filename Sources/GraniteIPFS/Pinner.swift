@@ -141,21 +141,32 @@ public struct Pinner: Sendable {
         return try await process(progress: progress)
     }
 
-    /// One job: re-check the content, add (CIDs verified), pin/add, then journal it done.
+    /// One job: add (root CID verified against the queued one), pin/add, then journal it done.
     private func run(_ job: PinJob, progress: (@Sendable (PinEvent) -> Void)?) async throws {
         try Task.checkCancellation()
         let present = job.paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
         if present {
-            let local = try UnixFSImporter(options: job.options).importPaths(job.paths)
-            guard local.roots.count == 1, local.roots[0].cid == job.cid else {
-                throw PinnerError.contentChanged(paths: job.paths, queued: job.cid,
-                                                 now: local.roots.map(\.cid.description).joined(separator: ","))
-            }
+            // The root CID from queue time is the check: a Merkle root covers every block below
+            // it, so the files are not hashed a second time unless the node disagrees.
+            let name = job.options.wrapWithDirectory ? "" : URL(fileURLWithPath: job.paths[0]).lastPathComponent
+            let root = ImportedEntry(name: name, cid: job.cid, dagSize: 0, contentSize: job.bytes,
+                                     isDirectory: job.options.wrapWithDirectory)
             let id = job.id
             var onProgress: (@Sendable (AddProgress) -> Void)?
             if let progress { onProgress = { progress(.uploaded(jobID: id, name: $0.name, bytes: $0.bytes)) } }
-            _ = try await client.add(paths: job.paths, options: job.options, pin: true, expected: local,
-                                     progress: onProgress)
+            do {
+                // pin=false: only the verified CID gets pinned, by the pin/add below.
+                _ = try await client.add(paths: job.paths, options: job.options, pin: false,
+                                         expected: ImportResult(entries: [root], roots: [root]), progress: onProgress)
+            } catch let error as KuboError {
+                guard case .cidMismatch = error else { throw error }
+                let now = try UnixFSImporter(options: job.options).importPaths(job.paths).roots.map(\.cid)
+                if now != [job.cid] {
+                    throw PinnerError.contentChanged(paths: job.paths, queued: job.cid,
+                                                     now: now.map(\.description).joined(separator: ","))
+                }
+                throw error
+            }
         } else {
             logger.info("source gone; pinning by CID only", metadata: ["cid": "\(job.cid)"])
         }
