@@ -175,3 +175,32 @@ final class KuboClientTests: XCTestCase {
         XCTAssertEqual(try KuboEndpoint.resolve(option: nil, environment: ["HOME": repo.path + "/none"]).baseURL, "http://127.0.0.1:5001")
     }
 }
+
+/// Errors that arrive after output has started, in the `X-Stream-Error` trailer.
+final class KuboStreamErrorTests: XCTestCase {
+    func testTrailerErrorAfterStreamedOutputIsDetected() async throws {
+        let node = try KuboStandin(["--backend", "pure"], test: self)
+        // A directory over Kubo's HAMT threshold: the files' lines stream out first, then the
+        // directory fails. (Our own importer refuses it up front, so the request is built by hand.)
+        let long = String(repeating: "n", count: 150)
+        var parts = [UploadPart(name: "big", content: .directory)]
+        for i in 0..<1500 { parts.append(UploadPart(name: "big/\(long)\(i)", content: .bytes([UInt8(i & 0xFF)]))) }
+        let lines = LineCounter()
+        do {
+            _ = try await node.client(attempts: 1).call("add", query: [("cid-version", "1")], upload: parts) { _ in lines.add() }
+            XCTFail("must fail")
+        } catch let KuboError.streamError(_, command, message) {
+            XCTAssertEqual(command, "add")
+            XCTAssertTrue(message.contains("HAMT"), message)
+            XCTAssertGreaterThan(lines.count, 0, "output had started")
+        }
+    }
+}
+
+/// Counts NDJSON lines from a `@Sendable` handler.
+private final class LineCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func add() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}
