@@ -115,13 +115,10 @@ extension KuboClient {
         return keys.mapValues { ($0 as? [String: Any])?["Type"] as? String ?? "" }
     }
 
-    /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`), at most `limit` of them.
+    /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`); a file over `limit`
+    /// bytes throws ``KuboError/badResponse(node:command:reason:)`` as soon as the limit is passed.
     public func cat(_ path: String, limit: Int = 1 << 30) async throws -> [UInt8] {
-        let bytes = try await call("cat", query: [("arg", path)])
-        guard bytes.count <= limit else {
-            throw KuboError.badResponse(node: endpoint.baseURL, command: "cat", reason: "more than \(limit) bytes")
-        }
-        return bytes
+        try await call("cat", query: [("arg", path)], limit: limit)
     }
 
     private func json(_ body: [UInt8], command: String) throws -> [String: Any] {

@@ -57,12 +57,12 @@ public struct KuboClient: Sendable {
     /// Runs `command` with retries; returns the whole body (for single-value outputs) after
     /// handing every NDJSON line to `onLine` when given.
     func call(_ command: String, query: [(String, String)] = [], upload: [UploadPart]? = nil,
-              onLine: LineHandler? = nil) async throws -> [UInt8] {
+              limit: Int = 64 << 20, onLine: LineHandler? = nil) async throws -> [UInt8] {
         var attempt = 1
         var backoff = configuration.initialBackoff
         while true {
             do {
-                return try await attemptCall(command, query: query, upload: upload, onLine: onLine)
+                return try await attemptCall(command, query: query, upload: upload, limit: limit, onLine: onLine)
             } catch let error as KuboError where error.isTransient && attempt < configuration.maxAttempts {
                 logger.debug("retrying after transient failure", metadata: [
                     "command": "\(command)", "attempt": "\(attempt)", "error": "\(error)"])
@@ -74,7 +74,7 @@ public struct KuboClient: Sendable {
     }
 
     private func attemptCall(_ command: String, query: [(String, String)], upload: [UploadPart]?,
-                             onLine: LineHandler?) async throws -> [UInt8] {
+                             limit: Int, onLine: LineHandler?) async throws -> [UInt8] {
         let node = endpoint.baseURL
         var request = HTTPClientRequest(url: url(command, query))
         request.method = .POST
@@ -100,6 +100,9 @@ public struct KuboClient: Sendable {
         do {
             for try await buffer in response.body {
                 if onLine == nil {
+                    guard whole.count + buffer.readableBytes <= limit else {
+                        throw KuboError.badResponse(node: node, command: command, reason: "answer larger than \(limit) bytes")
+                    }
                     whole.append(contentsOf: buffer.readableBytesView)
                     continue
                 }

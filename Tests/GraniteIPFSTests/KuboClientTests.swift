@@ -37,6 +37,13 @@ final class KuboClientTests: XCTestCase {
             XCTAssertEqual(value5, hello)
         }
 
+        do {
+            _ = try await client.cat(v0[0].cid.description, limit: 5)
+            XCTFail("a 12-byte file must exceed a 5-byte limit")
+        } catch let error as KuboError {
+            guard case .badResponse = error else { return XCTFail("\(error)") }
+        }
+
         // Unpin: no longer a recursive pin (album/sub dir/hi+there.txt keeps it indirectly).
         try await client.pinRm(v0[0].cid)
         let value6 = try await client.pinLs(type: "recursive")[v0[0].cid.description]
