@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //
 // Granite for Linux — one module per concern.
 //
@@ -26,7 +26,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),  // issue 4 (also issue IPFS)
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),  // convert manifest, IPFS CIDs
+        // IPFS (issue 7)
+        // The trait exposes response trailers (Kubo reports late errors in `X-Stream-Error`); traits need tools 6.1.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -51,12 +55,14 @@ let package = Package(
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
+            "GraniteIPFS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
+            "GraniteIPFS", "GraniteIPFSTesting",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -78,5 +84,18 @@ let package = Package(
         .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
         .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
+        // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
+        .target(name: "GraniteIPFS", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
+        .target(name: "GraniteIPFSTesting"),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting"]),
     ]
 )

@@ -13,5 +13,6 @@ struct GraniteBench: AsyncParsableCommand {
         EventsBench.self,
         ConvertBench.self,
         FiltersBench.self,
+        CIDBench.self,
     ]
 }

@@ -17,5 +17,6 @@ struct GraniteCLI: AsyncParsableCommand {
     static let all: [any ParsableCommand.Type] = [
         ConvertCommand.self,
         FiltersCommand.self,
+        PinCommand.self,
     ]
 }

@@ -1,0 +1,76 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a CARv1 file (`ipfs dag import` compatible) as blocks arrive, atomically.
+///
+/// ```
+/// put(cid, block) ─► FILE.blocks.partial (varint | cid | block, deduplicated)
+/// finish(roots)   ─► FILE.partial = header(roots) + blocks ─fsync─► rename ─► FILE
+/// ```
+/// The roots are only known at the end and the header comes first, so blocks wait in a side
+/// file. Nothing appears under the final name unless the whole CAR was written.
+final class CARWriter: BlockSink {
+    private let path: String
+    private let blocksPath: String
+    private var blocks: DurableFile?
+    private var seen = Set<[UInt8]>()
+
+    init(path: String) throws {
+        self.path = path
+        self.blocksPath = path + ".blocks.partial"
+        blocks = try DurableFile(path: blocksPath, truncate: true, error: { IPFSError.carWrite(path: path, reason: $0) })
+    }
+
+    deinit {
+        blocks = nil
+        unlink(blocksPath)
+        unlink(path + ".partial")
+    }
+
+    func put(cid: CID, block: UnsafeRawBufferPointer) throws {
+        let cidBytes = cid.bytes
+        guard seen.insert(cidBytes).inserted, let blocks else { return }
+        var head = Varint.encode(UInt64(cidBytes.count + block.count))
+        head += cidBytes
+        try blocks.append(head)
+        try blocks.append(block)
+    }
+
+    /// Writes the header with `roots`, then the blocks, and moves the file to its final name.
+    func finish(roots: [CID]) throws {
+        guard let blocks else { return }
+        let fail = { (why: String) in IPFSError.carWrite(path: self.path, reason: why) }
+        let header = Self.header(roots: roots)
+        let out = try DurableFile(path: path + ".partial", truncate: true, error: fail)
+        try out.append(Varint.encode(UInt64(header.count)) + header)
+        try blocks.copy(to: out)
+        try out.sync()
+        guard rename(path + ".partial", path) == 0 else { throw fail(String(cString: strerror(errno))) }
+        self.blocks = nil
+        unlink(blocksPath)
+    }
+
+    /// The dag-cbor header `{"roots": [CID…], "version": 1}` (keys in length-first order).
+    static func header(roots: [CID]) -> [UInt8] {
+        var out: [UInt8] = [0xA2, 0x65] + Array("roots".utf8)
+        cborHead(major: 4, roots.count, into: &out)
+        for root in roots {
+            out += [0xD8, 0x2A]  // tag 42: CID
+            let cid = [0x00] + root.bytes  // multibase identity prefix
+            cborHead(major: 2, cid.count, into: &out)
+            out += cid
+        }
+        out += [0x67] + Array("version".utf8) + [0x01]
+        return out
+    }
+
+    private static func cborHead(major: UInt8, _ count: Int, into out: inout [UInt8]) {
+        switch count {
+        case ..<24: out.append(major << 5 | UInt8(count))
+        case ..<256: out += [major << 5 | 24, UInt8(count)]
+        default: out += [major << 5 | 25, UInt8(count >> 8), UInt8(count & 0xFF)]
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An append-only file written with `write(2)` and made durable with `fsync(2)`.
+///
+/// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error.
+final class DurableFile {
+    let path: String
+    private let fd: Int32
+    private let error: (String) -> any Error
+
+    init(path: String, truncate: Bool, error: @escaping (String) -> any Error) throws {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
+        let fd = open(path, flags, 0o644)
+        guard fd >= 0 else { throw error(String(cString: strerror(errno))) }
+        self.path = path
+        self.fd = fd
+        self.error = error
+    }
+
+    deinit { close(fd) }
+
+    /// Appends all of `bytes` (retrying short writes and EINTR).
+    func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    /// Appends all of `bytes` (retrying short writes and EINTR).
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error(String(cString: strerror(errno)))
+            }
+            offset += n
+        }
+    }
+
+    /// Flushes data and metadata to disk.
+    func sync() throws {
+        guard fsync(fd) == 0 else { throw error(String(cString: strerror(errno))) }
+    }
+
+    /// Appends this file's whole content to `other`.
+    func copy(to other: DurableFile) throws {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw error(String(cString: strerror(errno))) }
+        defer { close(input) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(input, buffer.baseAddress!, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error(String(cString: strerror(errno)))
+            }
+            if n == 0 { return }
+            try other.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A node's answer to `version`.
+public struct KuboVersion: Sendable, Hashable {
+    /// e.g. `0.22.0`.
+    public var version: String
+    /// Repo version.
+    public var repo: String
+    /// e.g. `amd64/linux`.
+    public var system: String
+}
+
+/// One entry of an `add` answer: the seed's "added node".
+public struct AddedNode: Sendable, Hashable, Codable {
+    /// Path inside the add; "" for the wrapping directory.
+    public var name: String
+    /// The node's CID for it.
+    public var cid: CID
+    /// Cumulative DAG size as the node reports it.
+    public var size: UInt64
+}
+
+/// Upload progress from an `add` with `progress=true`.
+public struct AddProgress: Sendable, Hashable {
+    /// The entry being read.
+    public var name: String
+    /// Bytes of it the node has read.
+    public var bytes: UInt64
+}
+
+extension KuboClient {
+    /// The node's version (also a cheap reachability and auth check).
+    public func version() async throws -> KuboVersion {
+        let object = try json(try await call("version"), command: "version")
+        guard let version = object["Version"] as? String else {
+            throw KuboError.badResponse(node: endpoint.baseURL, command: "version", reason: "no Version")
+        }
+        return KuboVersion(version: version, repo: object["Repo"] as? String ?? "", system: object["System"] as? String ?? "")
+    }
+
+    /// Adds `paths` (files, directories, symlinks), verifying every CID against the local import.
+    ///
+    /// `cid-version`, `raw-leaves` and `chunker` are always sent, since node defaults vary by
+    /// profile. Each entry of the node's answer must equal `expected` (computed here when nil);
+    /// a difference throws ``KuboError/cidMismatch(name:local:node:)``.
+    public func add(paths: [String], options: ImportOptions, pin: Bool = true, expected: ImportResult? = nil,
+                    progress: (@Sendable (AddProgress) -> Void)? = nil) async throws -> [AddedNode] {
+        let local = try expected ?? UnixFSImporter(options: options).importPaths(paths)
+        return try await add(parts: UploadPart.collect(paths: paths), options: options, pin: pin,
+                             expected: local.entries, progress: progress)
+    }
+
+    /// Adds `data` as one file named `name`, verified against its local CID.
+    public func add(data: [UInt8], name: String = "data", options: ImportOptions, pin: Bool = true) async throws -> [AddedNode] {
+        let cid = try UnixFSImporter(options: options).cid(of: data)
+        var entries = [ImportedEntry(name: name, cid: cid, dagSize: 0, contentSize: UInt64(data.count), isDirectory: false)]
+        if options.wrapWithDirectory {
+            let dir = try UnixFSImporter(options: options).wrap(name: name, data: data)
+            entries.append(dir)
+        }
+        return try await add(parts: [UploadPart(name: name, content: .bytes(data))], options: options, pin: pin,
+                             expected: entries, progress: nil)
+    }
+
+    private func add(parts: [UploadPart], options: ImportOptions, pin: Bool, expected: [ImportedEntry],
+                     progress: (@Sendable (AddProgress) -> Void)?) async throws -> [AddedNode] {
+        try options.validate()
+        let query: [(String, String)] = [
+            ("cid-version", "\(options.cidVersion)"), ("raw-leaves", "\(options.rawLeaves)"),
+            ("chunker", options.chunker), ("wrap-with-directory", "\(options.wrapWithDirectory)"),
+            ("pin", "\(pin)"), ("progress", "\(progress != nil)"),
+        ]
+        let node = endpoint.baseURL
+        let collected = NIOLockedValueBox<[AddedNode]>([])
+        _ = try await call("add", query: query, upload: parts) { line in
+            if let hash = line["Hash"] as? String {
+                let size = UInt64(line["Size"] as? String ?? "") ?? 0
+                let added = AddedNode(name: line["Name"] as? String ?? "", cid: try CID(hash), size: size)
+                collected.withLockedValue { $0.append(added) }
+            } else if let progress, let name = line["Name"] as? String {
+                progress(AddProgress(name: name, bytes: (line["Bytes"] as? NSNumber)?.uint64Value ?? 0))
+            }
+        }
+        let added = collected.withLockedValue { $0 }
+        let byName = Dictionary(added.map { ($0.name, $0.cid) }, uniquingKeysWith: { _, last in last })
+        for entry in expected {
+            guard let cid = byName[entry.name] else { throw KuboError.missingEntry(name: entry.name, node: node) }
+            guard cid == entry.cid else {
+                throw KuboError.cidMismatch(name: entry.name, local: entry.cid.description, node: cid.description)
+            }
+        }
+        return added
+    }
+
+    /// Pins `cid` (recursively by default); returns the CIDs the node reports pinned.
+    @discardableResult
+    public func pinAdd(_ cid: CID, recursive: Bool = true) async throws -> [CID] {
+        let object = try json(try await call("pin/add", query: [("arg", cid.description), ("recursive", "\(recursive)")]), command: "pin/add")
+        return try (object["Pins"] as? [String] ?? []).map { try CID($0) }
+    }
+
+    /// Unpins `cid`.
+    public func pinRm(_ cid: CID, recursive: Bool = true) async throws {
+        _ = try await call("pin/rm", query: [("arg", cid.description), ("recursive", "\(recursive)")])
+    }
+
+    /// The node's pins (of `type`: all, recursive, direct, indirect), as CID → pin type.
+    /// With `cid`, only that one; a CID that is not pinned throws the node's error.
+    public func pinLs(_ cid: CID? = nil, type: String = "all") async throws -> [String: String] {
+        var query = [("type", type)]
+        if let cid { query.append(("arg", cid.description)) }
+        let object = try json(try await call("pin/ls", query: query), command: "pin/ls")
+        let keys = object["Keys"] as? [String: Any] ?? [:]  // absent when nothing is pinned
+        return keys.mapValues { ($0 as? [String: Any])?["Type"] as? String ?? "" }
+    }
+
+    /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`); a file over `limit`
+    /// bytes throws ``KuboError/badResponse(node:command:reason:)`` as soon as the limit is passed.
+    public func cat(_ path: String, limit: Int = 1 << 30) async throws -> [UInt8] {
+        try await call("cat", query: [("arg", path)], limit: limit)
+    }
+
+    private func json(_ body: [UInt8], command: String) throws -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw KuboError.badResponse(node: endpoint.baseURL, command: command,
+                                        reason: "not a JSON object: \(String(decoding: body.prefix(120), as: UTF8.self))")
+        }
+        return object
+    }
+}

@@ -1,0 +1,171 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// A Kubo RPC API client: POST-only commands, NDJSON streaming, typed errors, retries.
+///
+/// ```
+/// command ─► POST /api/v0/<cmd>?args (+ multipart body) ─► status? ─┬─ 200: NDJSON lines ─► trailer X-Stream-Error?
+///                                                                    └─ else: {Message,Code,Type} ─► KuboError
+///         ◄── retried with exponential back-off while the error is transient ──┘
+/// ```
+public struct KuboClient: Sendable {
+    /// Timeouts and the retry policy.
+    public struct Configuration: Sendable, Hashable {
+        /// Time to open a TCP connection.
+        public var connectTimeout: Duration = .seconds(3)
+        /// Longest silence while a response is awaited or read (detects a hung node mid-upload).
+        public var readTimeout: Duration = .seconds(60)
+        /// Deadline for one attempt of a command without an upload.
+        public var requestTimeout: Duration = .seconds(120)
+        /// Attempts per command, first included.
+        public var maxAttempts: Int = 4
+        /// Back-off before the second attempt; doubles each time up to `maxBackoff`.
+        public var initialBackoff: Duration = .milliseconds(200)
+        /// Longest back-off.
+        public var maxBackoff: Duration = .seconds(5)
+
+        /// The defaults: 3 s connect, 60 s read, 120 s per command, 4 attempts, 0.2–5 s back-off.
+        ///
+        /// A refused connection costs a whole connect timeout per attempt (the HTTP client's
+        /// pool keeps retrying within it), so a node that is down is reported after ~12 s.
+        public init() {}
+    }
+
+    /// The node.
+    public let endpoint: KuboEndpoint
+    /// Credentials, if the node requires them.
+    let auth: KuboAuth?
+    /// Timeouts and retries.
+    public let configuration: Configuration
+    let logger: Logger
+
+    /// A client for `endpoint`, authenticating with `auth`.
+    public init(endpoint: KuboEndpoint, auth: KuboAuth? = nil, configuration: Configuration = .init(),
+                logger: Logger = Logger(label: "granite.ipfs")) {
+        self.endpoint = endpoint
+        self.auth = auth
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// What an NDJSON line of output is handed to; throw to abort.
+    typealias LineHandler = @Sendable ([String: Any]) throws -> Void
+
+    /// Runs `command` with retries; returns the whole body (for single-value outputs) after
+    /// handing every NDJSON line to `onLine` when given.
+    func call(_ command: String, query: [(String, String)] = [], upload: [UploadPart]? = nil,
+              limit: Int = 64 << 20, onLine: LineHandler? = nil) async throws -> [UInt8] {
+        var attempt = 1
+        var backoff = configuration.initialBackoff
+        while true {
+            do {
+                return try await attemptCall(command, query: query, upload: upload, limit: limit, onLine: onLine)
+            } catch let error as KuboError where error.isTransient && attempt < configuration.maxAttempts {
+                logger.debug("retrying after transient failure", metadata: [
+                    "command": "\(command)", "attempt": "\(attempt)", "error": "\(error)"])
+                try await Task.sleep(for: backoff * Double.random(in: 0.75...1.25))
+                backoff = min(backoff * 2, configuration.maxBackoff)
+                attempt += 1
+            }
+        }
+    }
+
+    private func attemptCall(_ command: String, query: [(String, String)], upload: [UploadPart]?,
+                             limit: Int, onLine: LineHandler?) async throws -> [UInt8] {
+        let node = endpoint.baseURL
+        var request = HTTPClientRequest(url: url(command, query))
+        request.method = .POST
+        if let auth { request.headers.add(name: "Authorization", value: auth.headerValue) }
+        if let upload {
+            let body = MultipartBody(parts: upload)
+            request.headers.add(name: "Content-Type", value: body.contentType)
+            request.body = .stream(body, length: .unknown)
+        }
+        let response: HTTPClientResponse
+        do {
+            let deadline = upload == nil ? configuration.requestTimeout : .seconds(7 * 24 * 3600)
+            response = try await HTTPClients.client(for: configuration).execute(request, timeout: .init(deadline), logger: logger)
+        } catch {
+            throw Self.mapTransport(error, node: node, command: command, truncated: false)
+        }
+        guard response.status == .ok else {
+            let text = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+            throw Self.commandError(status: Int(response.status.code), text: text, node: node, command: command)
+        }
+        var whole: [UInt8] = []
+        var pending: [UInt8] = []
+        do {
+            for try await buffer in response.body {
+                if onLine == nil {
+                    guard whole.count + buffer.readableBytes <= limit else {
+                        throw KuboError.badResponse(node: node, command: command, reason: "answer larger than \(limit) bytes")
+                    }
+                    whole.append(contentsOf: buffer.readableBytesView)
+                    continue
+                }
+                pending.append(contentsOf: buffer.readableBytesView)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    try handle(line: pending[..<newline], onLine: onLine, node: node, command: command)
+                    pending.removeSubrange(...newline)
+                }
+            }
+        } catch let error as KuboError {
+            throw error
+        } catch {
+            throw Self.mapTransport(error, node: node, command: command, truncated: true)
+        }
+        if let message = response.body.trailers?.first(name: "X-Stream-Error"), !message.isEmpty {
+            throw KuboError.streamError(node: node, command: command, message: message)
+        }
+        if !pending.isEmpty { try handle(line: pending[...], onLine: onLine, node: node, command: command) }
+        return whole
+    }
+
+    private func handle(line: ArraySlice<UInt8>, onLine: LineHandler?, node: String, command: String) throws {
+        guard let onLine, line.contains(where: { $0 > 32 }) else { return }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+            throw KuboError.badResponse(node: node, command: command, reason: "not a JSON object: \(String(decoding: line.prefix(120), as: UTF8.self))")
+        }
+        // go-ipfs-cmds may also emit an error value in-band.
+        if object["Type"] as? String == "error", let message = object["Message"] as? String {
+            throw KuboError.streamError(node: node, command: command, message: message)
+        }
+        try onLine(object)
+    }
+
+    private func url(_ command: String, _ query: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~/")
+        let q = query.map { key, value in
+            key + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+        return "\(endpoint.baseURL)/api/v0/\(command)" + (q.isEmpty ? "" : "?" + q)
+    }
+
+    /// A non-200 answer as a typed error: Kubo's JSON `{Message, Code, Type}` or plain text.
+    static func commandError(status: Int, text: String, node: String, command: String) -> KuboError {
+        var message = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var code: Int?
+        if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+           let m = object["Message"] as? String {
+            message = m
+            code = object["Code"] as? Int
+        }
+        if status == 403 { return .forbidden(node: node, command: command, message: message) }
+        return .command(node: node, command: command, status: status, message: message, code: code)
+    }
+
+    /// Transport failures: deadlines become `.timeout`, a body cut short `.truncated`, the rest `.unreachable`.
+    static func mapTransport(_ error: any Error, node: String, command: String, truncated: Bool) -> any Error {
+        if error is CancellationError { return error }
+        if let error = error as? IPFSError { return error }
+        if let http = error as? HTTPClientError, [.deadlineExceeded, .readTimeout, .connectTimeout].contains(http) {
+            return KuboError.timeout(node: node, command: command)
+        }
+        if truncated { return KuboError.truncated(node: node, command: command, reason: "\(error)") }
+        return KuboError.unreachable(node: node, command: command, reason: "\(error)")
+    }
+}

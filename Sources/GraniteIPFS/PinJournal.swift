@@ -1,0 +1,210 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One output queued for pinning: what to add and the root CID it must have.
+public struct PinJob: Sendable, Hashable, Codable {
+    /// Unique id of this job.
+    public var id: String
+    /// Absolute paths added together (one, or several wrapped in a directory).
+    public var paths: [String]
+    /// The root CID computed locally when the job was queued.
+    public var cid: CID
+    /// DAG settings the CID was computed with (sent to the node).
+    public var options: ImportOptions
+    /// File bytes under the root.
+    public var bytes: UInt64
+    /// Files (and symlinks) under the root.
+    public var files: Int
+    /// Seconds since 1970 when queued.
+    public var queuedAt: Double
+}
+
+/// Errors of the pin journal.
+public enum PinJournalError: Error, Equatable, CustomStringConvertible {
+    /// The journal could not be opened or created.
+    case open(path: String, reason: String)
+    /// An append or sync failed: the record is not durable.
+    case write(path: String, reason: String)
+    /// A record in the middle of the journal does not parse.
+    case corrupt(path: String, line: Int)
+
+    /// A one-line message naming what failed and why.
+    public var description: String {
+        switch self {
+        case let .open(path, reason): "cannot open pin journal '\(path)': \(reason)"
+        case let .write(path, reason): "cannot write pin journal '\(path)': \(reason)"
+        case let .corrupt(path, line): "pin journal '\(path)' line \(line) is not a valid record"
+        }
+    }
+}
+
+/// A durable, append-only JSON-lines journal of pin jobs: nothing queued is ever lost.
+///
+/// ```
+/// {"op":"queue","job":{…}}      written and fsynced before any upload
+/// {"op":"done","id":…,"cid":…}  only after pin/add succeeded and the CID matched
+/// {"op":"fail","id":…,"reason":…}  for jobs no retry can finish (content changed, gone)
+/// ```
+/// Every append holds an exclusive `flock`, so several processes (`granite pin`, a camera's
+/// relay) can share one journal. State is replayed from the file on each read; a torn last
+/// line (a crash mid-append) is ignored and a newline is written before the next record.
+public final class PinJournal: Sendable {
+    /// The journal file.
+    public let path: String
+
+    private struct Record: Codable {
+        var op: String
+        var job: PinJob?
+        var id: String?
+        var cid: CID?
+        var reason: String?
+    }
+
+    /// Opens (creating it and its folder if needed) the journal at `path`.
+    public init(path: String) throws {
+        self.path = path
+        let dir = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: dir.isEmpty ? "." : dir, withIntermediateDirectories: true)
+        } catch {
+            throw PinJournalError.open(path: path, reason: "cannot create its folder")
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw PinJournalError.open(path: path, reason: String(cString: strerror(errno))) }
+        close(fd)
+    }
+
+    /// `$GRANITE_PIN_JOURNAL`, else `$XDG_STATE_HOME/granite/pins.jsonl`, else `~/.local/state/granite/pins.jsonl`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["GRANITE_PIN_JOURNAL"], !path.isEmpty { return path }
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        return state + "/granite/pins.jsonl"
+    }
+
+    /// Records `jobs` as queued; durable when this returns.
+    public func enqueue(_ jobs: [PinJob]) throws {
+        try append(jobs.map { Record(op: "queue", job: $0) })
+    }
+
+    /// Records job `id` as pinned with `cid`; durable when this returns.
+    public func markDone(_ id: String, cid: CID) throws {
+        try append([Record(op: "done", id: id, cid: cid)])
+    }
+
+    /// Records job `id` as failed for good, with the reason.
+    public func markFailed(_ id: String, reason: String) throws {
+        try append([Record(op: "fail", id: id, reason: reason)])
+    }
+
+    /// The journal replayed: jobs still pending (queue order), done, and failed with reasons.
+    public func state() throws -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
+        Self.replay(try withLock(LOCK_SH) { _ in try readRecords() })
+    }
+
+    private static func replay(_ records: [Record]) -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
+        var jobs: [String: PinJob] = [:]
+        var order: [String] = []
+        var done = Set<String>()
+        var failed: [String: String] = [:]
+        for record in records {
+            switch record.op {
+            case "queue":
+                if let job = record.job, jobs.updateValue(job, forKey: job.id) == nil { order.append(job.id) }
+            case "done": if let id = record.id { done.insert(id); failed[id] = nil }
+            case "fail": if let id = record.id, !done.contains(id) { failed[id] = record.reason ?? "" }
+            default: break
+            }
+        }
+        let all = order.compactMap { jobs[$0] }
+        return (all.filter { !done.contains($0.id) && failed[$0.id] == nil },
+                all.filter { done.contains($0.id) },
+                all.compactMap { job in failed[job.id].map { (job, $0) } })
+    }
+
+    /// Rewrites the journal with only unfinished and failed jobs (atomic: temp file, fsync, rename).
+    public func compact() throws {
+        try withLock(LOCK_EX) { _ in
+            let (pending, _, failed) = Self.replay(try readRecords())
+            var records = pending.map { Record(op: "queue", job: $0) }
+            for (job, reason) in failed {
+                records.append(Record(op: "queue", job: job))
+                records.append(Record(op: "fail", id: job.id, reason: reason))
+            }
+            let temp = path + ".compact"
+            let file = try DurableFile(path: temp, truncate: true) { PinJournalError.write(path: temp, reason: $0) }
+            try file.append(try encode(records))
+            try file.sync()
+            guard rename(temp, path) == 0 else { throw PinJournalError.write(path: path, reason: String(cString: strerror(errno))) }
+            syncFolder()
+        }
+    }
+
+    // MARK: - File access
+
+    private func append(_ records: [Record]) throws {
+        let bytes = try encode(records)
+        try withLock(LOCK_EX) { fd in
+            // A crash mid-append may have left a torn last line: end it before ours.
+            var prefix: [UInt8] = []
+            let size = lseek(fd, 0, SEEK_END)
+            if size > 0 {
+                var last: UInt8 = 0
+                if pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") { prefix = [UInt8(ascii: "\n")] }
+            }
+            let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
+            try file.append(prefix + bytes)
+            try file.sync()
+        }
+    }
+
+    private func encode(_ records: [Record]) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var out: [UInt8] = []
+        for record in records {
+            do { out += try encoder.encode(record) } catch { throw PinJournalError.write(path: path, reason: "\(error)") }
+            out.append(UInt8(ascii: "\n"))
+        }
+        return out
+    }
+
+    private func readRecords() throws -> [Record] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PinJournalError.open(path: path, reason: "unreadable")
+        }
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let decoder = JSONDecoder()
+        var records: [Record] = []
+        for (index, line) in lines.enumerated() where !line.isEmpty {
+            if let record = try? decoder.decode(Record.self, from: Data(line)) {
+                records.append(record)
+            } else if line.starts(with: Array(#"{""#.utf8)) {
+                // A record torn by a crash mid-append: its write never returned, so nobody was
+                // told it was durable. Skip it.
+                continue
+            } else {
+                throw PinJournalError.corrupt(path: path, line: index + 1)
+            }
+        }
+        return records
+    }
+
+    private func withLock<T>(_ operation: Int32, _ body: (Int32) throws -> T) throws -> T {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw PinJournalError.open(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        while flock(fd, operation) != 0 {
+            guard errno == EINTR else { throw PinJournalError.open(path: path, reason: "flock: \(String(cString: strerror(errno)))") }
+        }
+        return try body(fd)
+    }
+
+    private func syncFolder() {
+        let dir = (path as NSString).deletingLastPathComponent
+        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+
+/// What happened to the jobs of one pinning pass.
+public struct PinReport: Sendable, Codable {
+    /// A job that is now pinned (CID verified).
+    public struct Pinned: Sendable, Codable, Hashable {
+        /// The job's inputs.
+        public var paths: [String]
+        /// Its root CID, as computed locally and confirmed by the node.
+        public var cid: CID
+        /// File bytes under the root.
+        public var bytes: UInt64
+        /// Files under the root.
+        public var files: Int
+    }
+
+    /// A job that did not finish, and why.
+    public struct Problem: Sendable, Codable, Hashable {
+        /// The job's inputs.
+        public var paths: [String]
+        /// Its root CID, as computed locally.
+        public var cid: CID
+        /// What went wrong (credentials never included).
+        public var reason: String
+        /// True when it stays in the journal for a later run; false when it failed for good.
+        public var willRetry: Bool
+    }
+
+    /// Pinned in this pass.
+    public var pinned: [Pinned] = []
+    /// Not pinned in this pass.
+    public var problems: [Problem] = []
+
+    /// Files' bytes pinned.
+    public var bytes: UInt64 { pinned.reduce(0) { $0 + $1.bytes } }
+    /// Files pinned.
+    public var files: Int { pinned.reduce(0) { $0 + $1.files } }
+}
+
+/// Progress of a pinning pass, for a progress bar.
+public enum PinEvent: Sendable {
+    /// The node has read `bytes` of the job's entry `name` so far (cumulative per entry).
+    case uploaded(jobID: String, name: String, bytes: UInt64)
+    /// The job is pinned.
+    case pinned(PinJob)
+    /// The job did not finish.
+    case problem(PinJob, String)
+}
+
+/// Pins files through the journal: queue (local CID, durable) → add → verify → pin/add → done.
+///
+/// ```
+/// enqueue(paths) ─► UnixFSImporter (local CID) ─► journal "queue" (fsync)
+/// process()      ─► each pending job ─► add (CIDs checked) ─► pin/add ─► journal "done"
+///                          └─ transient failure: stays pending for the next run / --retry
+/// ```
+/// Jobs are idempotent (content-addressed), so a job re-run after a crash pins the same CID
+/// again, which the node's pin set absorbs.
+public struct Pinner: Sendable {
+    /// The node.
+    public let client: KuboClient
+    /// The journal.
+    public let journal: PinJournal
+    /// DAG settings for new jobs.
+    public let options: ImportOptions
+    /// Jobs uploaded at once.
+    public let concurrency: Int
+    private let logger = Logger(label: "granite.ipfs.pinner")
+
+    /// A pinner for `client` recording into `journal`.
+    public init(client: KuboClient, journal: PinJournal, options: ImportOptions, concurrency: Int = 4) throws {
+        try options.validate()
+        self.client = client
+        self.journal = journal
+        self.options = options
+        self.concurrency = max(1, concurrency)
+    }
+
+    /// Computes the local CIDs of `paths` and journals them durably; nothing is uploaded yet.
+    ///
+    /// One job per path, or one for all of them with `wrapWithDirectory`. With `carPath`, the
+    /// DAG is also exported as a CARv1 file.
+    public func enqueue(paths: [String], carPath: String? = nil) throws -> [PinJob] {
+        let absolute = paths.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let importer = try UnixFSImporter(options: options)
+        let result = try importer.importPaths(absolute, carPath: carPath)
+        let now = Date().timeIntervalSince1970
+        let jobs: [PinJob]
+        func files(under root: ImportedEntry) -> Int {
+            result.entries.filter { !$0.isDirectory && (root.name.isEmpty || $0.name == root.name || $0.name.hasPrefix(root.name + "/")) }.count
+        }
+        if options.wrapWithDirectory {
+            let root = result.roots[0]
+            jobs = [PinJob(id: UUID().uuidString, paths: absolute, cid: root.cid, options: options,
+                           bytes: root.contentSize, files: files(under: root), queuedAt: now)]
+        } else {
+            jobs = zip(absolute, result.roots).map { path, root in
+                PinJob(id: UUID().uuidString, paths: [path], cid: root.cid, options: options,
+                       bytes: root.contentSize, files: files(under: root), queuedAt: now)
+            }
+        }
+        try journal.enqueue(jobs)
+        return jobs
+    }
+
+    /// Runs every pending job of the journal (this process's and earlier ones), `concurrency` at a time.
+    public func process(progress: (@Sendable (PinEvent) -> Void)? = nil) async throws -> PinReport {
+        let pending = try journal.state().pending
+        var report = PinReport()
+        try await withThrowingTaskGroup(of: (PinJob, Result<Void, any Error>).self) { group in
+            var next = 0
+            func launch() {
+                guard next < pending.count else { return }
+                let job = pending[next]
+                next += 1
+                group.addTask { (job, await Result(catching: { try await run(job, progress: progress) })) }
+            }
+            for _ in 0..<concurrency { launch() }
+            while let (job, result) = try await group.next() {
+                switch result {
+                case .success:
+                    report.pinned.append(.init(paths: job.paths, cid: job.cid, bytes: job.bytes, files: job.files))
+                    progress?(.pinned(job))
+                case let .failure(error):
+                    let permanent = Self.isPermanent(error)
+                    if permanent { try journal.markFailed(job.id, reason: "\(error)") }
+                    report.problems.append(.init(paths: job.paths, cid: job.cid, reason: "\(error)", willRetry: !permanent))
+                    progress?(.problem(job, "\(error)"))
+                }
+                launch()
+            }
+        }
+        return report
+    }
+
+    /// Queues `paths` and processes everything pending.
+    public func pin(paths: [String], carPath: String? = nil,
+                    progress: (@Sendable (PinEvent) -> Void)? = nil) async throws -> PinReport {
+        _ = try enqueue(paths: paths, carPath: carPath)
+        return try await process(progress: progress)
+    }
+
+    /// One job: add (root CID verified against the queued one), pin/add, then journal it done.
+    private func run(_ job: PinJob, progress: (@Sendable (PinEvent) -> Void)?) async throws {
+        try Task.checkCancellation()
+        let present = job.paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+        if present {
+            // The root CID from queue time is the check: a Merkle root covers every block below
+            // it, so the files are not hashed a second time unless the node disagrees.
+            let name = job.options.wrapWithDirectory ? "" : URL(fileURLWithPath: job.paths[0]).lastPathComponent
+            let root = ImportedEntry(name: name, cid: job.cid, dagSize: 0, contentSize: job.bytes,
+                                     isDirectory: job.options.wrapWithDirectory)
+            let id = job.id
+            var onProgress: (@Sendable (AddProgress) -> Void)?
+            if let progress { onProgress = { progress(.uploaded(jobID: id, name: $0.name, bytes: $0.bytes)) } }
+            do {
+                // pin=false: only the verified CID gets pinned, by the pin/add below.
+                _ = try await client.add(paths: job.paths, options: job.options, pin: false,
+                                         expected: ImportResult(entries: [root], roots: [root]), progress: onProgress)
+            } catch let error as KuboError {
+                guard case .cidMismatch = error else { throw error }
+                let now = try UnixFSImporter(options: job.options).importPaths(job.paths).roots.map(\.cid)
+                if now != [job.cid] {
+                    throw PinnerError.contentChanged(paths: job.paths, queued: job.cid,
+                                                     now: now.map(\.description).joined(separator: ","))
+                }
+                throw error
+            }
+        } else {
+            logger.info("source gone; pinning by CID only", metadata: ["cid": "\(job.cid)"])
+        }
+        let pins = try await client.pinAdd(job.cid)
+        guard pins.contains(job.cid) else {
+            throw KuboError.badResponse(node: client.endpoint.baseURL, command: "pin/add",
+                                        reason: "answer does not list \(job.cid)")
+        }
+        try journal.markDone(job.id, cid: job.cid)
+    }
+
+    /// Failures that no later run can fix: the content is not what was queued.
+    static func isPermanent(_ error: any Error) -> Bool {
+        switch error {
+        case is PinnerError, is IPFSError: true
+        case let error as KuboError:
+            if case .cidMismatch = error { true } else { false }
+        default: false
+        }
+    }
+}
+
+/// Errors of the pinning pass itself.
+public enum PinnerError: Error, Equatable, CustomStringConvertible {
+    /// The files no longer have the CID they were queued with.
+    case contentChanged(paths: [String], queued: CID, now: String)
+
+    /// A one-line message naming what failed and why.
+    public var description: String {
+        switch self {
+        case let .contentChanged(paths, queued, now):
+            "'\(paths.joined(separator: "', '"))' changed since queued: CID was \(queued), is now \(now)"
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+
+/// Helpers for the CID benchmark: test data and medians.
+enum BenchData {
+    /// Writes `bytes` pseudo-random bytes (xorshift64*, seeded) to `path`, 1 MiB at a time.
+    static func writeRandomFile(_ path: String, bytes: Int, seed: UInt64 = 42) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
+        defer { try? handle.close() }
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        var left = bytes
+        var block = [UInt64](repeating: 0, count: 1 << 17)
+        while left > 0 {
+            for i in block.indices {
+                state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+                block[i] = state &* 0x2545_F491_4F6C_DD1D
+            }
+            let n = min(left, block.count * 8)
+            try handle.write(contentsOf: block.withUnsafeBytes { Data($0.prefix(n)) })
+            left -= n
+        }
+    }
+
+    /// The median of `values`.
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}

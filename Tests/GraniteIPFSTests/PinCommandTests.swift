@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+@testable import GraniteIPFS
+
+/// `granite pin` end to end: the built program against kubo-standin, exit codes and JSON.
+final class PinCommandTests: XCTestCase {
+    /// The `granite` program built next to this test bundle.
+    private func granite() throws -> String {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("granite").path
+        try TestSupport.requirement(FileManager.default.isExecutableFile(atPath: path),
+                                    "granite not built at \(path) (swift build --build-tests builds it)")
+        return path
+    }
+
+    /// Runs `granite` with `args`; returns exit status, stdout and stderr.
+    private func run(_ args: [String]) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try granite())
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env["IPFS_API_AUTH"] = nil
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        while process.isRunning { usleep(10_000) }
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    func testPinJSONRetryAndExitCodes() throws {
+        let dir = try TestSupport.tempDir(self)
+        let journal = dir.appendingPathComponent("pins.jsonl").path
+        let photo = try TestSupport.write(TestSupport.bytes(300_000, seed: 5), to: dir, "in/photo.png")
+        try TestSupport.write(Array("hello world\n".utf8), to: dir, "in/album/hello.txt")
+        let album = dir.appendingPathComponent("in/album").path
+
+        // Bad usage: 64, before any network.
+        XCTAssertEqual(try run(["pin"]).0, 64)
+        XCTAssertEqual(try run(["pin", "--cid-version", "2", photo]).0, 64)
+
+        // Node down: the job is journaled, reported pending, exit 1 — and the CAR is still written.
+        let car = dir.appendingPathComponent("out.car").path
+        let (down, _, downErr) = try run(["pin", "--attempts", "1", "--api", "/ip4/127.0.0.1/tcp/9", "--journal", journal, "--car", car, photo])
+        XCTAssertEqual(down, 1)
+        XCTAssertTrue(downErr.contains("pending"), downErr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: car))
+
+        // Node up: --retry finishes it; a new run pins the album; JSON lists both CIDs.
+        let node = try KuboStandin(test: self)
+        let (retry, retryOut, _) = try run(["pin", "--retry", "--api", node.url, "--journal", journal, "--json"])
+        XCTAssertEqual(retry, 0)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(retryOut.utf8)) as? [String: Any])
+        let pinned = try XCTUnwrap(json["pinned"] as? [[String: Any]])
+        let photoCID = try UnixFSImporter(options: .init()).importPaths([photo]).roots[0].cid.description
+        XCTAssertEqual(pinned.map { $0["cid"] as? String }, [photoCID])
+        XCTAssertEqual(json["files"] as? Int, 1)
+        XCTAssertEqual(json["bytes"] as? Int, 300_000)
+
+        let (ok, text, _) = try run(["pin", "--api", node.url, "--journal", journal, "--cid-version", "0", album])
+        XCTAssertEqual(ok, 0)
+        let albumCID = try UnixFSImporter(options: .init(cidVersion: 0)).importPaths([album]).roots[0].cid.description
+        XCTAssertTrue(text.contains("\(albumCID)  \(album)"), text)
+        XCTAssertTrue(text.contains("1 file(s), 12 B"), text)
+        XCTAssertEqual(try PinJournal(path: journal).state().done.count, 2)
+    }
+}
