@@ -39,11 +39,19 @@ let package = Package(
         .executableTarget(name: "granite", dependencies: [
             "Granite", "GraniteMedia",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "GraniteCapture",
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
             "Granite",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
+        .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
+                       providers: [.apt(["libv4l-dev"])]),
+        .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
+        .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
+        .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
     ]
 )
