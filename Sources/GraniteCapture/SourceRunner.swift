@@ -14,7 +14,6 @@ final class SourceRunner: Sendable {
         var stats = CaptureStats()
         var lastSequence: UInt64?
         var started = false
-        var stopRequested = false
         var continuation: AsyncStream<CaptureEvent>.Continuation?
     }
 
@@ -22,6 +21,9 @@ final class SourceRunner: Sendable {
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
     private let loopRunning = Atomic<Bool>(false)
+    // An atomic, not part of `state`: stream termination handlers set it, and those can run
+    // synchronously inside `finish()` while `state` is locked.
+    private let stopRequested = Atomic<Bool>(false)
 
     init(name: String) {
         self.name = name
@@ -42,10 +44,11 @@ final class SourceRunner: Sendable {
         loopRunning.store(true, ordering: .sequentiallyConsistent)
         DispatchQueue(label: "granite.capture.\(name)", qos: .userInteractive).async {
             loop(self)
-            self.state.withLock { s in
-                s.continuation?.finish()
-                s.continuation = nil
+            let continuation = self.state.withLock { s in
+                defer { s.continuation = nil }
+                return s.continuation
             }
+            continuation?.finish()
             self.loopRunning.store(false, ordering: .sequentiallyConsistent)
             self.finished.signal()
         }
@@ -53,19 +56,17 @@ final class SourceRunner: Sendable {
     }
 
     /// Whether the loop should wind down.
-    var isStopping: Bool { state.withLock { $0.stopRequested } }
+    var isStopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
 
     /// Asks the loop to stop without waiting (stream termination uses this).
     func requestStop() {
-        state.withLock { $0.stopRequested = true }
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Asks the loop to stop and waits until it has released everything.
     func stop() {
-        let wasStarted = state.withLock { s -> Bool in
-            s.stopRequested = true
-            return s.started
-        }
+        requestStop()
+        let wasStarted = state.withLock { $0.started }
         guard wasStarted else { return }
         if loopRunning.load(ordering: .sequentiallyConsistent) {
             finished.wait()
@@ -86,7 +87,7 @@ final class SourceRunner: Sendable {
             case let .dropped(old):
                 s.stats.delivered += 1
                 if case .frame = old { s.stats.droppedByConsumer += 1 }
-            case .terminated: s.stopRequested = true
+            case .terminated: requestStop()
             @unknown default: break
             }
         }

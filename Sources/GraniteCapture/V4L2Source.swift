@@ -1,4 +1,5 @@
 import GraniteMedia
+import Synchronization
 
 /// How a source retries after its device went away: exponential back-off, optionally bounded.
 public struct ReconnectPolicy: Sendable, Hashable {
@@ -37,6 +38,7 @@ public final class V4L2Source: FrameSource {
     private let reconnect: ReconnectPolicy
     private let stallTimeout: Double
     private let runner: SourceRunner
+    private let negotiatedFormat = Mutex<StreamFormat?>(nil)
 
     /// A camera source; nothing is opened until `start`.
     /// - Parameters:
@@ -57,10 +59,14 @@ public final class V4L2Source: FrameSource {
 
     public var name: String { path }
 
+    /// What the driver chose at the last (re)open, read back from it; `nil` before `start`.
+    public var negotiated: StreamFormat? { negotiatedFormat.withLock { $0 } }
+
     public var stats: CaptureStats { runner.stats }
 
     public func start(buffering: Int = 4) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let (device, format, chosen) = try open(request.format)
+        negotiatedFormat.withLock { $0 = format }
         let handoff = DeviceHandoff(device)
         return try runner.start(buffering: buffering) { runner in
             runner.announce(format)
@@ -125,6 +131,7 @@ public final class V4L2Source: FrameSource {
                 guard let (reopened, newFormat) = reopen(chosen, runner: runner) else { return }
                 device = reopened
                 format = newFormat
+                negotiatedFormat.withLock { $0 = newFormat }
                 lastFrameAt = monotonicNanos()
                 runner.reconnected()
                 runner.announce(newFormat)
