@@ -37,7 +37,12 @@ final class V4L2Device {
         self.path = path
         var st = stat()
         if stat(path, &st) != 0 { throw CaptureError.fromErrno(errno, call: "stat", device: path) }
-        fd = try systemCall("open", device: path) { cv4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        do throws(CaptureError) {
+            fd = try systemCall("v4l2_open", device: path) { cv4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        } catch .systemCall(_, _, ENOTTY) {
+            // libv4l2 queries capabilities inside open: ENOTTY means no V4L2 device at all.
+            throw .notACaptureDevice(device: path, card: "(not a V4L2 device)", capabilities: 0)
+        }
     }
 
     deinit { close() }
