@@ -141,6 +141,9 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
         return "\(format) \(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")"
     }
 
+    /// A rate as people write it: `30`, `29.97`.
+    public static func describeRate(_ fps: Double) -> String { formatRate(fps) }
+
     static func formatRate(_ fps: Double) -> String {
         let rounded = (fps * 100).rounded() / 100
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
