@@ -11,7 +11,7 @@ import PackageDescription
 
 let package = Package(
     name: "Granite",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Granite", targets: ["Granite"]),
         .library(name: "GraniteTesting", targets: ["GraniteTesting"]),
@@ -23,11 +23,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
-        .target(name: "Granite", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "GraniteTesting", dependencies: ["Granite"]),
+        .target(name: "Granite", dependencies: [
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "GraniteTesting", dependencies: [
+            "Granite",
+            .product(name: "CustomDump", package: "swift-custom-dump"),
+            .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        ]),
         .testTarget(name: "GraniteTests", dependencies: ["Granite", "GraniteTesting"]),
         .executableTarget(name: "granite-sample", dependencies: ["Granite"], path: "samples/counter"),
 

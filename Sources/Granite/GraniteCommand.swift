@@ -1,0 +1,212 @@
+import Synchronization
+
+/// A component's runtime: its center, its state, its mailbox, its place in the tree.
+///
+/// ```
+///   sendEvent / hear / contact / relay ─► mailbox ─► expedition(event, &state, connection)
+///                                                     └─► behaviour != .quiet ? render (body) : —
+/// ```
+/// Events are reduced one at a time in the order sent. `.quiet` events never render.
+public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, @unchecked Sendable {
+    /// The component's center (expeditions, links, relays, dependencies).
+    public let center: Center
+    let engine: Engine<GraniteCommand<Center, State>>
+    let nodeName: String
+    let centerID: ObjectIdentifier
+    let centerBehavior: GraniteEventBehavior
+
+    private struct Wiring: ~Copyable {
+        var mounted = false
+        var runtime: GraniteRuntime?
+        var parent: WeakNode?
+        var listeners: [any GraniteNode] = []
+        var children: [ObjectIdentifier: @Sendable (GraniteRuntime) throws(GraniteError) -> Void] = [:]
+        var childOrder: [ObjectIdentifier] = []
+        var renderer: (@Sendable () -> Void)?
+        var relays: [any GraniteRelay] = []
+    }
+
+    private let wiring = Mutex(Wiring())
+    private let renders = Atomic<Int>(0)
+    // Set during mount, before any event is reduced; read on the reducing thread without a lock.
+    nonisolated(unsafe) private var links = LinkSet.empty
+    nonisolated(unsafe) private var dependencies: [ObjectIdentifier: DependencyBox] = [:]
+    nonisolated(unsafe) private var relayList: [any GraniteNode] = []
+    nonisolated(unsafe) private var observer: (@Sendable (GraniteRecord<State>) -> Void)?
+    nonisolated(unsafe) private(set) var wantsBefore = false
+
+    /// A command for a component starting from `state`.
+    public init(state: State = State()) {
+        let center = Center()
+        self.center = center
+        nodeName = String(reflecting: Center.self)
+        centerID = ObjectIdentifier(Center.self)
+        centerBehavior = center.behavior
+        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: nil)
+        engine.host = self
+    }
+
+    /// The current state (a snapshot). Inside a reducer, use its `state` parameter instead.
+    public var state: State { engine.state }
+
+    /// How many times this component rendered (evaluated its `body`).
+    public var renderCount: Int { renders.load(ordering: .relaxed) }
+
+    /// Whether the component is mounted (and so takes events).
+    public var isMounted: Bool { wiring.withLock { $0.mounted } }
+
+    /// Sends an event to this component's own expedition.
+    public func send(_ event: some GraniteEvent) throws(GraniteError) {
+        let key = EventKey(type(of: event))
+        guard engine.handles(key) else {
+            throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
+        }
+        guard engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: false)) else {
+            throw .unmounted(component: nodeName)
+        }
+    }
+
+    /// Waits until every event queued so far (and their follow-ups) has been reduced.
+    public func settle() async {
+        await engine.mailbox.waitUntilIdle()
+    }
+
+    // MARK: Mounting
+
+    func mount(runtime: GraniteRuntime, renderer: @escaping @Sendable () -> Void) throws(GraniteError) {
+        if wiring.withLock({ $0.mounted }) { return }
+        if let error = engine.tableError { throw error }
+        links = try LinkSet(center.links, state: State.self, component: nodeName)
+        for declared in center.declaredDependencies {
+            let box = try runtime.resolve(declared.dependencyType)
+            declared.bind(box.instance)
+            dependencies[ObjectIdentifier(declared.dependencyType)] = box
+        }
+        let relays = center.declaredRelays
+        for relay in relays { try relay.host(self, runtime: runtime) }
+        relayList = relays.map(\.serviceNode)
+        wantsBefore = observer != nil || !links.changes.isEmpty
+        let children = wiring.withLock { wiring in
+            wiring.mounted = true
+            wiring.runtime = runtime
+            wiring.renderer = renderer
+            wiring.relays = relays
+            return wiring.childOrder.compactMap { wiring.children[$0] }
+        }
+        runtime.register(self)
+        engine.mailbox.submit(.render(fromLink: false))
+        for event in links.dependant + links.onAppear { enqueueLink(event) }
+        for mountChild in children { try mountChild(runtime) }
+    }
+
+    /// Stops taking events, cancels async work in flight, unmounts children, releases relays.
+    public func unmount() {
+        let (children, relays, runtime) = wiring.withLock { wiring in
+            wiring.mounted = false
+            wiring.renderer = nil
+            let relays = wiring.relays
+            wiring.relays = []
+            return (wiring.listeners, relays, wiring.runtime)
+        }
+        engine.mailbox.close()
+        for relay in relays { relay.unhost(self) }
+        runtime?.unregister(self)
+        for child in children { (child as? any Unmountable)?.unmount() }
+    }
+
+    func wire(child: any GraniteNode, attach: Bool, listen: Bool,
+              mount: @escaping @Sendable (GraniteRuntime) throws(GraniteError) -> Void) {
+        let id = ObjectIdentifier(child)
+        let runtime: GraniteRuntime? = wiring.withLock { wiring in
+            if listen, !wiring.listeners.contains(where: { $0 === child }) { wiring.listeners.append(child) }
+            if wiring.children[id] == nil { wiring.childOrder.append(id) }
+            wiring.children[id] = mount
+            return wiring.mounted ? wiring.runtime : nil
+        }
+        if let runtime { try? mount(runtime) }
+    }
+
+    func setParent(_ parent: any GraniteNode) {
+        wiring.withLock { $0.parent = WeakNode(parent) }
+    }
+
+    /// Installs the observer the test store and metrics use; only before mounting.
+    package func observe(_ observer: @escaping @Sendable (GraniteRecord<State>) -> Void) {
+        precondition(!isMounted, "observe(_:) must be called before the component mounts")
+        self.observer = observer
+    }
+
+    // MARK: EngineHost
+
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State?, after: State?, error: GraniteError?) {
+        var rendered = 0
+        if error == nil && event.behavior != .quiet {
+            render(fromLink: fromLink)
+            rendered = 1
+        }
+        if let before, let after, !links.changes.isEmpty {
+            for link in links.changes where link.changed(before, after) { enqueueLink(link.event) }
+        }
+        if let observer, let before, let after {
+            observer(GraniteRecord(event: event, before: before, after: after, renders: rendered, error: error))
+        }
+    }
+
+    func performRender(fromLink: Bool) {
+        render(fromLink: fromLink)
+        if let observer {
+            let state = engine.state
+            observer(GraniteRecord(event: nil, before: state, after: state, renders: 1, error: nil))
+        }
+    }
+
+    private func render(fromLink: Bool) {
+        renders.add(1, ordering: .relaxed)
+        let renderer = wiring.withLock { $0.renderer }
+        renderer?()
+        if !fromLink { for event in links.always { enqueueLink(event) } }
+    }
+
+    private func enqueueLink(_ event: any GraniteEvent) {
+        let key = EventKey(type(of: event))
+        guard engine.handles(key) else {
+            report(.noExpedition(event: String(reflecting: type(of: event)), component: nodeName))
+            return
+        }
+        engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: true))
+    }
+
+    // MARK: GraniteNode
+
+    func handles(_ key: EventKey) -> Bool { engine.handles(key) }
+
+    @discardableResult
+    func enqueue(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?) -> Bool {
+        engine.mailbox.submit(.event(event, key, replyTo: replyTo, fromLink: false))
+    }
+
+    func enqueueRender() { engine.mailbox.submit(.render(fromLink: false)) }
+
+    var parentNode: (any GraniteNode)? { wiring.withLock { $0.parent?.node } }
+    var listenerNodes: [any GraniteNode] { wiring.withLock { $0.listeners } }
+    var relayNodes: [any GraniteNode] { relayList }
+    var runtime: GraniteRuntime? { wiring.withLock { $0.runtime } }
+
+    func report(_ error: GraniteError) {
+        (runtime ?? GraniteRuntime.shared).report(error)
+    }
+
+    func dependency(_ id: ObjectIdentifier) -> DependencyBox? { dependencies[id] }
+
+    func broadcastToHosts(_ event: any GraniteEvent, key: EventKey) { hearDown(event, key: key) }
+}
+
+/// Things the parent can unmount without knowing their types.
+protocol Unmountable { func unmount() }
+extension GraniteCommand: Unmountable {}
+
+extension LinkSet {
+    static var empty: LinkSet { try! LinkSet([], state: EmptyLinkState.self, component: "") }
+}
+
+private struct EmptyLinkState: GraniteState {}

@@ -1,0 +1,131 @@
+import Dispatch
+import Synchronization
+
+/// Marks relay runtimes for the router.
+protocol AnyGraniteService: GraniteNode {}
+
+/// A relay's runtime: like a ``GraniteCommand`` but with its own executor, hosts instead of a
+/// parent, and no render step.
+///
+/// ```
+///  component ─.rebound─► [relay mailbox on its own queue] ─► expedition ─.rebound─► that component
+///  relay work (thread, timer) ─► broadcast(event) ─► every broadcastable host's mailbox
+/// ```
+public final class GraniteService<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, AnyGraniteService, @unchecked Sendable {
+    /// The relay's center.
+    public let center: Center
+    let engine: Engine<GraniteService<Center, State>>
+    let nodeName: String
+    let centerID: ObjectIdentifier
+    let centerBehavior: GraniteEventBehavior
+    /// The relay's own serial executor.
+    public let executor: GraniteExecutor
+
+    private struct Hosting: ~Copyable {
+        var hosts: [WeakNode] = []
+        var runtime: GraniteRuntime?
+        var dependencies: [ObjectIdentifier: DependencyBox] = [:]
+    }
+
+    private let hosting = Mutex(Hosting())
+    let wantsBefore = false
+
+    /// A relay runtime starting from `state`, reducing on its own serial executor.
+    public init(state: State = State(), qos: DispatchQoS.QoSClass = .default) {
+        let center = Center()
+        self.center = center
+        nodeName = String(reflecting: Center.self)
+        centerID = ObjectIdentifier(Center.self)
+        centerBehavior = center.behavior
+        executor = GraniteExecutor(label: "granite.relay.\(Center.self)", qos: DispatchQoS(qosClass: qos, relativePriority: 0))
+        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: executor)
+        engine.host = self
+    }
+
+    /// The relay's current state (a snapshot).
+    public var state: State { engine.state }
+
+    /// Queues an event for the relay's own expedition (reduced on the relay's executor).
+    public func send(_ event: some GraniteEvent) throws(GraniteError) {
+        let key = EventKey(type(of: event))
+        guard engine.handles(key) else {
+            throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
+        }
+        engine.mailbox.submit(.event(event, key, replyTo: nil, fromLink: false))
+    }
+
+    /// Delivers an event to every broadcastable host with an expedition for it; returns how many.
+    @discardableResult
+    public func broadcast(_ event: some GraniteEvent) -> Int {
+        deliver(event, key: EventKey(type(of: event)))
+    }
+
+    /// How many components host this relay now.
+    public var hostCount: Int { hosting.withLock { $0.hosts.count { $0.node != nil } } }
+
+    /// Waits until every event queued to the relay so far has been reduced.
+    public func settle() async { await engine.mailbox.waitUntilIdle() }
+
+    private func deliver(_ event: any GraniteEvent, key: EventKey) -> Int {
+        let hosts = hosting.withLock { $0.hosts }
+        var delivered = 0
+        for weak in hosts {
+            guard let host = weak.node, host.centerBehavior == .broadcastable, host.handles(key) else { continue }
+            if host.enqueue(event, key: key, replyTo: nil) { delivered += 1 }
+        }
+        return delivered
+    }
+
+    /// Adds a host; true when it is the first (the relay should set up).
+    func addHost(_ node: any GraniteNode, runtime: GraniteRuntime) throws(GraniteError) -> Bool {
+        let first = hosting.withLock { $0.runtime == nil }
+        if first {
+            if let error = engine.tableError { throw error }
+            var boxes: [ObjectIdentifier: DependencyBox] = [:]
+            for declared in center.declaredDependencies {
+                let box = try runtime.resolve(declared.dependencyType)
+                declared.bind(box.instance)
+                boxes[ObjectIdentifier(declared.dependencyType)] = box
+            }
+            hosting.withLock { hosting in
+                hosting.runtime = runtime
+                hosting.dependencies = boxes
+            }
+        }
+        return hosting.withLock { hosting in
+            hosting.hosts.removeAll { $0.node == nil }
+            let wasEmpty = hosting.hosts.isEmpty
+            if !hosting.hosts.contains(where: { $0.node === node }) { hosting.hosts.append(WeakNode(node)) }
+            return wasEmpty
+        }
+    }
+
+    /// Removes a host; true when it was the last (the relay should cancel and clean).
+    func removeHost(_ node: any GraniteNode) -> Bool {
+        hosting.withLock { hosting in
+            let before = hosting.hosts.count { $0.node != nil }
+            hosting.hosts.removeAll { $0.node == nil || $0.node === node }
+            return before > 0 && hosting.hosts.isEmpty
+        }
+    }
+
+    // MARK: EngineHost and GraniteNode
+
+    func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State?, after: State?, error: GraniteError?) {}
+    func performRender(fromLink: Bool) {}
+    func handles(_ key: EventKey) -> Bool { engine.handles(key) }
+
+    @discardableResult
+    func enqueue(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?) -> Bool {
+        engine.mailbox.submit(.event(event, key, replyTo: replyTo, fromLink: false))
+    }
+
+    func enqueueRender() {}
+    var parentNode: (any GraniteNode)? { nil }
+    var listenerNodes: [any GraniteNode] { [] }
+    var relayNodes: [any GraniteNode] { [] }
+    var runtime: GraniteRuntime? { hosting.withLock { $0.runtime } }
+    func report(_ error: GraniteError) { (runtime ?? GraniteRuntime.shared).report(error) }
+    func dependency(_ id: ObjectIdentifier) -> DependencyBox? { hosting.withLock { $0.dependencies[id] } }
+    func broadcastToHosts(_ event: any GraniteEvent, key: EventKey) { _ = deliver(event, key: key) }
+}

@@ -1,3 +1,0 @@
-import XCTest
-@testable import Granite
-final class PlaceholderTests: XCTestCase { func testNothing() { XCTAssertTrue(true) } }
