@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "GraniteMedia", targets: ["GraniteMedia"]),
         .executable(name: "granite", targets: ["granite"]),
         .executable(name: "granite-sample", targets: ["granite-sample"]),
+        .executable(name: "granite-cam", targets: ["granite-cam"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -63,5 +64,11 @@ let package = Package(
         .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
+        .target(name: "GraniteCam", dependencies: ["Granite", "GraniteCapture", "GraniteMedia"]),
+        .executableTarget(name: "granite-cam", dependencies: [
+            "GraniteCam", "GraniteCapture",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia"]),
     ]
 )

@@ -59,7 +59,8 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func message(for code: Int32) -> String {
+    /// The C library's text for an errno value.
+    public static func message(for code: Int32) -> String {
         guard let text = strerror(code) else { return "error \(code)" }
         return String(cString: text)
     }
