@@ -49,14 +49,25 @@ let package = Package(
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
             "Granite", "GraniteMedia",
+            "GraniteCodecs", "GraniteConvert",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             "GraniteCapture",
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
             "Granite",
+            "GraniteCodecs", "GraniteConvert",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Codecs and `granite convert` (issue 4) — TurboJPEG + libpng simplified API.
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
+        .target(name: "GraniteConvert", dependencies: ["GraniteMedia", "GraniteCodecs"]),
+        .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",

@@ -15,6 +15,7 @@ struct GraniteCLI: AsyncParsableCommand {
 
     /// Every subcommand, in the order `--help` lists them.
     static let all: [any ParsableCommand.Type] = [
+        ConvertCommand.self,
         DevicesCommand.self,
     ]
 }
