@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "GraniteMedia", targets: ["GraniteMedia"]),
         .executable(name: "granite", targets: ["granite"]),
         .executable(name: "granite-sample", targets: ["granite-sample"]),
+        .library(name: "GraniteGPU", targets: ["GraniteGPU"]),
+        .library(name: "Marble", targets: ["Marble"]),
         .executable(name: "granite-cam", targets: ["granite-cam"]),
     ],
     dependencies: [
@@ -48,14 +50,15 @@ let package = Package(
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
-            "Granite", "GraniteMedia",
+            "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             "GraniteCodecs", "GraniteConvert",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             "GraniteCapture",
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite",
+            "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             "GraniteCodecs", "GraniteConvert",
+            "GraniteCam", "GraniteCapture",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -68,6 +71,14 @@ let package = Package(
         .target(name: "GraniteConvert", dependencies: ["GraniteMedia", "GraniteCodecs"]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
         .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
+
+        // MARK: Vulkan compute and the Marble filters (issue 3).
+        .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
+        .target(name: "GraniteGPU", dependencies: ["CVulkan"]),
+        .plugin(name: "SPIRVEmbed", capability: .buildTool()),
+        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
+        .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
+        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",

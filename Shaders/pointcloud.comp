@@ -1,0 +1,51 @@
+#version 450
+// Depth point cloud, drawn from an orbit camera with an integer z-buffer, in three passes:
+// MODE 0 nearest depth per pixel (atomicMin), MODE 1 the winning source index (atomicMax, so
+// ties resolve the same way everywhere), MODE 2 resolve (no point: transparent black, written).
+// f: rotation (9, row-major), distance, focal, depth scale, point size.
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = 0) const int MODE = 0;
+layout(std430, set = 0, binding = 0) readonly buffer Source { uint src[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Depth { float depthMap[]; };
+layout(std430, set = 0, binding = 4) buffer ZBuffer { uint zbuf[]; };
+layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
+#include "pixels.glsl"
+
+void main() {
+    int x = int(gl_GlobalInvocationID.x), y = int(gl_GlobalInvocationID.y);
+    int w = pc.size.x, h = pc.size.y;
+    if (x >= w || y >= h) return;
+    int i = y * w + x;
+    if (MODE == 2) {
+        uint winner = zbuf[w * h + i];
+        dst[i] = winner == 0u ? 0u : (src[winner - 1u] | 0xff000000u);
+        return;
+    }
+    precise float d = pc.b.z == 0 ? float(luma8(unpackPx(src[i]))) / 255.0
+                                  : depthMap[((y * pc.b.w) / h) * pc.b.z + (x * pc.b.z) / w];
+    precise float half_h = float(h) * 0.5;
+    precise float px = (float(x) + 0.5 - float(w) * 0.5) / half_h;
+    precise float py = (float(y) + 0.5 - half_h) / half_h;
+    precise float pz = (d - 0.5) * f[11];
+    precise float rx = f[0] * px + f[1] * py + f[2] * pz;
+    precise float ry = f[3] * px + f[4] * py + f[5] * pz;
+    precise float rz = f[6] * px + f[7] * py + f[8] * pz + f[9];
+    if (rz < 0.05) return;
+    precise float sx = rx * f[10] / rz * half_h + float(w) * 0.5;
+    precise float sy = ry * f[10] / rz * half_h + half_h;
+    if (!(sx >= 0.0 && sy >= 0.0 && sx < float(w) && sy < float(h))) return;
+    int ix = int(sx), iy = int(sy);
+    uint zq = uint(min(rz * 4096.0, 4.0e9));
+    int size = int(f[12]);
+    for (int oy = 0; oy < size; oy++) {
+        for (int ox = 0; ox < size; ox++) {
+            int tx = ix + ox, ty = iy + oy;
+            if (tx >= w || ty >= h) continue;
+            int t = ty * w + tx;
+            if (MODE == 0) atomicMin(zbuf[t], zq);
+            else if (zbuf[t] == zq) atomicMax(zbuf[w * h + t], uint(i + 1));
+        }
+    }
+}

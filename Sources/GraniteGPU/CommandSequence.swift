@@ -1,0 +1,149 @@
+import CVulkan
+
+/// A recorded command buffer: record once, submit many times, wait on its fence.
+///
+/// ```
+///  record { dispatch ─ barrier ─ dispatch ─ … }   (descriptor sets made here, kept)
+///      └─► submit() ─► fence ─► wait()   (again and again, same commands, new buffer contents)
+/// ```
+/// The sequence keeps every buffer and pipeline it recorded alive until it is re-recorded or
+/// freed, and waits for its own work before either, so nothing is freed while the GPU uses it.
+/// Not thread-safe: one owner drives it (the queue itself is locked by the context).
+public final class CommandSequence {
+    /// The context the commands run in.
+    public let context: GPUContext
+    let commandPool: VkCommandPool
+    let commandBuffer: VkCommandBuffer
+    let fence: VkFence
+    var descriptorPools: [VkDescriptorPool] = []
+    var retained: [AnyObject] = []
+    var inFlight = false
+    /// Whether `record` has completed at least once.
+    public private(set) var isRecorded = false
+
+    /// A sequence with an empty command buffer.
+    public init(context: GPUContext) throws {
+        self.context = context
+        let device = context.device
+        var poolInfo = VkCommandPoolCreateInfo()
+        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
+        poolInfo.flags = VkCommandPoolCreateFlags(VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue)
+        poolInfo.queueFamilyIndex = context.queueFamily
+        var pool: VkCommandPool?
+        try vk("vkCreateCommandPool") { vkCreateCommandPool(device, &poolInfo, nil, &pool) }
+        var allocate = VkCommandBufferAllocateInfo()
+        allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
+        allocate.commandPool = pool
+        allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
+        allocate.commandBufferCount = 1
+        var commandBuffer: VkCommandBuffer?
+        var fenceInfo = VkFenceCreateInfo()
+        fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
+        var fence: VkFence?
+        do {
+            try vk("vkAllocateCommandBuffers") { vkAllocateCommandBuffers(device, &allocate, &commandBuffer) }
+            try vk("vkCreateFence") { vkCreateFence(device, &fenceInfo, nil, &fence) }
+        } catch {
+            vkDestroyCommandPool(device, pool, nil)
+            throw error
+        }
+        self.commandPool = pool!
+        self.commandBuffer = commandBuffer!
+        self.fence = fence!
+    }
+
+    deinit {
+        if inFlight { vkWaitForFences(context.device, 1, [fence], VkBool32(VK_TRUE), UInt64.max) }
+        for pool in descriptorPools { vkDestroyDescriptorPool(context.device, pool, nil) }
+        vkDestroyFence(context.device, fence, nil)
+        vkDestroyCommandPool(context.device, commandPool, nil)
+    }
+
+    /// Records the command buffer anew (waiting first for any submission still running).
+    public func record(_ body: (inout CommandRecorder) throws -> Void) throws {
+        try wait()
+        let device = context.device
+        for pool in descriptorPools { vkDestroyDescriptorPool(device, pool, nil) }
+        descriptorPools = []
+        retained = []
+        isRecorded = false
+        try vk("vkResetCommandBuffer") { vkResetCommandBuffer(commandBuffer, 0) }
+        var begin = VkCommandBufferBeginInfo()
+        begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        try vk("vkBeginCommandBuffer") { vkBeginCommandBuffer(commandBuffer, &begin) }
+        var recorder = CommandRecorder(sequence: self)
+        do {
+            try body(&recorder)
+        } catch {
+            vkEndCommandBuffer(commandBuffer)
+            throw error
+        }
+        try vk("vkEndCommandBuffer") { vkEndCommandBuffer(commandBuffer) }
+        isRecorded = true
+    }
+
+    /// Submits the recorded commands; `wait()` blocks until they are done.
+    public func submit() throws {
+        precondition(isRecorded, "submit() before record()")
+        try wait()
+        let device = context.device
+        try vk("vkResetFences") { vkResetFences(device, 1, [fence]) }
+        var buffer: VkCommandBuffer? = commandBuffer
+        try withUnsafePointer(to: &buffer) { pointer in
+            var info = VkSubmitInfo()
+            info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
+            info.commandBufferCount = 1
+            info.pCommandBuffers = pointer
+            try context.queueLock.withLock { () in
+                try vk("vkQueueSubmit") { vkQueueSubmit(context.queue, 1, &info, fence) }
+            }
+        }
+        inFlight = true
+    }
+
+    /// Blocks until the last submission finished (returns at once when none is running).
+    public func wait() throws {
+        guard inFlight else { return }
+        let device = context.device
+        try vk("vkWaitForFences") { vkWaitForFences(device, 1, [fence], VkBool32(VK_TRUE), UInt64.max) }
+        inFlight = false
+    }
+
+    /// Submits and waits: one synchronous run of the recorded commands.
+    public func run() throws {
+        try submit()
+        try wait()
+    }
+
+    func allocateSet(_ pipeline: ComputePipeline) throws -> VkDescriptorSet {
+        if let pool = descriptorPools.last, let set = try? allocate(from: pool, pipeline) { return set }
+        var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount: 256)
+        var info = VkDescriptorPoolCreateInfo()
+        info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
+        info.maxSets = 64
+        info.poolSizeCount = 1
+        var pool: VkDescriptorPool?
+        let device = context.device
+        try withUnsafePointer(to: &size) { sizePointer in
+            info.pPoolSizes = sizePointer
+            try vk("vkCreateDescriptorPool") { vkCreateDescriptorPool(device, &info, nil, &pool) }
+        }
+        descriptorPools.append(pool!)
+        return try allocate(from: pool!, pipeline)
+    }
+
+    private func allocate(from pool: VkDescriptorPool, _ pipeline: ComputePipeline) throws -> VkDescriptorSet {
+        var layout: VkDescriptorSetLayout? = pipeline.setLayout
+        var set: VkDescriptorSet?
+        let device = context.device
+        try withUnsafePointer(to: &layout) { layoutPointer in
+            var info = VkDescriptorSetAllocateInfo()
+            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
+            info.descriptorPool = pool
+            info.descriptorSetCount = 1
+            info.pSetLayouts = layoutPointer
+            try vk("vkAllocateDescriptorSets") { vkAllocateDescriptorSets(device, &info, &set) }
+        }
+        return set!
+    }
+}

@@ -1,0 +1,146 @@
+import CVulkan
+
+/// What makes two pipelines the same: the shader and its specialization constants.
+struct PipelineKey: Hashable {
+    var name: String
+    var bindings: Int
+    var specialization: [UInt32]
+}
+
+/// A compute pipeline from SPIR-V: shader module, a descriptor-set layout of storage buffers
+/// (bindings 0..<n), a push-constant block and specialization constants (ids 0..<m, 4 bytes each).
+///
+/// Pipelines are made through `GPUContext.pipeline(...)`, which caches them; the context owns
+/// them and destroys them when it goes.
+public final class ComputePipeline: @unchecked Sendable {
+    /// The most push-constant bytes a pipeline takes (the guaranteed minimum limit).
+    public static let pushConstantSize = 128
+    /// A name for errors and debugging (usually the shader's).
+    public let name: String
+    /// How many storage-buffer bindings the shader declares.
+    public let bindingCount: Int
+    let device: VkDevice
+    let setLayout: VkDescriptorSetLayout
+    let layout: VkPipelineLayout
+    let pipeline: VkPipeline
+
+    init(device: VkDevice, name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32]) throws {
+        guard spirv.count > 5, spirv[0] == 0x0723_0203 else {
+            throw GPUError.invalidPipeline(name: name, reason: "not SPIR-V (bad magic number)")
+        }
+        self.name = name
+        self.bindingCount = bindings
+        self.device = device
+        var module: VkShaderModule?
+        try spirv.withUnsafeBufferPointer { code in
+            var info = VkShaderModuleCreateInfo()
+            info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO
+            info.codeSize = code.count * 4
+            info.pCode = code.baseAddress
+            try vk("vkCreateShaderModule") { vkCreateShaderModule(device, &info, nil, &module) }
+        }
+        defer { vkDestroyShaderModule(device, module, nil) }
+
+        var layoutBindings = (0..<bindings).map { index in
+            var binding = VkDescriptorSetLayoutBinding()
+            binding.binding = UInt32(index)
+            binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            binding.descriptorCount = 1
+            binding.stageFlags = VkShaderStageFlags(VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
+            return binding
+        }
+        var setLayout: VkDescriptorSetLayout?
+        var setInfo = VkDescriptorSetLayoutCreateInfo()
+        setInfo.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
+        setInfo.bindingCount = UInt32(bindings)
+        try layoutBindings.withUnsafeMutableBufferPointer { pointer in
+            setInfo.pBindings = UnsafePointer(pointer.baseAddress)
+            try vk("vkCreateDescriptorSetLayout") { vkCreateDescriptorSetLayout(device, &setInfo, nil, &setLayout) }
+        }
+        var range = VkPushConstantRange()
+        range.stageFlags = VkShaderStageFlags(VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
+        range.size = UInt32(ComputePipeline.pushConstantSize)
+        var layoutInfo = VkPipelineLayoutCreateInfo()
+        layoutInfo.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
+        layoutInfo.setLayoutCount = 1
+        layoutInfo.pushConstantRangeCount = 1
+        var layout: VkPipelineLayout?
+        do {
+            try withUnsafePointer(to: &setLayout) { setPointer in
+                try withUnsafePointer(to: &range) { rangePointer in
+                    layoutInfo.pSetLayouts = setPointer
+                    layoutInfo.pPushConstantRanges = rangePointer
+                    try vk("vkCreatePipelineLayout") { vkCreatePipelineLayout(device, &layoutInfo, nil, &layout) }
+                }
+            }
+        } catch {
+            vkDestroyDescriptorSetLayout(device, setLayout, nil)
+            throw error
+        }
+
+        var entries = specialization.indices.map { index in
+            VkSpecializationMapEntry(constantID: UInt32(index), offset: UInt32(index * 4), size: 4)
+        }
+        var data = specialization
+        var pipeline: VkPipeline?
+        let result: VkResult = "main".withCString { entryName in
+            entries.withUnsafeMutableBufferPointer { entryPointer in
+                data.withUnsafeMutableBytes { dataPointer in
+                    var special = VkSpecializationInfo()
+                    special.mapEntryCount = UInt32(entryPointer.count)
+                    special.pMapEntries = UnsafePointer(entryPointer.baseAddress)
+                    special.dataSize = dataPointer.count
+                    special.pData = UnsafeRawPointer(dataPointer.baseAddress)
+                    return withUnsafePointer(to: &special) { specialPointer in
+                        var stage = VkPipelineShaderStageCreateInfo()
+                        stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
+                        stage.stage = VK_SHADER_STAGE_COMPUTE_BIT
+                        stage.module = module
+                        stage.pName = entryName
+                        stage.pSpecializationInfo = specialization.isEmpty ? nil : specialPointer
+                        var info = VkComputePipelineCreateInfo()
+                        info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
+                        info.stage = stage
+                        info.layout = layout
+                        return vkCreateComputePipelines(device, nil, 1, &info, nil, &pipeline)
+                    }
+                }
+            }
+        }
+        do {
+            try vk("vkCreateComputePipelines") { result }
+        } catch {
+            vkDestroyPipelineLayout(device, layout, nil)
+            vkDestroyDescriptorSetLayout(device, setLayout, nil)
+            throw error
+        }
+        self.setLayout = setLayout!
+        self.layout = layout!
+        self.pipeline = pipeline!
+    }
+
+    /// Called by the owning context only, after the device is idle.
+    func destroy() {
+        vkDestroyPipeline(device, pipeline, nil)
+        vkDestroyPipelineLayout(device, layout, nil)
+        vkDestroyDescriptorSetLayout(device, setLayout, nil)
+    }
+}
+
+extension GPUContext {
+    /// The pipeline for `spirv` with these specialization constants, made once and cached.
+    ///
+    /// - Parameters:
+    ///   - name: the shader's name (the cache key, with `specialization`).
+    ///   - bindings: how many storage buffers the shader binds at set 0, bindings 0..<n.
+    ///   - specialization: 4-byte constants for `constant_id` 0, 1, ... (use `Float.bitPattern` for floats).
+    public func pipeline(named name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32] = []) throws -> ComputePipeline {
+        let key = PipelineKey(name: name, bindings: bindings, specialization: specialization)
+        return try pipelineLock.withLock { () throws -> ComputePipeline in
+            if let cached = pipelines[key] { return cached }
+            let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: bindings, specialization: specialization)
+            pipelines[key] = made
+            return made
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import CVulkan
+import Foundation
+
+/// One Vulkan device and its compute queue: the root every GPU resource holds on to.
+///
+/// The device is chosen at run time: a discrete or integrated GPU first, then a CPU driver (Mesa's
+/// lavapipe). `GRANITE_VULKAN_DEVICE=<substring>` picks a device by name instead. Resources keep
+/// a strong reference to their context, so the device outlives everything made from it.
+public final class GPUContext: @unchecked Sendable {
+    let instance: VkInstance
+    let physicalDevice: VkPhysicalDevice
+    let device: VkDevice
+    let queue: VkQueue
+    let queueFamily: UInt32
+    let memoryProperties: VkPhysicalDeviceMemoryProperties
+    /// The device's minimum alignment for storage-buffer descriptor offsets.
+    package let storageAlignment: Int
+    /// The device's name as the driver reports it (e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`).
+    public let deviceName: String
+    /// What kind of device it is.
+    public let deviceKind: GPUDeviceKind
+    /// Serialises queue submission (a `VkQueue` is externally synchronised).
+    let queueLock = NSLock()
+    let pipelineLock = NSLock()
+    var pipelines: [PipelineKey: ComputePipeline] = [:]
+
+    nonisolated(unsafe) private static var sharedContext: GPUContext?
+    private static let sharedLock = NSLock()
+
+    /// The process-wide context, created on first use.
+    public static func shared() throws -> GPUContext {
+        try sharedLock.withLock {
+            if let sharedContext { return sharedContext }
+            let made = try GPUContext()
+            sharedContext = made
+            return made
+        }
+    }
+
+    /// Names and kinds of the Vulkan devices present, in the loader's order.
+    public static func availableDevices() throws -> [(name: String, kind: GPUDeviceKind)] {
+        let instance = try makeInstance()
+        defer { vkDestroyInstance(instance, nil) }
+        return try physicalDevices(instance).map { (name($0), kind($0)) }
+    }
+
+    /// Opens a device; `requested` (default: `GRANITE_VULKAN_DEVICE`) picks one by name substring.
+    public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"]) throws {
+        let instance = try GPUContext.makeInstance()
+        do {
+            let devices = try GPUContext.physicalDevices(instance)
+            let families = devices.map { GPUContext.computeFamily($0) }
+            let candidates = devices.indices.map {
+                DeviceCandidate(name: GPUContext.name(devices[$0]), kind: GPUContext.kind(devices[$0]),
+                                hasComputeQueue: families[$0] != nil)
+            }
+            let index = try DeviceChoice.pick(candidates, requested: requested)
+            let physical = devices[index]
+            let family = families[index]!
+            var priority: Float = 1
+            var device: VkDevice?
+            try withUnsafePointer(to: &priority) { priorityPointer in
+                var queueInfo = VkDeviceQueueCreateInfo()
+                queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
+                queueInfo.queueFamilyIndex = family
+                queueInfo.queueCount = 1
+                queueInfo.pQueuePriorities = priorityPointer
+                try withUnsafePointer(to: &queueInfo) { queuePointer in
+                    var info = VkDeviceCreateInfo()
+                    info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO
+                    info.queueCreateInfoCount = 1
+                    info.pQueueCreateInfos = queuePointer
+                    try vk("vkCreateDevice") { vkCreateDevice(physical, &info, nil, &device) }
+                }
+            }
+            var queue: VkQueue?
+            vkGetDeviceQueue(device!, family, 0, &queue)
+            var memory = VkPhysicalDeviceMemoryProperties()
+            vkGetPhysicalDeviceMemoryProperties(physical, &memory)
+            var properties = VkPhysicalDeviceProperties()
+            vkGetPhysicalDeviceProperties(physical, &properties)
+            self.instance = instance
+            self.physicalDevice = physical
+            self.device = device!
+            self.queue = queue!
+            self.queueFamily = family
+            self.memoryProperties = memory
+            self.storageAlignment = max(4, Int(properties.limits.minStorageBufferOffsetAlignment))
+            self.deviceName = candidates[index].name
+            self.deviceKind = candidates[index].kind
+        } catch {
+            vkDestroyInstance(instance, nil)
+            throw error
+        }
+    }
+
+    deinit {
+        vkDeviceWaitIdle(device)
+        for pipeline in pipelines.values { pipeline.destroy() }
+        vkDestroyDevice(device, nil)
+        vkDestroyInstance(instance, nil)
+    }
+
+    /// Blocks until the device has finished all submitted work.
+    public func waitIdle() throws {
+        try queueLock.withLock { () in
+            try vk("vkDeviceWaitIdle") { vkDeviceWaitIdle(device) }
+        }
+    }
+
+    private static func makeInstance() throws -> VkInstance {
+        var instance: VkInstance?
+        let result: VkResult = "granite".withCString { appName in
+            var app = VkApplicationInfo()
+            app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO
+            app.pApplicationName = appName
+            app.applicationVersion = granite_vk_make_api_version(0, 0, 1, 0)
+            app.pEngineName = appName
+            app.apiVersion = granite_vk_api_version_1_1()
+            return withUnsafePointer(to: &app) { appPointer in
+                var info = VkInstanceCreateInfo()
+                info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO
+                info.pApplicationInfo = appPointer
+                return vkCreateInstance(&info, nil, &instance)
+            }
+        }
+        if result == VK_ERROR_INCOMPATIBLE_DRIVER || result == VK_ERROR_INITIALIZATION_FAILED {
+            throw GPUError.noDriver(detail: "vkCreateInstance returned \(GPUError.resultName(result.rawValue))")
+        }
+        try vk("vkCreateInstance") { result }
+        return instance!
+    }
+
+    private static func physicalDevices(_ instance: VkInstance) throws -> [VkPhysicalDevice] {
+        var count: UInt32 = 0
+        try vk("vkEnumeratePhysicalDevices") { vkEnumeratePhysicalDevices(instance, &count, nil) }
+        guard count > 0 else { throw GPUError.noDevice(detail: "the Vulkan loader lists no physical device") }
+        var devices = [VkPhysicalDevice?](repeating: nil, count: Int(count))
+        try vk("vkEnumeratePhysicalDevices") { vkEnumeratePhysicalDevices(instance, &count, &devices) }
+        return devices.prefix(Int(count)).compactMap { $0 }
+    }
+
+    private static func name(_ device: VkPhysicalDevice) -> String {
+        var properties = VkPhysicalDeviceProperties()
+        vkGetPhysicalDeviceProperties(device, &properties)
+        return withUnsafeBytes(of: properties.deviceName) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+
+    private static func kind(_ device: VkPhysicalDevice) -> GPUDeviceKind {
+        var properties = VkPhysicalDeviceProperties()
+        vkGetPhysicalDeviceProperties(device, &properties)
+        switch properties.deviceType {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return .discrete
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return .integrated
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return .virtual
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return .cpu
+        default: return .other
+        }
+    }
+
+    private static func computeFamily(_ device: VkPhysicalDevice) -> UInt32? {
+        var count: UInt32 = 0
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &count, nil)
+        var families = [VkQueueFamilyProperties](repeating: VkQueueFamilyProperties(), count: Int(count))
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &count, &families)
+        let compute = UInt32(VK_QUEUE_COMPUTE_BIT.rawValue)
+        return families.firstIndex { $0.queueFlags & compute != 0 }.map(UInt32.init)
+    }
+
+    /// A memory type among `bits` with all of `required`, preferring one that also has `preferred`.
+    func memoryType(bits: UInt32, required: VkMemoryPropertyFlags, preferred: VkMemoryPropertyFlags) throws -> UInt32 {
+        let types = withUnsafeBytes(of: memoryProperties.memoryTypes) { Array($0.bindMemory(to: VkMemoryType.self)) }
+        let count = Int(memoryProperties.memoryTypeCount)
+        let fits = (0..<count).filter { bits & (1 << $0) != 0 && types[$0].propertyFlags & required == required }
+        if let best = fits.first(where: { types[$0].propertyFlags & preferred == preferred }) ?? fits.first {
+            return UInt32(best)
+        }
+        throw GPUError.noMemoryType(bits: bits, needs: "host-visible and coherent")
+    }
+}

@@ -1,0 +1,109 @@
+import GraniteGPU
+
+/// What a filter does, on the GPU and in its CPU reference.
+///
+/// `floats(time:)` is written into the step's parameter slot before every submission, so the
+/// recorded command buffer is reused frame after frame; the CPU reference reads the same floats.
+protocol FilterKernel: Sendable {
+    /// The output size for an input of `width`×`height`.
+    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int)
+    /// The float parameters for one frame on a `size` input (at most `StepIO.floatCapacity`).
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float]
+    /// The CPU reference.
+    func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane
+    /// Records the GPU commands reading `io.source` and writing `io.destination`.
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws
+}
+
+extension FilterKernel {
+    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (width, height) }
+    func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
+}
+
+/// What a CPU reference filter sees besides its input.
+struct CPUEnvironment {
+    var time: Float
+    var depth: DepthPlane?
+    var floats: [Float]
+}
+
+/// A depth map: one float a pixel, any size (sampled by nearest neighbour).
+struct DepthPlane {
+    var width: Int
+    var height: Int
+    var values: [Float]
+
+    /// The depth for output pixel (x, y) of a `w`×`h` image; integer scaling, as the shaders do.
+    @inline(__always)
+    func sample(_ x: Int, _ y: Int, _ w: Int, _ h: Int) -> Float {
+        values[(y * height / h) * width + (x * width / w)]
+    }
+}
+
+/// Buffers and sizes for one step of a chain on the GPU.
+struct StepIO {
+    static let floatCapacity = 32
+    var context: GPUContext
+    var source: BufferSlice
+    var destination: BufferSlice
+    var sourceSize: (width: Int, height: Int)
+    var destinationSize: (width: Int, height: Int)
+    /// This step's float parameters (`f[]` in the shader).
+    var params: BufferSlice
+    /// The depth map as floats, or a placeholder when there is none (`depthSize` is then 0×0).
+    var depth: BufferSlice
+    var depthSize: (width: Int, height: Int)
+    /// Makes buffers that live as long as the recorded chain.
+    var scratch: (Int) throws -> GPUBuffer
+
+    /// Binds the usual four buffers and dispatches one thread per destination pixel (64×1 groups).
+    func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
+                  source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
+                  sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
+                  a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero) throws {
+        let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, bindings: 4, specialization: spec)
+        let sourceSize = sourceSize ?? self.sourceSize
+        let destinationSize = destinationSize ?? self.destinationSize
+        let size = SIMD4<Int32>(Int32(sourceSize.width), Int32(sourceSize.height),
+                                Int32(destinationSize.width), Int32(destinationSize.height))
+        let push = [size, a, b].flatMap { [UInt32(bitPattern: $0.x), UInt32(bitPattern: $0.y),
+                                           UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
+        try recorder.dispatch(pipeline, buffers: [source ?? self.source, destination ?? self.destination, params, aux ?? depth],
+                              push: push, groups: ((destinationSize.width + 63) / 64, destinationSize.height, 1))
+    }
+}
+
+/// A compiled shader: its name and SPIR-V words (embedded by the SPIRVEmbed plugin).
+struct Shader: Sendable {
+    let name: String
+    let words: [UInt32]
+
+    static let colour = Shader(name: "colour", words: SPIRV.colour)
+    static let blur = Shader(name: "blur", words: SPIRV.blur)
+    static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)
+    static let sobel = Shader(name: "sobel", words: SPIRV.sobel)
+    static let remap = Shader(name: "remap", words: SPIRV.remap)
+    static let resize = Shader(name: "resize", words: SPIRV.resize)
+    static let convert = Shader(name: "convert", words: SPIRV.convert)
+    static let bokeh = Shader(name: "bokeh", words: SPIRV.bokeh)
+    static let godRay = Shader(name: "godray", words: SPIRV.godray)
+    static let analog = Shader(name: "analog", words: SPIRV.analog)
+    static let disco = Shader(name: "disco", words: SPIRV.disco)
+    static let drive = Shader(name: "drive", words: SPIRV.drive)
+    static let vibes = Shader(name: "vibes", words: SPIRV.vibes)
+    static let polka = Shader(name: "polka", words: SPIRV.polka)
+    static let stars = Shader(name: "stars", words: SPIRV.stars)
+    static let depthMask = Shader(name: "depthmask", words: SPIRV.depthmask)
+    static let pointCloud = Shader(name: "pointcloud", words: SPIRV.pointcloud)
+}
+
+extension ParameterDescription {
+    /// The `time` parameter of every time-animated filter.
+    static let time = ParameterDescription("time", .float(min: 0, max: 1_000_000, default: 0),
+                                           "seconds, added to the time the chain runs at")
+}
+
+extension Float {
+    /// The bit pattern as a specialization-constant word.
+    var word: UInt32 { bitPattern }
+}

@@ -1,0 +1,47 @@
+import GraniteMedia
+
+/// Errors from describing, parsing and running filters.
+public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The spec text is not `name` or `name:key=value,...`.
+    case malformedSpec(text: String, reason: String)
+    /// No filter has this name.
+    case unknownFilter(name: String, valid: [String])
+    /// The filter has no parameter of this name.
+    case unknownParameter(filter: String, name: String, valid: [String])
+    /// The parameter was given twice.
+    case duplicateParameter(filter: String, name: String)
+    /// The value is not of the parameter's type or outside its range.
+    case invalidValue(filter: String, parameter: String, value: String, valid: String)
+    /// The filter cannot run on an image of this size (a crop outside it, ...).
+    case invalidGeometry(filter: String, reason: String)
+    /// The chain cannot take this input format.
+    case unsupportedInput(PixelFormat)
+    /// A depth map was not a `grayF32` image.
+    case invalidDepth(reason: String)
+    /// An empty chain was asked for where one filter at least is needed.
+    case emptyChain
+
+    public var description: String {
+        switch self {
+        case let .malformedSpec(text, reason):
+            return "filter spec \"\(text)\": \(reason) (expected name or name:key=value,key=value)"
+        case let .unknownFilter(name, valid):
+            return "unknown filter \"\(name)\"; valid filters: \(valid.joined(separator: ", "))"
+        case let .unknownParameter(filter, name, valid):
+            return "filter \(filter) has no parameter \"\(name)\"; valid: "
+                + (valid.isEmpty ? "none" : valid.joined(separator: ", "))
+        case let .duplicateParameter(filter, name):
+            return "filter \(filter): parameter \(name) given twice"
+        case let .invalidValue(filter, parameter, value, valid):
+            return "filter \(filter): \(parameter)=\(value) is invalid; expected \(valid)"
+        case let .invalidGeometry(filter, reason):
+            return "filter \(filter): \(reason)"
+        case let .unsupportedInput(format):
+            return "filter chains take rgba8, rgb24, yuyv or nv12 images, not \(format)"
+        case let .invalidDepth(reason):
+            return "depth map: \(reason)"
+        case .emptyChain:
+            return "the filter chain is empty"
+        }
+    }
+}

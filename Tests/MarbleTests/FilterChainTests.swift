@@ -1,0 +1,53 @@
+import Foundation
+import GraniteGPU
+import GraniteMedia
+import Testing
+@testable import Marble
+
+struct FilterChainTests {
+    @Test func recordedChainIsReusedAcrossFramesAndTimes() throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | analog | stars:density=1"), context: context)
+        let image = Fixtures.image(64, 40)
+        let first = try chain.apply(image, time: 0.5)
+        let again = try chain.apply(image, time: 0.5)
+        let later = try chain.apply(image, time: 7.25)
+        #expect(first == again, "same input and time give the same frame")
+        #expect(first != later, "time-animated filters change with time")
+        #expect(Difference(later, try chain.applyCPU(image, time: 7.25)).maxDelta <= 1)
+        // A different size makes a second plan; the first is still correct afterwards.
+        let other = Fixtures.image(33, 17)
+        #expect(Difference(try chain.apply(other, time: 1), try chain.applyCPU(other, time: 1)).maxDelta <= 1)
+        #expect(try chain.apply(image, time: 0.5) == first)
+    }
+
+    @Test func applyIsSafeFromSeveralThreads() async throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain(FilterSpec.parseChain("sobel | pixellate:size=3"), context: context)
+        let images = (0..<6).map { Fixtures.image(40 + $0, 30, seed: UInt64($0)) }
+        let expected = try images.map { try chain.applyCPU($0) }
+        let results = try await withThrowingTaskGroup(of: (Int, Image).self) { group in
+            for round in 0..<3 {
+                for (index, image) in images.enumerated() {
+                    group.addTask { (index, try chain.apply(image, time: Float(round))) }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 18)
+        for (index, image) in results { #expect(image == expected[index]) }
+    }
+
+    @Test func emptyChainConvertsOnly() throws {
+        let image = Fixtures.image(5, 3, format: .rgb24)
+        let out = try FilterChain([]).applyCPU(image)
+        #expect(out.format == .rgba8 && out.bytes[0] == image.bytes[0] && out.bytes[3] == 255)
+    }
+
+    @Test func depthMapMustBeFloat() throws {
+        let chain = try FilterChain([FilterSpec.parse("depthmask")])
+        let image = Fixtures.image(4, 4)
+        let wrong = try Image(width: 4, height: 4, format: .gray8)
+        #expect(throws: MarbleError.invalidDepth(reason: "expected grayF32, got gray8")) { try chain.applyCPU(image, depth: wrong) }
+    }
+}
