@@ -86,11 +86,11 @@ let package = Package(
         .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
-        .target(name: "GraniteCam", dependencies: ["Granite", "GraniteCapture", "GraniteMedia"]),
+        .target(name: "GraniteCam", dependencies: ["Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble"]),
         .executableTarget(name: "granite-cam", dependencies: [
             "GraniteCam", "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia"]),
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs"]),
     ]
 )

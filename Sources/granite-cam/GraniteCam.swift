@@ -31,8 +31,14 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Capture format: auto, yuyv, mjpeg, nv12, rgb24.")
     var format = "auto"
 
-    @Option(name: .customLong("filter"), help: "Filter spec (repeatable), e.g. blur:radius=2.")
+    @Option(name: .customLong("filter"), help: "Marble filter spec (repeatable, or joined with |), e.g. blur:sigma=2.")
     var filters: [String] = []
+
+    @Flag(help: "Run filters on the CPU reference instead of Vulkan.")
+    var cpuFilters = false
+
+    @Option(help: "Image files written: png, jpg, ppm.")
+    var imageFormat = "png"
 
     @Flag(help: "Estimate depth.")
     var depth = false
@@ -70,9 +76,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         if fps <= 0 { throw ValidationError("--fps must be positive") }
         if depthEvery < 1 { throw ValidationError("--depth-every must be at least 1") }
-        if !filters.isEmpty {
-            throw ValidationError("--filter needs the Marble filter module, which this build does not link yet")
-        }
+        if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
         if depth { throw ValidationError("--depth needs the GraniteML depth module, which this build does not link yet") }
         if preview != nil { throw ValidationError("--preview is not available in this build yet") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
@@ -99,7 +103,15 @@ struct GraniteCamCommand: AsyncParsableCommand {
 
     func run() async throws {
         let tty = isatty(2) != 0
-        let pipeline = try CamPipeline(settings: try settings(), statusSink: { line in
+        let stages: [any FrameStage]
+        do {
+            stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
+        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder,
+                                       decoder: DecoderSet.all, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
         })
