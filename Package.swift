@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -86,7 +87,12 @@ let package = Package(
         .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
-        .target(name: "GraniteCam", dependencies: ["Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble"]),
+        .target(name: "GraniteCam", dependencies: [
+            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .executableTarget(name: "granite-cam", dependencies: [
             "GraniteCam", "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -70,6 +70,7 @@ public final class CamApp: Sendable {
         await root.command.settle()
         await root.center.output.command.settle()
         await root.center.depth.command.settle()
+        await root.center.preview.command.settle()
         await root.command.settle()
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line

@@ -28,6 +28,8 @@ public struct CamState: GraniteState {
     public var lastFault: String?
     /// The format in effect.
     public var format: StreamFormat?
+    /// When a frame last went to the preview (monotonic ns).
+    public var lastPreviewNanos: UInt64 = 0
     /// Whether the source has ended, and why if it failed.
     public var ended = false
     public var failure: String?
@@ -93,6 +95,12 @@ struct FrameExpedition: GraniteExpedition {
            pipeline.depthSlot.offer(event.frame) {
             connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
         }
+        if pipeline.preview != nil, now - state.lastPreviewNanos >= pipeline.previewInterval {
+            state.lastPreviewNanos = now
+            if pipeline.previewSlot.offer(event.frame) {
+                connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
+            }
+        }
         if pipeline.writer != nil && settings.save.saves(index) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
@@ -155,6 +163,8 @@ public final class CamCenter: GraniteCenter<CamState> {
     public let output = OutputRelay()
     /// Depth estimation.
     public let depth = DepthRelay()
+    /// The loopback preview.
+    public let preview = PreviewRelay()
 
     public override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),
@@ -179,6 +189,7 @@ public struct CamComponent: GraniteComponent {
     public var body: String {
         let line = state.statusLine
         state.handle?.pipeline.statusSink(line)
+        state.handle?.pipeline.preview?.publish(status: line)
         return line
     }
 }

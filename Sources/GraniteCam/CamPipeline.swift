@@ -11,7 +11,8 @@ import Synchronization
 /// ```
 ///  FrameSource ─► CaptureRelay pump (stages) ─FrameReady (.quiet, broadcast)─► CamCenter
 ///                     ▲ waits while `inFlight` ≥ limit        ├─.rebound─► OutputRelay (write, sidecar)
-///                     │ (so a slow disk drops at the source)  └─.rebound─► DepthRelay (latest wins)
+///                     │ (so a slow disk drops at the source)  ├─.rebound─► DepthRelay (latest wins)
+///                     │                                        └─.rebound─► PreviewRelay (≤10 fps, latest wins)
 ///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
 /// ```
 public final class CamPipeline: Sendable {
@@ -29,7 +30,12 @@ public final class CamPipeline: Sendable {
     public let statusSink: @Sendable (String) -> Void
 
     let writer: OutputWriter?
+    /// The loopback preview, when asked for.
+    public let preview: PreviewServer?
     let depthSlot = LatestSlot<Frame>()
+    let previewSlot = LatestSlot<Frame>()
+    /// At most this many preview frames a second (each is a JPEG encode).
+    let previewInterval: UInt64 = 100_000_000
     /// Frames broadcast but not yet reduced (and written, when saved).
     let inFlight = Atomic<Int>(0)
     let maxInFlight = 3
@@ -40,6 +46,7 @@ public final class CamPipeline: Sendable {
     /// A pipeline; `writer` is created when the settings name an output folder.
     public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),
                 depth: (any DepthStage)? = nil, decoder: any ImageDecoder = NetpbmDecoder(),
+                preview: PreviewServer? = nil,
                 statusSink: @escaping @Sendable (String) -> Void = { _ in }) throws(CamError) {
         self.settings = settings
         self.stages = stages
@@ -47,6 +54,7 @@ public final class CamPipeline: Sendable {
         self.depth = depth
         self.decoder = decoder
         self.statusSink = statusSink
+        self.preview = preview
         writer = try settings.outputDirectory.map { dir throws(CamError) in
             try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
         }

@@ -78,7 +78,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if depthEvery < 1 { throw ValidationError("--depth-every must be at least 1") }
         if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
         if depth { throw ValidationError("--depth needs the GraniteML depth module, which this build does not link yet") }
-        if preview != nil { throw ValidationError("--preview is not available in this build yet") }
+        if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
     }
 
@@ -110,8 +110,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
+        let server = try preview.map { port in try PreviewServer(port: port) }
+        if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
+        defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder,
-                                       decoder: DecoderSet.all, statusSink: { line in
+                                       decoder: DecoderSet.all, preview: server, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
         })
