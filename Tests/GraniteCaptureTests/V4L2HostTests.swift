@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 @testable import GraniteCapture
@@ -8,7 +9,15 @@ import XCTest
 final class V4L2HostTests: XCTestCase {
     func testDeviceChecksOnThisMachine() async throws {
         guard let path = CaptureDevices.firstCamera() else {
-            let reason = "no V4L2 capture device on this machine (/dev/video* absent); the vivid VM tier covers V4L2"
+            let tier = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/tiers/20-vivid-vm.sh").standardized
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                // CI has no camera either: there the same checks run against the kernel's vivid driver
+                // in the VM tier, which fails CI when it cannot run. Assert that tier is in place.
+                print("V4L2HostTests: no /dev/video*; in CI the device checks run in \(tier.path)")
+                XCTAssertTrue(FileManager.default.isExecutableFile(atPath: tier.path), "the vivid VM tier is missing: \(tier.path)")
+                return
+            }
+            let reason = "no V4L2 capture device on this machine (/dev/video* absent); the vivid VM tier covers V4L2 (\(tier.path))"
             print("V4L2HostTests: skipped: \(reason)")
             throw XCTSkip(reason)
         }
