@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -37,13 +38,21 @@ let package = Package(
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
-            "Granite", "GraniteMedia",
+            "Granite", "GraniteMedia", "GraniteML",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite",
+            "Granite", "GraniteMedia", "GraniteML",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
+        .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .target(name: "GraniteML", dependencies: [
+            "CBLAS", "GraniteMedia",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "GraniteMedia"]),
     ]
 )
