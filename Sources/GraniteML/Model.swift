@@ -38,6 +38,18 @@ public final class Model: Sendable {
         try self.init(graph: OnnxLoader.parse(data, path: name), threads: threads)
     }
 
+    /// Loads the model at `path` with some inputs bound to fixed values, which then count as
+    /// weights (folded, and allowed where an op needs a constant). For the ONNX node tests,
+    /// whose weights, shapes and scales arrive as graph inputs.
+    convenience init(path: String, binding: [String: Tensor], threads: Int = 1) throws(MLError) {
+        var graph = try OnnxLoader.load(path: path)
+        for (name, tensor) in binding {
+            graph.constants[name] = tensor
+            graph.inputs.removeAll { $0.name == name }
+        }
+        try self.init(graph: graph, threads: threads)
+    }
+
     private init(graph parsed: Graph, threads: Int) throws(MLError) {
         for node in parsed.nodes where !Ops.supported.contains(node.op) || !(node.domain.isEmpty || node.domain == "ai.onnx") {
             throw .unsupportedOp(node: node.name, op: node.domain.isEmpty ? node.op : "\(node.domain).\(node.op)",

@@ -37,7 +37,8 @@ enum ConvTranspose {
         if let requested = c.node.ints("output_shape") ?? (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ? input.enumerated().map { $1 * strides[$0] } : nil) {
             let spatial = Array(requested.suffix(2))
             for a in 0..<2 {
-                let total = full(a) - spatial[a]
+                // ONNX Runtime clamps the total at zero: a larger output_shape leaves the tail unwritten (bias).
+                let total = max(full(a) - spatial[a], 0)
                 pads[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2
                 pads[a + 2] = total - pads[a]
             }
