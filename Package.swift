@@ -38,14 +38,27 @@ let package = Package(
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [
-            "Granite", "GraniteMedia", "GraniteML",
+            "Granite", "GraniteMedia",
+            "GraniteCodecs", "GraniteConvert",
+            "GraniteML",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
-            "Granite", "GraniteMedia", "GraniteML",
+            "Granite",
+            "GraniteCodecs", "GraniteConvert",
+            "GraniteMedia", "GraniteML",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+
+        // MARK: Codecs and `granite convert` (issue 4) — TurboJPEG + libpng simplified API.
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
+        .target(name: "GraniteConvert", dependencies: ["GraniteMedia", "GraniteCodecs"]),
+        .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
 
         // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
         .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),

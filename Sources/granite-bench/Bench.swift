@@ -10,5 +10,6 @@ struct GraniteBench: AsyncParsableCommand {
     )
 
     static let all: [any ParsableCommand.Type] = [
+        ConvertBench.self,
     ]
 }

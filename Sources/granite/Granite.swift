@@ -15,5 +15,6 @@ struct GraniteCLI: AsyncParsableCommand {
 
     /// Every subcommand, in the order `--help` lists them.
     static let all: [any ParsableCommand.Type] = [
+        ConvertCommand.self,
     ]
 }

@@ -1,0 +1,79 @@
+import GraniteMedia
+
+/// Decoding and encoding images: JPEG (TurboJPEG) and PNG (libpng simplified API).
+///
+/// ```
+/// bytes ─► sniff ─► header (size, bomb limit) ─► decode ─► Exif orientation ─► Image (rgba8 | gray8 | gray16)
+/// Image ─► encodeJPEG (quality, subsampling, progressive) | encodePNG ─► bytes ─► AtomicFile.write
+/// ```
+/// Everything is a pure function of its inputs and safe to call from many threads at once.
+public enum Codecs {
+    /// The format the bytes announce (by signature, not by file name), or nil.
+    public static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
+        ImageFormat.sniff(bytes)
+    }
+
+    /// Size and format from the header alone (no pixels decoded), with the bomb limit checked.
+    public static func info(_ bytes: [UInt8], path: String = "(memory)",
+                            options: DecodeOptions = DecodeOptions()) throws(CodecError) -> ImageInfo {
+        guard let format = sniff(bytes) else { throw notAnImage(bytes, path) }
+        switch format {
+        case .jpeg:
+            let head = try JPEGCodec.withHandle(compress: false, path, phase: CodecError.header) {
+                (handle) throws(CodecError) in try JPEGCodec.header(bytes, path: path, handle: handle)
+            }
+            let orientation = options.applyEXIFOrientation ? EXIFOrientation.read(jpeg: bytes) : .up
+            let (w, h) = orientation.swapsAxes ? (head.height, head.width) : (head.width, head.height)
+            return ImageInfo(format: .jpeg, width: w, height: h, orientation: orientation)
+        case .png:
+            let image = try PNGCodec.decodeHeader(bytes, path: path)
+            return ImageInfo(format: .png, width: image.width, height: image.height, orientation: .up)
+        }
+    }
+
+    /// Decodes JPEG or PNG bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
+    ///
+    /// - Parameter path: the file the bytes came from, for error messages.
+    public static func decode(_ bytes: [UInt8], path: String = "(memory)",
+                              options: DecodeOptions = DecodeOptions()) throws(CodecError) -> Image {
+        guard let format = sniff(bytes) else { throw notAnImage(bytes, path) }
+        switch format {
+        case .jpeg: return try JPEGCodec.decode(bytes, path: path, options: options)
+        case .png: return try PNGCodec.decode(bytes, path: path, options: options)
+        }
+    }
+
+    /// Reads and decodes a file.
+    public static func decodeFile(_ path: String, options: DecodeOptions = DecodeOptions()) throws(CodecError) -> Image {
+        try decode(FileBytes.read(path), path: path, options: options)
+    }
+
+    /// Encodes an `rgba8`, `rgb24` or `gray8` image as JPEG (alpha is dropped).
+    public static func encodeJPEG(_ image: Image, quality: Int = 85, subsampling: ChromaSubsampling = .s420,
+                                  progressive: Bool = false, path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try JPEGCodec.encode(image, quality: quality, subsampling: subsampling, progressive: progressive, path: path)
+    }
+
+    /// Encodes an `rgba8`, `rgb24`, `gray8` or `gray16` image as PNG (16-bit gray for depth maps).
+    public static func encodePNG(_ image: Image, path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try PNGCodec.encode(image, path: path)
+    }
+
+    static func notAnImage(_ bytes: [UInt8], _ path: String) -> CodecError {
+        if bytes.isEmpty { return .header(path: path, reason: "empty file") }
+        let head = bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: " ")
+        return .header(path: path, reason: "not a JPEG or PNG (starts with \(head))")
+    }
+}
+
+/// What a header says, before any pixel is decoded.
+public struct ImageInfo: Sendable, Equatable {
+    /// The container format.
+    public var format: ImageFormat
+    /// Width once turned upright.
+    public var width: Int
+    /// Height once turned upright.
+    public var height: Int
+    /// The Exif orientation that decoding will apply (`.up` for PNG).
+    public var orientation: EXIFOrientation
+}

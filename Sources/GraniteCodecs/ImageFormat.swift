@@ -1,0 +1,26 @@
+/// The container formats the codecs read and write, as sniffed from the bytes.
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    /// JPEG (JFIF / Exif), starts with `FF D8 FF`.
+    case jpeg
+    /// PNG, starts with the 8-byte signature `89 50 4E 47 0D 0A 1A 0A`.
+    case png
+
+    /// The usual file extension, without the dot.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: return "jpg"
+        case .png: return "png"
+        }
+    }
+
+    public var description: String { rawValue }
+
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// The format the leading bytes announce, or nil.
+    static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
+        if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return .jpeg }
+        if bytes.count >= 8, Array(bytes[0..<8]) == pngSignature { return .png }
+        return nil
+    }
+}

@@ -1,0 +1,174 @@
+import CTurboJPEG
+import GraniteMedia
+
+/// Chroma subsampling for JPEG encoding.
+public enum ChromaSubsampling: String, Sendable, Hashable, CaseIterable, Codable {
+    /// No subsampling (best colour, biggest files).
+    case s444 = "444"
+    /// Half horizontal chroma resolution.
+    case s422 = "422"
+    /// Half horizontal and vertical chroma resolution (the usual photo setting).
+    case s420 = "420"
+
+    var tj: Int32 {
+        switch self {
+        case .s444: return Int32(TJSAMP_444.rawValue)
+        case .s422: return Int32(TJSAMP_422.rawValue)
+        case .s420: return Int32(TJSAMP_420.rawValue)
+        }
+    }
+}
+
+/// JPEG through TurboJPEG's handle API: errors come back as return codes, never as longjmp.
+enum JPEGCodec {
+    struct Header {
+        var width: Int
+        var height: Int
+        var colorspace: Int32
+    }
+
+    /// A TurboJPEG handle, destroyed when the scope ends.
+    static func withHandle<R>(compress: Bool, _ path: String, phase: (String, String) -> CodecError,
+                              _ body: (tjhandle) throws(CodecError) -> R) throws(CodecError) -> R {
+        guard let handle = compress ? tjInitCompress() : tjInitDecompress() else {
+            throw phase(path, "cannot create a TurboJPEG handle: \(String(cString: tjGetErrorStr2(nil)))")
+        }
+        defer { tjDestroy(handle) }
+        return try body(handle)
+    }
+
+    static func message(_ handle: tjhandle) -> String {
+        String(cString: tjGetErrorStr2(handle))
+    }
+
+    static func header(_ bytes: [UInt8], path: String, handle: tjhandle) throws(CodecError) -> Header {
+        var w: Int32 = 0, h: Int32 = 0, samp: Int32 = 0, cs: Int32 = 0
+        let rc = bytes.withUnsafeBufferPointer { buf in
+            tjDecompressHeader3(handle, buf.baseAddress, UInt(buf.count), &w, &h, &samp, &cs)
+        }
+        guard rc == 0 else { throw .header(path: path, reason: "JPEG header: \(message(handle))") }
+        guard w > 0, h > 0 else { throw .header(path: path, reason: "JPEG header gives size \(w)x\(h)") }
+        return Header(width: Int(w), height: Int(h), colorspace: cs)
+    }
+
+    /// The largest DCT reduction (1/8, 1/4, 3/8, 1/2...) keeping the image at least `minimum` big.
+    static func scalingFactor(width: Int, height: Int, minimum: (width: Int, height: Int)?) -> tjscalingfactor {
+        let one = tjscalingfactor(num: 1, denom: 1)
+        guard let minimum else { return one }
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return one }
+        var best = one
+        var bestWidth = width
+        for i in 0..<Int(count) {
+            let f = factors[i]
+            guard f.num <= f.denom else { continue }  // never upscale in the decoder
+            let sw = Int(granite_tjScaled(Int32(width), f)), sh = Int(granite_tjScaled(Int32(height), f))
+            if sw >= minimum.width, sh >= minimum.height, sw < bestWidth {
+                best = f
+                bestWidth = sw
+            }
+        }
+        return best
+    }
+
+    static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions) throws(CodecError) -> Image {
+        try withHandle(compress: false, path, phase: CodecError.header) { (handle) throws(CodecError) -> Image in
+            let head = try header(bytes, path: path, handle: handle)
+            let pixels = head.width.multipliedReportingOverflow(by: head.height)
+            guard !pixels.overflow, pixels.partialValue <= options.maxPixels else {
+                throw .header(path: path, reason: "JPEG is \(head.width)x\(head.height), over the limit of \(options.maxPixels) pixels")
+            }
+            let orientation = options.applyEXIFOrientation ? EXIFOrientation.read(jpeg: bytes) : .up
+            var minimum = options.minimumSize
+            if orientation.swapsAxes, let m = minimum { minimum = (m.height, m.width) }
+            let factor = scalingFactor(width: head.width, height: head.height, minimum: minimum)
+            let w = Int(granite_tjScaled(Int32(head.width), factor))
+            let h = Int(granite_tjScaled(Int32(head.height), factor))
+
+            let gray = head.colorspace == Int32(TJCS_GRAY.rawValue)
+            let cmyk = head.colorspace == Int32(TJCS_CMYK.rawValue) || head.colorspace == Int32(TJCS_YCCK.rawValue)
+            let (pixelFormat, channels): (TJPF, Int) =
+                cmyk ? (TJPF_CMYK, 4) : (gray && options.keepGray) ? (TJPF_GRAY, 1) : (TJPF_RGBA, 4)
+            var out = [UInt8](repeating: 0, count: w * h * channels)
+            let rc = bytes.withUnsafeBufferPointer { src in
+                out.withUnsafeMutableBufferPointer { dst in
+                    tjDecompress2(handle, src.baseAddress, UInt(src.count), dst.baseAddress,
+                                  Int32(w), Int32(w * channels), Int32(h), Int32(pixelFormat.rawValue),
+                                  granite_tjflag_stopOnWarning | granite_tjflag_limitScans)
+                }
+            }
+            guard rc == 0 else { throw .decode(path: path, reason: "JPEG data: \(message(handle))") }
+            if cmyk { out = cmykToRGBA(out, inverted: hasAdobeMarker(bytes)) }
+            let format: PixelFormat = channels == 1 ? .gray8 : .rgba8
+            let image: Image
+            do { image = try Image(width: w, height: h, format: format, bytes: out) } catch {
+                throw .decode(path: path, reason: "\(error)")
+            }
+            return image.applying(orientation)
+        }
+    }
+
+    /// CMYK (or YCCK, which TurboJPEG turns into CMYK) to RGBA; Adobe files store the inks inverted.
+    static func cmykToRGBA(_ cmyk: [UInt8], inverted: Bool) -> [UInt8] {
+        var rgba = cmyk
+        rgba.withUnsafeMutableBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                var c = Int(p[i]), m = Int(p[i + 1]), y = Int(p[i + 2]), k = Int(p[i + 3])
+                if !inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+                // Now each value is "amount of paper showing": 255 means no ink.
+                p[i] = UInt8((c * k + 127) / 255)
+                p[i + 1] = UInt8((m * k + 127) / 255)
+                p[i + 2] = UInt8((y * k + 127) / 255)
+                p[i + 3] = 255
+                i += 4
+            }
+        }
+        return rgba
+    }
+
+    /// Whether the JPEG carries an Adobe APP14 segment (Photoshop writes CMYK inverted then).
+    static func hasAdobeMarker(_ b: [UInt8]) -> Bool {
+        var i = 2
+        while i + 9 <= b.count, b[i] == 0xFF {
+            let marker = b[i + 1]
+            if marker == 0xDA || marker == 0xD9 { return false }
+            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            if marker == 0xEE, Array(b[i + 4..<i + 9]) == [0x41, 0x64, 0x6F, 0x62, 0x65] { return true }
+            guard length >= 2 else { return false }
+            i += 2 + length
+        }
+        return false
+    }
+
+    static func encode(_ image: Image, quality: Int, subsampling: ChromaSubsampling, progressive: Bool,
+                       path: String) throws(CodecError) -> [UInt8] {
+        guard (1...100).contains(quality) else { throw .encode(path: path, reason: "JPEG quality \(quality) is not in 1...100") }
+        let (pf, samp): (TJPF, Int32)
+        switch image.format {
+        case .rgba8: (pf, samp) = (TJPF_RGBA, subsampling.tj)
+        case .rgb24: (pf, samp) = (TJPF_RGB, subsampling.tj)
+        case .gray8: (pf, samp) = (TJPF_GRAY, Int32(TJSAMP_GRAY.rawValue))
+        default: throw .encode(path: path, reason: "JPEG cannot hold pixel format \(image.format)")
+        }
+        return try withHandle(compress: true, path, phase: CodecError.encode) { (handle) throws(CodecError) -> [UInt8] in
+            let capacity = tjBufSize(Int32(image.width), Int32(image.height), samp)
+            guard capacity != UInt(bitPattern: -1) else { throw .encode(path: path, reason: "image too large for JPEG") }
+            var out = [UInt8](repeating: 0, count: Int(capacity))
+            var size = capacity
+            var flags = granite_tjflag_noRealloc | granite_tjflag_accurateDCT
+            if progressive { flags |= granite_tjflag_progressive }
+            let rc = image.bytes.withUnsafeBufferPointer { src in
+                out.withUnsafeMutableBufferPointer { dst in
+                    var dstPointer: UnsafeMutablePointer<UInt8>? = dst.baseAddress
+                    return tjCompress2(handle, src.baseAddress, Int32(image.width), Int32(image.bytesPerRow),
+                                       Int32(image.height), Int32(pf.rawValue), &dstPointer, &size, samp,
+                                       Int32(quality), flags)
+                }
+            }
+            guard rc == 0 else { throw .encode(path: path, reason: "JPEG: \(message(handle))") }
+            out.removeSubrange(Int(size)...)
+            return out
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import GraniteCodecs
+import GraniteMedia
+
+/// Converts a batch of images into an output folder, a few at a time, resumably.
+///
+/// ```
+///             ┌─ worker 1: read ─► SHA-256 ─► skip? ─► decode(scaled) ─► resize ─► processor ─► encode ─► journal ─► atomic write
+/// WorkItems ──┼─ worker 2: ...                                                                          (jobs workers, one image each)
+///             └─ worker N: ...
+///                   │ outcomes
+///                   ▼
+///         collector: progress, failures, summary ─► manifest.json (atomic) at the end
+/// ```
+/// At most `jobs` images are in memory at once; decode, processing and encode of different
+/// images overlap across cores. A bad input fails alone, the batch goes on.
+public struct BatchConverter: Sendable {
+    /// INPUT operands (files or folders).
+    public let inputs: [String]
+    /// The output folder (created if missing).
+    public let outputDirectory: String
+    /// What outputs look like.
+    public let settings: ConvertSettings
+    /// The filters between decode and encode.
+    public let processor: any ImageProcessor
+    /// Images in flight at once.
+    public let jobs: Int
+    /// Redo outputs the manifest vouches for, and replace files it does not know.
+    public let overwrite: Bool
+
+    /// A converter; `jobs` defaults to the number of cores.
+    public init(inputs: [String], outputDirectory: String, settings: ConvertSettings,
+                processor: any ImageProcessor = CPUFilterChain([]), jobs: Int? = nil, overwrite: Bool = false) {
+        self.inputs = inputs
+        self.outputDirectory = outputDirectory
+        self.settings = settings
+        self.processor = processor
+        self.jobs = max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount)
+        self.overwrite = overwrite
+    }
+
+    /// Runs the batch; throws only when it cannot run at all (missing input, unwritable folder).
+    public func run(progress makeProgress: (Int) -> ProgressDisplay? = { ProgressDisplay(total: $0) })
+        async throws(ConvertError) -> ConvertSummary {
+        let items = try InputPlan.expand(inputs, outputDirectory: outputDirectory, format: settings.format)
+        try makeDirectory(outputDirectory)
+        removeLeftoverTemporaries()
+        let store = ManifestStore(directory: outputDirectory)
+        try await store.open()
+        let progress = makeProgress(items.count)
+        if let warning = store.loadWarning { progress?.message("granite convert: warning: \(warning)") }
+
+        let start = monotonicNanos()
+        var summary = ConvertSummary()
+        await withTaskGroup(of: ConvertOutcome.self) { group in
+            var next = 0
+            func submit() {
+                guard next < items.count else { return }
+                let item = items[next]
+                next += 1
+                group.addTask { await self.convert(item, store: store) }
+            }
+            for _ in 0..<min(jobs, items.count) { submit() }
+            while let outcome = await group.next() {
+                summary.add(outcome)
+                if case let .failed(path, reason) = outcome {
+                    progress?.message("granite convert: failed: \(path): \(reason)")
+                }
+                progress?.update(done: summary.total, failed: summary.failed.count)
+                submit()
+            }
+        }
+        progress?.finish()
+        try await store.finish(settings: settings)
+        summary.seconds = Double(monotonicNanos() - start) / 1e9
+        return summary
+    }
+
+    func convert(_ item: WorkItem, store: ManifestStore) async -> ConvertOutcome {
+        if let other = item.collidesWith {
+            return .failed(path: item.input, reason: "output name \(item.output) is already used by \(other)")
+        }
+        do {
+            let bytes = try FileBytes.read(item.input)
+            guard let sourceFormat = Codecs.sniff(bytes) else {
+                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG or PNG")
+            }
+            let format = settings.format ?? sourceFormat
+            let fingerprint = settings.fingerprint(for: format)
+            let inputHash = SHA256.hex(bytes)
+            let outPath = outputDirectory + "/" + item.output
+            let known = store.previous[item.output]
+            if let known, !overwrite, known.inputSHA256 == inputHash, known.settings == fingerprint,
+               outputMatches(outPath, known) {
+                return .skipped(path: item.input)
+            }
+            if known == nil, !overwrite, FileManager.default.fileExists(atPath: outPath) {
+                return .failed(path: item.input, reason: "\(outPath) exists and is not in the manifest (use --overwrite to replace it)")
+            }
+            let encoded = try process(bytes, item: item, format: format)
+            let entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
+                                       outputBytes: encoded.bytes.count, outputSHA256: SHA256.hex(encoded.bytes),
+                                       settings: fingerprint, width: encoded.width, height: encoded.height)
+            try makeDirectory((outPath as NSString).deletingLastPathComponent)
+            try await store.record(entry)
+            try AtomicFile.write(encoded.bytes, to: outPath)
+            return .converted(path: item.input, output: item.output)
+        } catch let error as CodecError {
+            return .failed(path: item.input, reason: "\(error.phase) error: \(error.reason)")
+        } catch {
+            return .failed(path: item.input, reason: "\(error)")
+        }
+    }
+
+    /// Decode (scaled down by the JPEG decoder when a resize allows it), resize, filter, encode.
+    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat) throws -> (bytes: [UInt8], width: Int, height: Int) {
+        var options = DecodeOptions(maxPixels: settings.maxPixels)
+        var target: (width: Int, height: Int)?
+        if let resize = settings.resize {
+            let info = try Codecs.info(bytes, path: item.input, options: options)
+            let size = resize.targetSize(width: info.width, height: info.height)
+            target = size
+            options.minimumSize = size
+        }
+        var image = try Codecs.decode(bytes, path: item.input, options: options)
+        if let target { image = try CPUResize.resize(image, width: target.width, height: target.height) }
+        image = try processor.process(image)
+        let out: [UInt8]
+        switch format {
+        case .jpeg: out = try Codecs.encodeJPEG(image, quality: settings.quality, path: item.output)
+        case .png: out = try Codecs.encodePNG(image, path: item.output)
+        }
+        return (out, image.width, image.height)
+    }
+
+    func outputMatches(_ path: String, _ entry: Manifest.Entry) -> Bool {
+        guard let bytes = try? FileBytes.read(path), bytes.count == entry.outputBytes else { return false }
+        return SHA256.hex(bytes) == entry.outputSHA256
+    }
+
+    func makeDirectory(_ path: String) throws(ConvertError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: path, reason: "cannot create folder: \(error.localizedDescription)")
+        }
+    }
+
+    /// Removes `.NAME.tmp-*` files a killed run left behind (only names `AtomicFile` makes).
+    func removeLeftoverTemporaries() {
+        guard let walker = FileManager.default.enumerator(atPath: outputDirectory) else { return }
+        while let rel = walker.nextObject() as? String {
+            let name = (rel as NSString).lastPathComponent
+            if name.hasPrefix("."), name.contains(AtomicFile.temporaryMarker) {
+                unlink((outputDirectory as NSString).appendingPathComponent(rel))
+            }
+        }
+    }
+}

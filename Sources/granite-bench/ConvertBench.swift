@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import GraniteCodecs
+import GraniteMedia
+
+/// `granite-bench convert`: `granite convert` against libvips and ImageMagick on the same folder.
+///
+/// Workload (issue 4): N JPEGs of 1920×1080, resize 50% + sharpen + JPEG q85. Every tool runs as
+/// a child process (so peak RSS comes from `wait4`), runs are interleaved, medians printed.
+struct ConvertBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "granite convert vs vipsthumbnail / vips / mogrify: images/s and peak RSS (median of runs)."
+    )
+
+    @Option(help: "Number of input JPEGs.") var count = 60
+    @Option(help: "Runs per tool (the median is reported).") var runs = 3
+    @Option(help: "Work folder (default: a fresh folder in /tmp).") var workDir: String?
+    @Option(help: "Input width.") var width = 1920
+    @Option(help: "Input height.") var height = 1080
+    @Flag(help: "Skip the slow per-image `vips` command-line chain.") var skipVipsCLI = false
+
+    struct Tool {
+        var name: String
+        var note: String
+        var command: (String, String, [String]) -> (String, [String])  // (inputDir, outDir, files) → program, args
+    }
+
+    func run() async throws {
+        let dir = workDir ?? NSTemporaryDirectory() + "granite-bench-convert-\(getpid())"
+        let input = dir + "/in"
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        let files = try makeInputs(input)
+        let granite = siblingExecutable("granite")
+        let halfW = width / 2, halfH = height / 2
+        var tools = [
+            Tool(name: "granite convert", note: "resize 50% + sharpen + q85, --jobs = cores") { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--filter", "sharpen", "--quality", "85"])
+            },
+            Tool(name: "vipsthumbnail", note: "resize + q85 only (no sharpen option): a lower bound for vips") { _, o, f in
+                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.jpg[Q=85]"])
+            },
+            Tool(name: "mogrify", note: "-resize 50% -sharpen 0x1 -quality 85") { _, o, f in
+                ("mogrify", ["-path", o, "-resize", "50%", "-sharpen", "0x1", "-quality", "85"] + f)
+            },
+        ]
+        if !skipVipsCLI {
+            tools.append(Tool(name: "vips CLI chain", note: "vips resize 0.5 | vips sharpen, q85: one process pair per image") { _, o, f in
+                let script = "for f in \"$@\"; do b=$(basename \"$f\" .jpg); vips resize \"$f\" \"\(o)/$b.v\" 0.5 && vips sharpen \"\(o)/$b.v\" \"\(o)/$b.jpg[Q=85]\" && rm \"\(o)/$b.v\"; done"
+                return ("/bin/sh", ["-c", script, "sh"] + f)
+            })
+        }
+        print("granite-bench convert: \(count) JPEGs \(width)x\(height), resize 50% + sharpen + q85, \(runs) runs, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        var results = [String: [ChildRun]]()
+        for r in 0..<runs {
+            for tool in tools {
+                let out = dir + "/out-\(r)-\(tool.name.replacingOccurrences(of: " ", with: "-"))"
+                try? FileManager.default.removeItem(atPath: out)
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                let (program, args) = tool.command(input, out, files)
+                let run = try ChildProcess.run(program, args)
+                let produced = (try? FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".jpg") }.count) ?? 0
+                if run.status != 0 || produced != count {
+                    print("  \(tool.name): run \(r + 1) exit \(run.status), \(produced)/\(count) outputs")
+                }
+                results[tool.name, default: []].append(run)
+                try? FileManager.default.removeItem(atPath: out)
+            }
+        }
+        print(pad("tool", 18) + pad("images/s", 10) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 18) + "notes")
+        let anchor = results["vipsthumbnail"].map { summarize($0) }
+        for tool in tools {
+            let s = summarize(results[tool.name]!)
+            var ratio = "-"
+            if let anchor, tool.name != "vipsthumbnail" {
+                ratio = "\(fixed(s.rate / anchor.rate))x speed, \(fixed(Double(s.peak) / Double(anchor.peak)))x mem"
+            }
+            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 18) + tool.note)
+        }
+        if workDir == nil { try? FileManager.default.removeItem(atPath: dir) }
+    }
+
+    /// Median images/s and median peak RSS (KiB) of the runs.
+    func summarize(_ runs: [ChildRun]) -> (rate: Double, peak: Int) {
+        let rates = runs.map { Double(count) / $0.seconds }.sorted()
+        let peaks = runs.map(\.peakKiB).sorted()
+        return (rates[rates.count / 2], peaks[peaks.count / 2])
+    }
+
+    /// Photo-like inputs: smooth colour fields, edges and noise, so the encoders do real work.
+    func makeInputs(_ folder: String) throws -> [String] {
+        var paths = [String]()
+        for i in 0..<count {
+            let path = folder + "/photo\(i < 10 ? "0" : "")\(i).jpg"
+            paths.append(path)
+            if FileManager.default.fileExists(atPath: path) { continue }
+            var bytes = [UInt8](repeating: 255, count: width * height * 4)
+            var state = UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15
+            let cx = (i * 97) % width, cy = (i * 53) % height
+            for y in 0..<height {
+                for x in 0..<width {
+                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    let n = Int(state & 15)
+                    let dx = x - cx, dy = y - cy
+                    let ring = ((dx * dx + dy * dy) >> 10) & 63
+                    let p = (y * width + x) * 4
+                    bytes[p] = UInt8(truncatingIfNeeded: x / 8 + ring + n + i * 3)
+                    bytes[p + 1] = UInt8(truncatingIfNeeded: y / 5 + (x > width / 2 ? 60 : 0) + n)
+                    bytes[p + 2] = UInt8(truncatingIfNeeded: (x + y) / 12 + ring * 2 + n)
+                }
+            }
+            let image = try Image(width: width, height: height, format: .rgba8, bytes: bytes)
+            try AtomicFile.write(try Codecs.encodeJPEG(image, quality: 90), to: path)
+        }
+        return paths
+    }
+
+    func siblingExecutable(_ name: String) -> String {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+    func fixed(_ v: Double) -> String { String(format: "%.2f", v) }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GraniteMedia
+import XCTest
+
+/// Deterministic test images and a runner for the independent decoder (ImageMagick).
+enum TestSupport {
+    /// An `rgba8` image with smooth gradients (JPEG-friendly) and a varying alpha.
+    static func gradient(width: Int, height: Int, alpha: Bool = false) -> Image {
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                bytes[i] = UInt8(x * 255 / max(width - 1, 1))
+                bytes[i + 1] = UInt8(y * 255 / max(height - 1, 1))
+                bytes[i + 2] = UInt8((x + y) * 127 / max(width + height - 2, 1) + 64)
+                bytes[i + 3] = alpha ? UInt8((x * 7 + y * 3) % 256) : 255
+            }
+        }
+        return try! Image(width: width, height: height, format: .rgba8, bytes: bytes)
+    }
+
+    /// A seeded pseudo-random byte generator (SplitMix64), so corpora are the same every run.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    /// A fresh temporary folder.
+    static func temporaryDirectory(_ name: String) -> String {
+        let path = NSTemporaryDirectory() + "granite-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Runs a program; returns status and stdout.
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8]) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, [UInt8](data))
+    }
+
+    /// ImageMagick's `convert`, or a skip (a failure when CI=true) naming why.
+    static func imageMagick() throws -> String {
+        for candidate in ["/usr/bin/convert", "/usr/local/bin/convert", "/usr/bin/magick"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        let why = "ImageMagick `convert` not found (Debian package imagemagick): it is the independent decoder for these tests"
+        if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail(why) }
+        throw XCTSkip(why)
+    }
+
+    /// Decodes a file with ImageMagick to raw 8-bit RGBA.
+    static func magickRGBA(_ path: String) throws -> [UInt8] {
+        let r = try run(try imageMagick(), [path, "-depth", "8", "rgba:-"])
+        XCTAssertEqual(r.status, 0, "ImageMagick could not decode \(path)")
+        return r.stdout
+    }
+
+    /// The mean absolute difference of two equal-length byte arrays.
+    static func meanAbsoluteError(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        precondition(a.count == b.count)
+        var total = 0
+        for i in a.indices { total += abs(Int(a[i]) - Int(b[i])) }
+        return Double(total) / Double(max(a.count, 1))
+    }
+
+    /// Writes bytes to a file.
+    static func write(_ bytes: [UInt8], _ path: String) {
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    }
+}

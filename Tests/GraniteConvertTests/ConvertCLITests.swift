@@ -1,0 +1,138 @@
+import Foundation
+import GraniteCodecs
+import GraniteConvert
+import XCTest
+
+/// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
+final class ConvertCLITests: XCTestCase {
+    static let goldenHelp = """
+    OVERVIEW: Convert, resize and filter JPEG/PNG images into an output folder.
+
+    INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe or
+    .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed from the
+    bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips outputs
+    that are done and unchanged and redoes the rest.
+
+    Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
+    writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
+    converted; 64 usage error; 66 an INPUT does not exist.
+
+    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--overwrite]
+
+    ARGUMENTS:
+      <inputs>                Image files or folders to convert.
+
+    OPTIONS:
+      -o, --output <outdir>   Output folder (created if missing).
+      --filter <spec>         A filter to apply, in order (repeatable): sharpen[=AMOUNT],
+                              resize=50%|WxH|fit:WxH.
+      --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
+      --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
+      --format <format>       Output format: jpg or png (default: the input's format).
+      --quality <quality>     JPEG quality, 1-100. (default: 85)
+      --jobs <jobs>           Images in flight at once (default: the number of cores).
+      --overwrite             Redo every output, and replace files the manifest does not know.
+      --version               Show the version.
+      -h, --help              Show help information.
+
+
+    """
+
+    func testHelpIsGolden() throws {
+        let r = try ConvertFixtures.runGranite(["convert", "--help"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.stdout, Self.goldenHelp)
+    }
+
+    func testExitCodes() throws {
+        let input = ConvertFixtures.folder("cli-in")
+        let out = ConvertFixtures.folder("cli-out")
+        try ConvertFixtures.writeJPEGs(2, to: input)
+        let ok = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/a", "--resize", "50%", "--format", "png"])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertTrue(ok.stdout.hasPrefix("converted 2, skipped 0, failed 0 in "), ok.stdout)
+        XCTAssertTrue(ok.stderr.contains("2/2 done"), "plain progress lines when stderr is not a terminal: \(ok.stderr)")
+
+        TestSupportFiles.write(Array("junk".utf8), input + "/junk.png")
+        let partial = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/b"])
+        XCTAssertEqual(partial.status, ConvertExitCode.partialFailure)
+        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG or PNG"), partial.stderr)
+        XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
+
+        for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
+                      ["convert", input, "-o", out, "--resize", "50%", "--fit", "9x9"], ["convert", input, "-o", out, "--filter", "blur"],
+                      ["convert", input], ["convert", input, "-o", out, "--bogus"], ["convert", input, "-o", out, "--format", "gif"]] {
+            let r = try ConvertFixtures.runGranite(usage)
+            XCTAssertEqual(r.status, ConvertExitCode.usage, usage.joined(separator: " "))
+            XCTAssertTrue(r.stderr.contains("Error:"), r.stderr)
+        }
+        let missing = try ConvertFixtures.runGranite(["convert", input + "/nope.jpg", "-o", out])
+        XCTAssertEqual(missing.status, ConvertExitCode.noInput)
+        XCTAssertTrue(missing.stderr.contains("nope.jpg: no such file or folder"), missing.stderr)
+
+        let blocker = out + "/file"
+        TestSupportFiles.write([0], blocker)
+        let fatal = try ConvertFixtures.runGranite(["convert", input, "-o", blocker + "/sub"])
+        XCTAssertEqual(fatal.status, ConvertExitCode.fatal)
+        XCTAssertTrue(fatal.stderr.contains(blocker), fatal.stderr)
+    }
+
+    /// Kill a run with SIGKILL midway, re-run, and check the folder is complete and consistent.
+    func testResumeAfterSIGKILL() throws {
+        let input = ConvertFixtures.folder("kill-in")
+        let out = ConvertFixtures.folder("kill-out")
+        let count = 30
+        var photos = [[UInt8]]()
+        for seed in 0..<6 {
+            photos.append(try Codecs.encodeJPEG(ConvertFixtures.photo(width: 640, height: 480, seed: UInt64(seed)), quality: 95).withUnsafeBufferPointer { Array($0) })
+        }
+        for i in 0..<count {
+            // Distinct files: the same pictures re-encoded at different qualities.
+            let image = try Codecs.decode(photos[i % 6])
+            try AtomicFile.write(try Codecs.encodeJPEG(image, quality: 60 + i), to: input + "/p\(i).jpg")
+        }
+        let arguments = ["convert", input, "-o", out, "--resize", "90%", "--filter", "sharpen", "--jobs", "2"]
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try ConvertFixtures.graniteBinary())
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(120)
+        func outputs() -> [String] { ConvertFixtures.files(out).filter { $0.hasSuffix(".jpg") && !$0.hasPrefix(".") } }
+        while p.isRunning && outputs().count < 4 && Date() < deadline { usleep(2000) }
+        XCTAssertTrue(p.isRunning, "the run finished before it could be killed; make the inputs bigger")
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+
+        // Whatever is under a final name is a complete image.
+        let survivors = outputs()
+        XCTAssertLessThan(survivors.count, count)
+        for name in survivors {
+            XCTAssertNoThrow(try Codecs.decode(try FileBytes.read(out + "/" + name), path: name), "partial output \(name)")
+        }
+
+        let rerun = try ConvertFixtures.runGranite(arguments)
+        XCTAssertEqual(rerun.status, 0, rerun.stderr)
+        let skipped = Int(rerun.stdout.split(separator: ",")[1].split(separator: " ")[1]) ?? -1
+        XCTAssertGreaterThanOrEqual(skipped, 1, rerun.stdout)
+        XCTAssertTrue(rerun.stdout.contains("converted \(count - skipped), skipped \(skipped), failed 0"), rerun.stdout)
+
+        // Complete and consistent: every input has its output, the manifest vouches for each, no leftovers.
+        let files = ConvertFixtures.files(out)
+        XCTAssertEqual(files, ((0..<count).map { "p\($0).jpg" } + ["manifest.json"]).sorted())
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+        XCTAssertEqual(manifest.entries.count, count)
+        for entry in manifest.entries {
+            let bytes = try FileBytes.read(out + "/" + entry.output)
+            XCTAssertEqual(SHA256.hex(bytes), entry.outputSHA256, entry.output)
+            XCTAssertEqual(bytes.count, entry.outputBytes)
+            XCTAssertEqual([entry.width, entry.height], [576, 432])
+            XCTAssertEqual(SHA256.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
+        }
+        let third = try ConvertFixtures.runGranite(arguments)
+        XCTAssertTrue(third.stdout.hasPrefix("converted 0, skipped \(count), failed 0"), third.stdout)
+    }
+}

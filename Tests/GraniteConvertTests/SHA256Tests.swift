@@ -1,0 +1,43 @@
+import Foundation
+import GraniteConvert
+import XCTest
+
+final class SHA256Tests: XCTestCase {
+    /// FIPS 180-4 example vectors.
+    func testStandardVectors() {
+        XCTAssertEqual(SHA256.hex([]), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(SHA256.hex(Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)),
+                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    /// Agrees with coreutils' sha256sum on lengths around every block boundary, fed in odd pieces.
+    func testMatchesSha256sum() throws {
+        let dir = ConvertFixtures.folder("sha")
+        var rng = SystemRandomNumberGenerator()
+        for length in [55, 56, 63, 64, 65, 119, 120, 1000, 100_003] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let path = dir + "/\(length)"
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+            p.arguments = [path]
+            let out = Pipe()
+            p.standardOutput = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            let expected = String(text.prefix(64))
+            XCTAssertEqual(SHA256.hex(bytes), expected, "length \(length)")
+            var pieces = SHA256()
+            var at = 0, step = 1
+            while at < bytes.count {
+                let end = min(bytes.count, at + step)
+                pieces.update(Array(bytes[at..<end]))
+                at = end
+                step = step * 3 % 97 + 1
+            }
+            XCTAssertEqual(pieces.finalize().map { String(format: "%02x", $0) }.joined(), expected, "pieces, length \(length)")
+        }
+    }
+}
