@@ -16,5 +16,6 @@ struct GraniteCLI: AsyncParsableCommand {
     /// Every subcommand, in the order `--help` lists them.
     static let all: [any ParsableCommand.Type] = [
         ConvertCommand.self,
+        DepthCommand.self,
     ]
 }
