@@ -10,6 +10,25 @@ enum Epilogue: Sendable, Equatable {
     case hardSigmoid(alpha: Float, beta: Float)
     case sigmoid
     case fakeQuant(scale: Float, zeroPoint: Float, lo: Float, hi: Float)
+    /// `x op c`, or `c op x` when `constantFirst` (Add, Sub, Mul, Div with a constant scalar).
+    case scalar(op: ScalarOp, value: Float, constantFirst: Bool)
+    /// `x * clamp(x + add, lo, hi)`: the body of HardSwish as exporters spell it (then `/ 6`).
+    case gatedClip(add: Float, lo: Float, hi: Float)
+
+    /// The arithmetic of a scalar step.
+    enum ScalarOp: Sendable, Equatable {
+        case add, sub, mul, div
+
+        init?(_ op: String) {
+            switch op {
+            case "Add": self = .add
+            case "Sub": self = .sub
+            case "Mul": self = .mul
+            case "Div": self = .div
+            default: return nil
+            }
+        }
+    }
 
     /// Applies the steps to `count` values in place.
     static func apply(_ steps: [Epilogue], _ p: UnsafeMutablePointer<Float>, _ count: Int) {
@@ -29,6 +48,17 @@ enum Epilogue: Sendable, Equatable {
             for i in 0..<count { p[i] = min(max(alpha * p[i] + beta, 0), 1) }
         case .sigmoid:
             for i in 0..<count { p[i] = Self.sigmoid(p[i]) }
+        case let .scalar(op, c, constantFirst):
+            switch (op, constantFirst) {
+            case (.add, _): for i in 0..<count { p[i] = p[i] + c }
+            case (.mul, _): for i in 0..<count { p[i] = p[i] * c }
+            case (.sub, false): for i in 0..<count { p[i] = p[i] - c }
+            case (.sub, true): for i in 0..<count { p[i] = c - p[i] }
+            case (.div, false): for i in 0..<count { p[i] = p[i] / c }
+            case (.div, true): for i in 0..<count { p[i] = c / p[i] }
+            }
+        case let .gatedClip(add, lo, hi):
+            for i in 0..<count { let v = p[i]; p[i] = v * min(max(v + add, lo), hi) }
         case let .fakeQuant(scale, zeroPoint, lo, hi):
             let qlo = lo - zeroPoint, qhi = hi - zeroPoint
             for i in 0..<count {

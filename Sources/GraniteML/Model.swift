@@ -101,6 +101,21 @@ public final class Model: Sendable {
         return try result.get()
     }
 
+    /// Runs once with every step timed: milliseconds per op type, largest first (for tuning).
+    public func profile(_ feeds: [String: Tensor]) throws(MLError) -> [(op: String, milliseconds: Double, steps: Int)] {
+        _ = try run(feeds)  // plans, validates and warms up
+        let shapes = feeds.mapValues(\.shape)
+        let timings: [(node: String, op: String, nanos: UInt64)] = plans.withLock { cache in
+            guard let plan = try? cache.plan(for: shapes, make: { () throws(MLError) in throw .missingInput(name: "") }) else { return [] }
+            for (name, tensor) in feeds { plan.load(name, tensor) }
+            granite_blas_set_threads(Int32(threads))
+            return plan.executeTimed()
+        }
+        var byOp: [String: (Double, Int)] = [:]
+        for t in timings { byOp[t.op, default: (0, 0)].0 += Double(t.nanos) / 1e6; byOp[t.op, default: (0, 0)].1 += 1 }
+        return byOp.map { ($0.key, $0.value.0, $0.value.1) }.sorted { $0.milliseconds > $1.milliseconds }
+    }
+
     /// Floats in the activation arena planned for these input shapes (planning if needed).
     public func arenaSize(for shapes: [String: [Int]]) throws(MLError) -> Int {
         let graph = self.graph, threads = self.threads

@@ -6,6 +6,7 @@ enum Optimizer {
         var g = try foldConstants(graph)
         g = try foldBatchNorms(g)
         g = fuseEpilogues(g)
+        g = foldPadsIntoConvs(g)
         return g
     }
 
@@ -96,8 +97,27 @@ enum Optimizer {
             let graphOutputs = Set(g.outputs.map(\.name))
             for (i, producer) in g.nodes.enumerated() where fusable.contains(producer.op) && producer.outputs.count == 1 {
                 let value = producer.outputs[0]
-                guard isFloat[value] == true, uses[value] == 1, !graphOutputs.contains(value), let j = consumer[value] else { continue }
+                guard isFloat[value] == true, !graphOutputs.contains(value) else { continue }
+                if uses[value] == 2, let (step, newOutput, drop) = gated(value, g, uses: uses, graphOutputs: graphOutputs) {
+                    g.nodes[i].epilogue.append(step)
+                    g.nodes[i].outputs = [newOutput]
+                    isFloat[newOutput] = true
+                    g.nodes = g.nodes.enumerated().filter { !drop.contains($0.offset) }.map(\.element)
+                    changed = true
+                    break
+                }
+                guard uses[value] == 1, let j = consumer[value] else { continue }
                 let next = g.nodes[j]
+                if let op = Epilogue.ScalarOp(next.op), next.inputs.count == 2, next.inputs.contains(value),
+                   let other = next.inputs.first(where: { $0 != value }), let c = g.constants[other], c.count == 1,
+                   !c.elementType.isInteger, next.outputs.count == 1 {
+                    g.nodes[i].epilogue.append(.scalar(op: op, value: c.values[0], constantFirst: next.inputs[0] == other))
+                    g.nodes[i].outputs = next.outputs
+                    isFloat[next.outputs[0]] = true
+                    g.nodes.remove(at: j)
+                    changed = true
+                    break
+                }
                 guard next.inputs.first == value else { continue }
                 var removal = [j]
                 var step: Epilogue?
@@ -134,6 +154,55 @@ enum Optimizer {
                 break
             }
         }
+        return g
+    }
+
+    /// Finds `Mul(v, Add(v, c) with a fused Clip)` (HardSwish's body) on a value read twice.
+    private static func gated(_ v: String, _ g: Graph, uses: [String: Int], graphOutputs: Set<String>)
+        -> (Epilogue, String, Set<Int>)? {
+        let readers = g.nodes.indices.filter { g.nodes[$0].inputs.contains(v) }
+        guard readers.count == 2 else { return nil }
+        for (a, m) in [(readers[0], readers[1]), (readers[1], readers[0])] {
+            let add = g.nodes[a], mul = g.nodes[m]
+            guard add.op == "Add", add.inputs.count == 2, add.inputs[0] == v, let c = g.constants[add.inputs[1]], c.count == 1,
+                  add.epilogue.count == 1, case let .clip(lo, hi) = add.epilogue[0],
+                  let gate = add.outputs.first, uses[gate] == 1, !graphOutputs.contains(gate),
+                  mul.op == "Mul", Set(mul.inputs) == [v, gate], mul.outputs.count == 1 else { continue }
+            return (.gatedClip(add: c.values[0], lo: lo, hi: hi), mul.outputs[0], [a, m])
+        }
+        return nil
+    }
+
+    /// Moves a zero constant Pad of the spatial axes into the Conv that reads it. Also when the
+    /// Pad carries a fake-quantisation step equal to the one its input already went through:
+    /// zero quantises to zero and on-grid values are unchanged, so the step is a no-op there.
+    static func foldPadsIntoConvs(_ graph: Graph) -> Graph {
+        var g = graph
+        let uses = g.useCounts()
+        var producer: [String: Int] = [:]
+        for (i, node) in g.nodes.enumerated() { for o in node.outputs { producer[o] = i } }
+        var removed = Set<Int>()
+        for (j, conv) in g.nodes.enumerated() where conv.op == "Conv" && conv.string("auto_pad", "NOTSET") == "NOTSET" {
+            guard let i = producer[conv.inputs[0]], g.nodes[i].op == "Pad", uses[conv.inputs[0]] == 1 else { continue }
+            let pad = g.nodes[i]
+            guard pad.string("mode", "constant") == "constant", g.opset >= 11, pad.inputs.count >= 2,
+                  let pads = g.constants[pad.inputs[1]]?.intValues, pads.count == 8,
+                  pads[0] == 0, pads[1] == 0, pads[4] == 0, pads[5] == 0, pads.allSatisfy({ $0 >= 0 }) else { continue }
+            if pad.inputs.count > 2, !pad.inputs[2].isEmpty, g.constants[pad.inputs[2]]?.values.first != 0 { continue }
+            if pad.inputs.count > 3, !pad.inputs[3].isEmpty { continue }
+            if !pad.epilogue.isEmpty {
+                guard pad.epilogue.count == 1, case .fakeQuant = pad.epilogue[0], let k = producer[pad.inputs[0]],
+                      g.nodes[k].epilogue.last == pad.epilogue[0] else { continue }
+            }
+            let old = conv.ints("pads") ?? [0, 0, 0, 0]
+            guard old.count == 4 else { continue }
+            var folded = conv
+            folded.attributes["pads"] = .ints([old[0] + pads[2], old[1] + pads[3], old[2] + pads[6], old[3] + pads[7]])
+            folded.inputs[0] = pad.inputs[0]
+            g.nodes[j] = folded
+            removed.insert(i)
+        }
+        g.nodes = g.nodes.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
         return g
     }
 

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A model compiled for one set of input shapes: every activation placed in one preallocated
 /// arena, every kernel bound to its pointers. Running it allocates nothing but the outputs.
 ///
@@ -51,6 +53,15 @@ final class Plan: @unchecked Sendable {
     /// Runs every step on the values already copied into the input slots.
     func execute() {
         for step in steps { step.run(step.io) }
+    }
+
+    /// Runs every step, timing each (for profiles); returns (node, op, nanoseconds) per step.
+    func executeTimed() -> [(node: String, op: String, nanos: UInt64)] {
+        steps.map { step in
+            let start = DispatchTime.now().uptimeNanoseconds
+            step.run(step.io)
+            return (step.node, step.op, DispatchTime.now().uptimeNanoseconds - start)
+        }
     }
 
     /// Copies `tensor` into the input slot `name` (checked by the caller).

@@ -118,7 +118,7 @@ struct Planner {
             }
             let outputs = step.outputs.map { arena + activations[$0].offset }
             let io = KernelIO(inputs: inputs, outputs: outputs, scratch: scratch, threads: threads)
-            return Plan.Step(node: step.node.name, op: step.node.op, run: step.run, io: io)
+            return Plan.Step(node: step.node.name, op: Self.label(step.node, step.inputs), run: step.run, io: io)
         }
         func slot(_ id: Int) -> Plan.Slot {
             Plan.Slot(pointer: arena + activations[id].offset, shape: activations[id].shape, type: activations[id].type)
@@ -131,6 +131,15 @@ struct Planner {
         }
         return Plan(inputShapes: inputShapes, steps: steps, inputs: inputIDs.mapValues(slot), outputs: outputs,
                     arena: arena, arenaFloats: arenaSize + scratchSize, pool: pool)
+    }
+
+    /// The op name, with the convolution flavour for profiles (`Conv/depthwise3x3s2`).
+    private static func label(_ node: Node, _ inputs: [Value?]) -> String {
+        guard node.op == "Conv", inputs.count > 1, case let .constant(w)? = inputs[1], w.shape.count == 4 else { return node.op }
+        let group = node.int("group", 1)
+        let stride = node.ints("strides")?.first ?? 1
+        let kind = group > 1 && w.shape[1] == 1 ? "depthwise" : (w.shape[2] * w.shape[3] == 1 && stride == 1 ? "pointwise" : "im2col")
+        return "Conv/\(kind)\(w.shape[2])x\(w.shape[3])s\(stride)"
     }
 
     /// Gives each activation an arena offset so that values alive at the same time never

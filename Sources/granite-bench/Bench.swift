@@ -11,5 +11,6 @@ struct GraniteBench: AsyncParsableCommand {
 
     static let all: [any ParsableCommand.Type] = [
         ConvertBench.self,
+        MLBench.self,
     ]
 }

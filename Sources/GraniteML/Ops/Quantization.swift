@@ -42,10 +42,12 @@ enum Quantization {
         let n = x.count
         return .single(x.shape, type) { io in
             let s = io.input(0), d = io.outputs[0]
-            for i in 0..<n {
-                let ch = (i / p.inner) % p.channels
-                let q = (s[i] / p.scales[ch]).rounded(.toNearestOrEven) + p.zeroPoints[ch]
-                d[i] = min(max(q, range.lowerBound), range.upperBound)
+            for start in stride(from: 0, to: n, by: p.inner) {
+                let ch = (start / p.inner) % p.channels
+                let scale = p.scales[ch], zero = p.zeroPoints[ch]
+                for i in start..<min(start + p.inner, n) {
+                    d[i] = min(max((s[i] / scale).rounded(.toNearestOrEven) + zero, range.lowerBound), range.upperBound)
+                }
             }
         }
     }
@@ -66,9 +68,10 @@ enum Quantization {
         let n = x.count
         return .single(x.shape) { io in
             let s = io.input(0), d = io.outputs[0]
-            for i in 0..<n {
-                let ch = (i / p.inner) % p.channels
-                d[i] = (s[i] - p.zeroPoints[ch]) * p.scales[ch]
+            for start in stride(from: 0, to: n, by: p.inner) {
+                let ch = (start / p.inner) % p.channels
+                let scale = p.scales[ch], zero = p.zeroPoints[ch]
+                for i in start..<min(start + p.inner, n) { d[i] = (s[i] - zero) * scale }
             }
         }
     }
