@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -53,12 +54,14 @@ let package = Package(
         .executableTarget(name: "granite", dependencies: [
             "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             "GraniteCodecs", "GraniteConvert",
+            "GraniteML",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             "GraniteCapture",
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
             "Granite", "GraniteMedia", "Marble", "GraniteGPU",
             "GraniteCodecs", "GraniteConvert",
+            "GraniteML",
             "GraniteCam", "GraniteCapture",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,6 +84,14 @@ let package = Package(
         .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
         .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
 
+        // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
+        .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .target(name: "GraniteML", dependencies: [
+            "CBLAS", "GraniteMedia",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "GraniteMedia"]),
+
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
                        providers: [.apt(["libv4l-dev"])]),
@@ -88,7 +99,7 @@ let package = Package(
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .target(name: "GraniteCam", dependencies: [
-            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble",
+            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

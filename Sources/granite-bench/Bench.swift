@@ -11,6 +11,7 @@ struct GraniteBench: AsyncParsableCommand {
 
     static let all: [any ParsableCommand.Type] = [
         ConvertBench.self,
+        MLBench.self,
         CamBench.self,
     ]
 }

@@ -16,6 +16,7 @@ struct GraniteCLI: AsyncParsableCommand {
     /// Every subcommand, in the order `--help` lists them.
     static let all: [any ParsableCommand.Type] = [
         ConvertCommand.self,
+        DepthCommand.self,
         DevicesCommand.self,
     ]
 }
