@@ -1,6 +1,7 @@
 import GraniteCapture
 import GraniteCodecs
 import GraniteMedia
+import GraniteML
 import Marble
 
 /// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
@@ -72,4 +73,20 @@ public struct CodecsDecoder: ImageDecoder {
 extension DecoderSet {
     /// Everything this build reads: JPEG and PNG (GraniteCodecs), then Netpbm.
     public static var all: DecoderSet { DecoderSet([CodecsDecoder(), NetpbmDecoder()]) }
+}
+
+/// GraniteML's `DepthEstimator` (FastDepth by default) as the pipeline's depth stage.
+public struct DepthEstimatorStage: DepthStage {
+    /// The estimator (model loaded once).
+    public let estimator: DepthEstimator
+
+    /// Loads the model at `modelPath`, or the default depth model from the search path.
+    public init(modelPath: String? = nil) throws {
+        estimator = try DepthEstimator(modelPath: modelPath)
+    }
+
+    public func estimate(_ image: Image) throws -> Image {
+        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        return try estimator.estimate(input).floatImage()
+    }
 }

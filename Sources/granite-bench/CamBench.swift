@@ -24,6 +24,7 @@ struct CamBench: AsyncParsableCommand {
     @Option(help: "Paced rate for the sustained run.") var fps: Double = 30
     @Option(help: "Runs per measurement (median reported).") var runs = 3
     @Flag(help: "Use Marble's CPU reference instead of Vulkan.") var cpu = false
+    @Flag(help: "Also run the paced pipeline with depth (FastDepth) offered every frame.") var depth = false
 
     func run() async throws {
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\"; "
@@ -42,17 +43,26 @@ struct CamBench: AsyncParsableCommand {
             print("\(size): granite paced \(fmt(fps)) fps → \(fmt(p)) fps, dropped \(median(paced.map { Double($0.dropped) }))"
                   + ", latency p50 \(fmt(median(paced.compactMap(\.latencyP50)))) ms p99 \(fmt(median(paced.compactMap(\.latencyP99)))) ms"
                   + ", renders \(median(paced.map { Double($0.renders) })) in \(fmt(seconds)) s")
+            if depth {
+                let runsWithDepth = try await (0..<runs).asyncMap { _ in try await runGranite(size: size, depthEvery: 1) }
+                print("\(size): granite paced + depth every frame → \(fmt(median(runsWithDepth.map { Double($0.frames) / $0.seconds }))) fps"
+                      + ", depth \(fmt(median(runsWithDepth.map { Double($0.depthFrames) / $0.seconds }))) fps (latest frame wins)"
+                      + ", dropped \(median(runsWithDepth.map { Double($0.dropped) }))"
+                      + ", latency p50 \(fmt(median(runsWithDepth.compactMap(\.latencyP50)))) ms p99 \(fmt(median(runsWithDepth.compactMap(\.latencyP99)))) ms")
+            }
             print("\(size): pattern + chain loop \(fmt(u)) fps | ffmpeg testsrc2 + graph \(fmt(f)) fps | granite/ffmpeg \(fmt(u / f))x")
         }
         print("RSS: \(rssStart / 1024) MiB at start, \(residentKiB() / 1024) MiB at end")
     }
 
-    func runGranite(size: FrameSize) async throws -> CamSummary {
+    func runGranite(size: FrameSize, depthEvery: Int? = nil) async throws -> CamSummary {
         var s = CamSettings()
         s.request = CaptureRequest(format: .auto, size: size, fps: fps)
         s.duration = seconds
+        s.depthEvery = depthEvery
         let stage = try MarbleStage(specs: [chain], gpu: !cpu)
-        return try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage])).run()
+        let depthStage = try depthEvery.map { _ in try DepthEstimatorStage() }
+        return try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], depth: depthStage)).run()
     }
 
     /// Frames of the test pattern through the chain back to back for `seconds` (after one
@@ -92,4 +102,13 @@ struct CamBench: AsyncParsableCommand {
     }
 
     func fmt(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+extension Range where Bound == Int {
+    /// Runs `body` for each index, one after another.
+    func asyncMap<T>(_ body: (Int) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        for i in self { out.append(try await body(i)) }
+        return out
+    }
 }

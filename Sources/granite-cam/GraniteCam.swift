@@ -46,6 +46,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Estimate depth on every N-th frame.")
     var depthEvery: Int = 1
 
+    @Option(help: "Depth model (.onnx); default: the built-in FastDepth from the model search path.")
+    var depthModel: String?
+
     @Option(help: "Write frames into this folder (atomic files + frames.jsonl).")
     var out: String?
 
@@ -77,7 +80,6 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if fps <= 0 { throw ValidationError("--fps must be positive") }
         if depthEvery < 1 { throw ValidationError("--depth-every must be at least 1") }
         if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
-        if depth { throw ValidationError("--depth needs the GraniteML depth module, which this build does not link yet") }
         if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
     }
@@ -98,6 +100,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.duration = duration
         s.statusHz = statusHz
         s.paced = !unpaced
+        s.depthEvery = depth ? depthEvery : nil
         return s
     }
 
@@ -109,11 +112,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        let depthStage: (any DepthStage)?
+        do {
+            depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel) : nil
+        } catch {
+            throw ValidationError("--depth: \(error)")
+        }
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
         let server = try preview.map { port in try PreviewServer(port: port) }
         if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
         defer { server?.close() }
-        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder,
+        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
                                        decoder: DecoderSet.all, preview: server, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
