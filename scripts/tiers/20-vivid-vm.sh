@@ -18,12 +18,12 @@ for product in granite-v4l2-check granite-cam; do
 done
 BIN="$(swift build --show-bin-path)"
 GUEST='granite-v4l2-check /dev/video0 --fps 30 --frames 60 --replug /bin/vivid-reload || exit 1
-granite-cam --device /dev/video0 --format yuyv --size 320x180 --fps 30 --frames 30 --out /tmp/cam --status-hz 1 || exit 2
-n=$(ls /tmp/cam | grep -c "^frame_.*ppm$"); lines=$(wc -l < /tmp/cam/frames.jsonl)
+granite-cam --device /dev/video0 --format yuyv --size 320x180 --fps 30 --frames 30 --out /tmp/cam --image-format ppm --status-hz 1 || exit 2
+n=$(ls /tmp/cam | grep -c "^frame_.*[.]ppm$"); lines=$(wc -l < /tmp/cam/frames.jsonl)
 echo "granite-cam on vivid: $n frames written, $lines sidecar lines"
 [ "$n" -eq 30 ] && [ "$lines" -eq 30 ] || exit 3'
 set +e
-"$ROOT/scripts/vivid-vm" --timeout 170 --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
+"$ROOT/scripts/vivid-vm" --timeout 170 --mem 1G --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
 case $status in
