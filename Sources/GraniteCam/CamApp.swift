@@ -12,8 +12,9 @@ public struct CamSummary: Sendable, Equatable {
     public var dropped: UInt64
     /// Status renders (the render step ran this often).
     public var renders: Int
-    /// Latency percentiles, ms.
+    /// Latency p50, ms (capture to processed).
     public var latencyP50: Double?
+    /// Latency p99, ms (capture to processed).
     public var latencyP99: Double?
     /// Depth maps made.
     public var depthFrames: UInt64

@@ -22,9 +22,11 @@ public struct CamState: GraniteState {
     public var sourceStats = CaptureStats()
     /// Frames written, and writes that failed.
     public var saved: UInt64 = 0
+    /// Writes that failed.
     public var saveFailures: UInt64 = 0
     /// Faults reported, and the last one.
     public var faults: UInt64 = 0
+    /// The last fault's message.
     public var lastFault: String?
     /// The format in effect.
     public var format: StreamFormat?
@@ -32,8 +34,10 @@ public struct CamState: GraniteState {
     public var lastPreviewNanos: UInt64 = 0
     /// Whether the source has ended, and why if it failed.
     public var ended = false
+    /// Why the source ended, when it failed.
     public var failure: String?
 
+    /// An empty state (no pipeline: the component does nothing).
     public init() {}
 
     /// A state carrying `pipeline`.
@@ -179,6 +183,7 @@ public final class CamCenter: GraniteCenter<CamState> {
 
 /// `granite-cam`'s root component. Its render step is the status line.
 public struct CamComponent: GraniteComponent {
+    /// The component's runtime.
     public let command: GraniteCommand<CamCenter, CamState>
 
     /// A component for `pipeline`.
@@ -186,6 +191,7 @@ public struct CamComponent: GraniteComponent {
         command = GraniteCommand(state: CamState(pipeline: pipeline))
     }
 
+    /// The render step: builds the status line and hands it to the sink and the preview.
     public var body: String {
         let line = state.statusLine
         state.handle?.pipeline.statusSink(line)

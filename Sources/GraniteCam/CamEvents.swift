@@ -6,11 +6,13 @@ import GraniteMedia
 public enum CamEvents {
     /// Fired once at mount (a `.dependant` link): asks the capture relay to open the source.
     public struct Start: GraniteEvent {
+        /// The event.
         public init() {}
     }
 
     /// A processed frame, broadcast by the capture relay. Quiet: no render per frame.
     public struct FrameReady: GraniteEvent {
+        /// Quiet: reduced without a render.
         public var behavior: GraniteEventBehavior { .quiet }
         /// The frame after every stage.
         public let frame: Frame
@@ -22,6 +24,7 @@ public enum CamEvents {
 
     /// The format in effect (at start and after a reconnect). Quiet.
     public struct FormatChanged: GraniteEvent {
+        /// Quiet: reduced without a render.
         public var behavior: GraniteEventBehavior { .quiet }
         /// The format.
         public let format: StreamFormat
@@ -29,6 +32,7 @@ public enum CamEvents {
 
     /// A fault from the source or a stage. Quiet: the next status render shows it.
     public struct Fault: GraniteEvent {
+        /// Quiet: reduced without a render.
         public var behavior: GraniteEventBehavior { .quiet }
         /// What happened.
         public let message: String
@@ -44,6 +48,7 @@ public enum CamEvents {
 
     /// A frame was written (rebound from the output relay). Quiet.
     public struct Saved: GraniteEvent {
+        /// Quiet: reduced without a render.
         public var behavior: GraniteEventBehavior { .quiet }
         /// Its sequence number.
         public let sequence: UInt64
@@ -53,6 +58,7 @@ public enum CamEvents {
 
     /// A depth map came back (rebound from the depth relay). Quiet.
     public struct DepthReady: GraniteEvent {
+        /// Quiet: reduced without a render.
         public var behavior: GraniteEventBehavior { .quiet }
         /// The frame it belongs to.
         public let sequence: UInt64
@@ -64,6 +70,7 @@ public enum CamEvents {
 
     /// The status clock: renders the status line. Sent a few times a second.
     public struct Tick: GraniteEvent {
+        /// The event.
         public init() {}
     }
 }
