@@ -138,7 +138,8 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         let rate = fps.map { " @ \(Self.formatRate($0)) fps" } ?? ""
-        return "\(format) \(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")"
+        let name = format == .auto ? "" : "\(format) "   // sources that are not cameras
+        return "\(name)\(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")"
     }
 
     /// A rate as people write it: `30`, `29.97`.
