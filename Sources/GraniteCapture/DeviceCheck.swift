@@ -175,7 +175,10 @@ public struct DeviceCheck: Sendable {
         guard frames.count >= wanted, let first = frames.first, let last = frames.last else {
             return CheckResult(name: name, passed: false, detail: "only \(frames.count) of \(wanted) frames")
         }
-        let ordered = zip(frames, frames.dropFirst()).allSatisfy { $0.sequence < $1.sequence && $0.timestampNanos < $1.timestampNanos }
+        let broken = zip(frames, frames.dropFirst()).enumerated().first { _, pair in
+            pair.0.sequence >= pair.1.sequence || pair.0.timestampNanos > pair.1.timestampNanos
+        }
+        let ordered = broken == nil
         let sized = frames.allSatisfy { $0.width == format.size.width && $0.height == format.size.height && $0.format == format.format.pixelFormat }
         let lit = frames.allSatisfy { frame in frame.image.bytes.contains { $0 != frame.image.bytes[0] } }
         let seconds = Double(last.timestampNanos - first.timestampNanos) / 1e9
@@ -187,7 +190,9 @@ public struct DeviceCheck: Sendable {
         let detail = "\(frames.count) frames of \(format), delivered \(StreamFormat.formatRate(measured)) fps,"
             + " kernel sequence rate \(StreamFormat.formatRate(kernelRate)) fps (set \(StreamFormat.formatRate(target))),"
             + " dropped \(stats.droppedBySource) by driver, \(stats.droppedByConsumer) by consumer"
-            + (ordered ? "" : ", ORDER BROKEN") + (sized ? "" : ", WRONG SIZE/FORMAT") + (lit ? "" : ", BLANK FRAMES")
+            + (broken.map { i, pair in
+                ", ORDER BROKEN at \(i): sequence \(pair.0.sequence)→\(pair.1.sequence), time \(pair.0.timestampNanos)→\(pair.1.timestampNanos)"
+            } ?? "") + (sized ? "" : ", WRONG SIZE/FORMAT") + (lit ? "" : ", BLANK FRAMES")
         return CheckResult(name: name, passed: ordered && sized && lit && rateOK, detail: detail)
     }
 
