@@ -190,6 +190,7 @@ public struct DeviceCheck: Sendable {
         let detail = "\(frames.count) frames of \(format), delivered \(StreamFormat.formatRate(measured)) fps,"
             + " kernel sequence rate \(StreamFormat.formatRate(kernelRate)) fps (set \(StreamFormat.formatRate(target))),"
             + " dropped \(stats.droppedBySource) by driver, \(stats.droppedByConsumer) by consumer"
+            + (stats.repairedTimestamps > 0 ? ", \(stats.repairedTimestamps) backwards driver timestamps replaced" : "")
             + (broken.map { i, pair in
                 ", ORDER BROKEN at \(i): sequence \(pair.0.sequence)→\(pair.1.sequence), time \(pair.0.timestampNanos)→\(pair.1.timestampNanos)"
             } ?? "") + (sized ? "" : ", WRONG SIZE/FORMAT") + (lit ? "" : ", BLANK FRAMES")

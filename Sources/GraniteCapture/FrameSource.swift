@@ -45,6 +45,8 @@ public struct CaptureStats: Sendable, Equatable {
     public var reconnects: UInt64 = 0
     /// Faults seen (recovered or not).
     public var faults: UInt64 = 0
+    /// Driver timestamps that went backwards and were replaced by the dequeue time.
+    public var repairedTimestamps: UInt64 = 0
     /// The last fault, if any.
     public var lastFault: CaptureError?
 

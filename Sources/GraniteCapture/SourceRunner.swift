@@ -107,6 +107,11 @@ final class SourceRunner: Sendable {
         }
     }
 
+    /// Counts a driver timestamp replaced because it went backwards.
+    func repairedTimestamp() {
+        state.withLock { $0.stats.repairedTimestamps += 1 }
+    }
+
     /// Counts a successful reopen.
     func reconnected() {
         state.withLock { $0.stats.reconnects += 1 }

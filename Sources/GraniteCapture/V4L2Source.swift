@@ -104,6 +104,7 @@ public final class V4L2Source: FrameSource {
         var format = first_format
         var sequenceBase: UInt64 = 0
         var lastFrameAt = monotonicNanos()
+        var lastStamp: UInt64 = 0
         while !runner.isStopping, let current = device {
             do throws(CaptureError) {
                 guard let raw = try current.dequeue(timeoutMillis: 100) else {
@@ -120,8 +121,17 @@ public final class V4L2Source: FrameSource {
                     runner.fault(.decodeFailed(path: where_, reason: reason))
                     continue
                 }
+                // Some drivers write the timestamp after handing the buffer back (vivid sets it
+                // after vb2_buffer_done), so a fast reader can see the buffer's previous time.
+                // Frames promise monotonic times: replace a backwards one with the dequeue time.
+                var stamp = raw.timestampNanos
+                if stamp <= lastStamp {
+                    stamp = max(monotonicNanos(), lastStamp + 1)
+                    runner.repairedTimestamp()
+                }
+                lastStamp = stamp
                 runner.emit(Frame(image: image, sequence: sequenceBase + raw.sequence,
-                                  timestampNanos: raw.timestampNanos, source: path))
+                                  timestampNanos: stamp, source: path))
             } catch {
                 current.close()
                 device = nil
