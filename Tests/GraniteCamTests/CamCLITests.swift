@@ -3,19 +3,22 @@ import XCTest
 
 /// `granite-cam` as a user runs it: exit codes, messages, files, SIGINT.
 final class CamCLITests: XCTestCase {
-    var binary: URL {
+    var binary: URL { product("granite-cam") }
+
+    func product(_ name: String) -> URL {
         // The test bundle sits in the build products folder beside the executables.
         var dir = Bundle(for: CamCLITests.self).bundleURL
         while dir.pathExtension == "xctest" || dir.lastPathComponent.hasSuffix(".xctest") { dir.deleteLastPathComponent() }
-        return dir.appendingPathComponent("granite-cam")
+        return dir.appendingPathComponent(name)
     }
 
-    func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    func launch(_ arguments: [String], program: String = "granite-cam") throws -> (Process, Pipe, Pipe) {
+        let binary = product(program)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
-                XCTFail("granite-cam is not built beside the tests (\(binary.path))")
+                XCTFail("\(program) is not built beside the tests (\(binary.path))")
             }
-            throw XCTSkip("granite-cam is not built beside the tests (\(binary.path)); run swift build --build-tests")
+            throw XCTSkip("\(program) is not built beside the tests (\(binary.path)); run swift build --build-tests")
         }
         let process = Process()
         process.executableURL = binary
@@ -27,8 +30,8 @@ final class CamCLITests: XCTestCase {
         return (process, out, err)
     }
 
-    func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let (process, out, err) = try launch(arguments)
+    func run(_ arguments: [String], program: String = "granite-cam") throws -> (status: Int32, out: String, err: String) {
+        let (process, out, err) = try launch(arguments, program: program)
         let outData = out.fileHandleForReading.readDataToEndOfFile(), errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
@@ -46,6 +49,15 @@ final class CamCLITests: XCTestCase {
             XCTAssertEqual(result.status, 64, "\(arguments)")
             XCTAssertTrue(result.err.contains(reason), "\(arguments): \(result.err)")
         }
+    }
+
+    func testDevicesWithNoCameras() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("granite-nodev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let result = try run(["devices", "--directory", empty.path], program: "granite")
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "no video devices in \(empty.path); granite-cam falls back to its test pattern\n")
     }
 
     func testMissingDeviceExits1NamingIt() throws {
@@ -69,7 +81,7 @@ final class CamCLITests: XCTestCase {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-sigint-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let (process, stdout, _) = try launch(["--source", "testpattern", "--size", "160x120", "--fps", "50", "--out", out.path])
-        Thread.sleep(forTimeInterval: 1.0)
+        Thread.sleep(forTimeInterval: 2.0)
         kill(process.processIdentifier, SIGINT)
         let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
