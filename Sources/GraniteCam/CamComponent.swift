@@ -105,7 +105,7 @@ struct FrameExpedition: GraniteExpedition {
                 connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
             }
         }
-        if pipeline.writer != nil && settings.save.saves(index) {
+        if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
             pipeline.inFlight.subtract(1, ordering: .releasing)

@@ -40,6 +40,7 @@ public final class CamPipeline: Sendable {
     let inFlight = Atomic<Int>(0)
     let maxInFlight = 3
     private let stopRequested = Atomic<Bool>(false)
+    private let snapshotRequested = Atomic<Bool>(false)
     private let source = Mutex<(any FrameSource)?>(nil)
     private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -87,6 +88,17 @@ public final class CamPipeline: Sendable {
     public func requestStop() {
         guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
         stopSourceSoon()
+    }
+
+    /// Asks for the next processed frame to be written whatever the save policy (needs an
+    /// output folder): `granite-cam` does this on SIGUSR1.
+    public func requestSnapshot() {
+        snapshotRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Takes a pending snapshot request.
+    func takeSnapshotRequest() -> Bool {
+        snapshotRequested.exchange(false, ordering: .sequentiallyConsistent)
     }
 
     /// Whether a stop was requested.

@@ -52,7 +52,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Write frames into this folder (atomic files + frames.jsonl).")
     var out: String?
 
-    @Option(help: "Which frames to write: every, N (every N-th), none (default: every with --out).")
+    @Option(help: "Which frames to write: every, N (every N-th), none (default: every with --out). SIGUSR1 writes the next frame (snapshot).")
     var save: String?
 
     @Option(help: "Stop after N frames.")
@@ -133,6 +133,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
         interrupt.setEventHandler { app.stop() }
         interrupt.resume()
         defer { interrupt.cancel() }
+        signal(SIGUSR1, SIG_IGN)
+        let snapshot = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        snapshot.setEventHandler { pipeline.requestSnapshot() }
+        snapshot.resume()
+        defer { snapshot.cancel() }
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }

@@ -128,6 +128,23 @@ final class CamAppTests: XCTestCase {
         XCTAssertEqual(lines.count, Int(summary.saved))
     }
 
+    func testSnapshotOnRequestWritesOneFrame() async throws {
+        let output = folder.appendingPathComponent("snap")
+        let s = settings { $0.outputDirectory = output.path; $0.save = SavePolicy.none; $0.duration = 0.6; $0.request.fps = 50 }
+        let pipeline = try CamPipeline(settings: s)
+        let app = CamApp(pipeline: pipeline)
+        Task {
+            try await Task.sleep(nanoseconds: 250_000_000)
+            pipeline.requestSnapshot()
+        }
+        let summary = try await app.run()
+        XCTAssertGreaterThan(summary.frames, 10)
+        XCTAssertEqual(summary.saved, 1)
+        let images = try FileManager.default.contentsOfDirectory(atPath: output.path).filter { $0.hasSuffix(".ppm") }
+        XCTAssertEqual(images.count, 1)
+        XCTAssertNotEqual(images.first, "frame_00000000.ppm", "the snapshot is a frame from when it was asked")
+    }
+
     func testDurationEndsTheRun() async throws {
         let summary = try await CamApp(pipeline: try CamPipeline(settings: settings { $0.duration = 0.3; $0.request.fps = 50 })).run()
         XCTAssertGreaterThanOrEqual(summary.seconds, 0.29)
