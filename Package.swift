@@ -18,6 +18,13 @@ let package = Package(
         .library(name: "GraniteMedia", targets: ["GraniteMedia"]),
         .executable(name: "granite", targets: ["granite"]),
         .executable(name: "granite-sample", targets: ["granite-sample"]),
+        .executable(name: "granite-cam", targets: ["granite-cam"]),
+        .library(name: "GraniteGPU", targets: ["GraniteGPU"]),
+        .library(name: "Marble", targets: ["Marble"]),
+        .library(name: "GraniteCodecs", targets: ["GraniteCodecs"]),
+        .library(name: "GraniteML", targets: ["GraniteML"]),
+        .library(name: "GraniteCapture", targets: ["GraniteCapture"]),
+        .library(name: "GraniteIPFS", targets: ["GraniteIPFS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -31,6 +38,7 @@ let package = Package(
         // The trait exposes response trailers (Kubo reports late errors in `X-Stream-Error`); traits need tools 6.1.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),  // ONNX (generated code committed)
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -56,6 +64,8 @@ let package = Package(
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
             "GraniteIPFS",
+            "GraniteML",
+            "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "granite-bench", dependencies: [
@@ -63,6 +73,8 @@ let package = Package(
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
             "GraniteIPFS", "GraniteIPFSTesting",
+            "GraniteML",
+            "GraniteCam", "GraniteCapture",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -97,5 +109,31 @@ let package = Package(
         // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
         .target(name: "GraniteIPFSTesting"),
         .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting"]),
+
+        // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
+        .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .target(name: "GraniteML", dependencies: [
+            "CBLAS", "GraniteMedia",
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "GraniteMedia"]),
+
+        // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
+        .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
+                       providers: [.apt(["libv4l-dev"])]),
+        .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
+        .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
+        .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
+        .target(name: "GraniteCam", dependencies: [
+            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
+        .executableTarget(name: "granite-cam", dependencies: [
+            "GraniteCam", "GraniteCapture",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs"]),
     ]
 )

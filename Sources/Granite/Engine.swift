@@ -117,14 +117,17 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         withHost { host in
             let connection = GraniteConnection(node: host, replyTo: replyTo, outbox: outbox)
             // Only the drainer (us) touches `working`: no lock. The mailbox publishes it.
+            outbox.begin()
             if host.wantsBefore {
                 let before = working
                 reduce(&working, connection)
+                outbox.end()
                 dirty = true
                 if !outbox.isEmpty { commit() }
                 host.didReduce(event, fromLink: fromLink, before: before, after: working, error: nil)
             } else {
                 reduce(&working, connection)
+                outbox.end()
                 dirty = true
                 if !outbox.isEmpty { commit() }
                 host.didReduce(event, fromLink: fromLink, failed: false)
@@ -137,7 +140,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool,
         _ reduce: (inout State, GraniteConnection) async throws -> Void
     ) async {
-        let connection = GraniteConnection(node: host, replyTo: replyTo, retain: true)
+        let connection = GraniteConnection(node: host, replyTo: replyTo)
         let before = working
         var working = before
         var failure: GraniteError?

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
 /// What a reducer may do besides changing its state: the seed's `GraniteConnection`.
 ///
 /// A connection is handed to every expedition. It routes follow-up events by beam, reaches
@@ -7,21 +14,17 @@
 /// after the reducer returned and its state was published, in the order requested — so whoever
 /// sees an effect also sees the state change that caused it.
 ///
-/// A synchronous reducer's connection is valid while `reduce` runs: to act later, send an event.
-/// An async reducer's connection keeps its component alive until the reducer returns.
+/// A connection may outlive its reducer (a relay's pump keeps one to broadcast frames): used
+/// after the reducer returned, or from another thread, it acts at once.
 public struct GraniteConnection: Sendable {
-    // Not retained on the hot path: the mailbox draining this reducer keeps the node alive.
-    unowned(unsafe) let node: any GraniteNode
-    /// Keeps the node alive across an async reducer's suspension points.
-    private let retained: (any GraniteNode)?
+    let node: any GraniteNode
     /// For a relay's reducer: the component that asked (the `.rebound` target).
     let replyTo: (any GraniteNode)?
     /// Where a reducer's effects wait until its state is published; `nil` acts at once.
     private let outbox: Outbox?
 
-    init(node: any GraniteNode, replyTo: (any GraniteNode)?, retain: Bool = false, outbox: Outbox? = nil) {
+    init(node: any GraniteNode, replyTo: (any GraniteNode)?, outbox: Outbox? = nil) {
         self.node = node
-        self.retained = retain ? node : nil
         self.replyTo = replyTo
         self.outbox = outbox
     }
@@ -29,7 +32,7 @@ public struct GraniteConnection: Sendable {
     /// Pushes an event down to the children listening to this component (`listen(to:)`):
     /// `.passthrough` children forward it, `.broadcastable` ones reduce it, `.quiet` ones ignore it.
     public func hear(event: some GraniteEvent) {
-        if let outbox { return outbox.append(.hear(event)) }
+        if let outbox, outbox.isDeferring { return outbox.append(.hear(event)) }
         node.hearDown(event, key: EventKey(type(of: event)))
     }
 
@@ -42,7 +45,7 @@ public struct GraniteConnection: Sendable {
     ///   component, the same as ``hear(event:)``.
     /// - `.none`: a follow-up event to this component (or relay) itself, reduced after the current one.
     public func request(_ event: some GraniteEvent, _ beam: GraniteBeamType? = nil) {
-        if let outbox { return outbox.append(.request(event, beam)) }
+        if let outbox, outbox.isDeferring { return outbox.append(.request(event, beam)) }
         perform(event, beam)
     }
 
@@ -82,7 +85,7 @@ public struct GraniteConnection: Sendable {
 
     /// A follow-up event to this component (or relay) itself, reduced after the current one.
     public func send(_ event: some GraniteEvent) {
-        if let outbox { return outbox.append(.send(event)) }
+        if let outbox, outbox.isDeferring { return outbox.append(.send(event)) }
         sendNow(event)
     }
 
@@ -104,7 +107,7 @@ public struct GraniteConnection: Sendable {
             return
         }
         box.write { ($0 as! D)[keyPath: keyPath] = value }
-        if let outbox { return outbox.append(.land(lander)) }
+        if let outbox, outbox.isDeferring { return outbox.append(.land(lander)) }
         land(lander)
     }
 
@@ -134,9 +137,21 @@ public struct GraniteConnection: Sendable {
     }
 }
 
-/// A reducer's effects, performed after its state is published. Owned by one engine and used
-/// only by its drainer.
+/// A reducer's effects, performed after its state is published. Owned by one engine; only the
+/// thread running that engine's reducer defers into it (others act at once).
 final class Outbox: @unchecked Sendable {
+    /// The thread running a reducer of this engine now (0: none).
+    private let reducing = Atomic<UInt>(0)
+
+    /// True on the thread that is running this engine's reducer.
+    var isDeferring: Bool { reducing.load(ordering: .relaxed) == Outbox.currentThread }
+
+    /// Marks the start and the end of a reducer on this thread.
+    func begin() { reducing.store(Outbox.currentThread, ordering: .relaxed) }
+    func end() { reducing.store(0, ordering: .relaxed) }
+
+    private static var currentThread: UInt { UInt(pthread_self()) }
+
     enum Effect {
         case hear(any GraniteEvent)
         case request(any GraniteEvent, GraniteBeamType?)

@@ -14,5 +14,7 @@ struct GraniteBench: AsyncParsableCommand {
         ConvertBench.self,
         FiltersBench.self,
         CIDBench.self,
+        MLBench.self,
+        CamBench.self,
     ]
 }

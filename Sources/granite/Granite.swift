@@ -18,5 +18,7 @@ struct GraniteCLI: AsyncParsableCommand {
         ConvertCommand.self,
         FiltersCommand.self,
         PinCommand.self,
+        DepthCommand.self,
+        DevicesCommand.self,
     ]
 }

@@ -54,3 +54,43 @@ final class EffectOrderTests: XCTestCase {
                        "the parent saw each bump's state when its contact arrived")
     }
 }
+
+/// A relay reducer that hands its connection to a background task (a capture pump does this).
+struct StartPump: GraniteEvent {
+    let count: Int
+    var behavior: GraniteEventBehavior { .quiet }
+}
+
+struct StartPumpExpedition: GraniteExpedition, GraniteDiscoverable {
+    func reduce(event: StartPump, state: inout RelayState, connection: GraniteConnection) {
+        let count = event.count
+        Task.detached {
+            for i in 0..<count { connection.request(Probe(behavior: .quiet, tag: i), .broadcast) }
+        }
+    }
+}
+
+final class PumpRelayCenter: GraniteCenter<RelayState> {
+    override var expeditions: [GraniteBaseExpedition] { [StartPumpExpedition.Discovery()] }
+}
+
+struct PumpRelay: GraniteRelay {
+    let command = GraniteService<PumpRelayCenter, RelayState>()
+}
+
+final class PumpHostCenter: GraniteCenter<NodeState> {
+    let pump = PumpRelay()
+    override var expeditions: [GraniteBaseExpedition] { [ProbeExpedition.Discovery()] }
+    override var behavior: GraniteEventBehavior { .broadcastable }
+}
+
+final class EscapedConnectionTests: XCTestCase {
+    func testAConnectionKeptPastItsReducerActsAtOnce() async throws {
+        let node = try Node<PumpHostCenter>().mount(in: GraniteRuntime())
+        try node.center.pump.command.send(StartPump(count: 500))
+        let all = await eventually { node.state.probes.count == 500 }
+        XCTAssertTrue(all, "got \(node.state.probes.count) of 500 broadcasts from the escaped connection")
+        XCTAssertEqual(node.state.probes, Array(0..<500))
+        XCTAssertEqual(node.command.renderCount, 1)
+    }
+}

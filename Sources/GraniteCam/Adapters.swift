@@ -1,0 +1,92 @@
+import GraniteCapture
+import GraniteCodecs
+import GraniteMedia
+import GraniteML
+import Marble
+
+/// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
+/// Marble converts camera formats (YUYV, NV12, RGB24) itself, so no `ToRGBA` is needed before it.
+public struct MarbleStage: FrameStage {
+    /// The chain.
+    public let chain: FilterChain
+    /// Whether to run on the GPU (Vulkan; lavapipe when there is no GPU) or the CPU reference.
+    public let gpu: Bool
+
+    /// A stage from filter specs (`blur:sigma=2`, `sobel`, or chains joined with `|`).
+    public init(specs: [String], gpu: Bool = true) throws {
+        chain = try FilterChain(specs.flatMap { try FilterSpec.parseChain($0) })
+        self.gpu = gpu
+    }
+
+    public var name: String { "marble: " + chain.specs.map(\.description).joined(separator: " | ") }
+
+    public func process(_ image: Image) throws -> Image {
+        gpu ? try chain.apply(image) : try chain.applyCPU(image)
+    }
+}
+
+/// PNG or JPEG output through GraniteCodecs.
+public struct CodecsEncoder: FrameEncoder {
+    /// The container.
+    public enum Kind: String, Sendable, CaseIterable {
+        case png, jpg
+    }
+
+    /// Which one.
+    public let kind: Kind
+    /// JPEG quality (1–100).
+    public let quality: Int
+
+    /// An encoder.
+    public init(_ kind: Kind, quality: Int = 90) {
+        self.kind = kind
+        self.quality = quality
+    }
+
+    public var fileExtension: String { kind.rawValue }
+
+    public func encode(_ image: Image) throws -> [UInt8] {
+        let ready = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        switch kind {
+        case .png: return try Codecs.encodePNG(ready)
+        case .jpg: return try Codecs.encodeJPEG(ready, quality: quality)
+        }
+    }
+}
+
+/// JPEG and PNG decoding through GraniteCodecs, for folder sources and MJPEG cameras.
+public struct CodecsDecoder: ImageDecoder {
+    /// A decoder.
+    public init() {}
+
+    public var fileExtensions: Set<String> { ["jpg", "jpeg", "png"] }
+
+    public func decode(_ bytes: [UInt8], path: String) throws(CaptureError) -> Image {
+        do {
+            return try Codecs.decode(bytes, path: path)
+        } catch {
+            throw .decodeFailed(path: path, reason: "\(error)")
+        }
+    }
+}
+
+extension DecoderSet {
+    /// Everything this build reads: JPEG and PNG (GraniteCodecs), then Netpbm.
+    public static var all: DecoderSet { DecoderSet([CodecsDecoder(), NetpbmDecoder()]) }
+}
+
+/// GraniteML's `DepthEstimator` (FastDepth by default) as the pipeline's depth stage.
+public struct DepthEstimatorStage: DepthStage {
+    /// The estimator (model loaded once).
+    public let estimator: DepthEstimator
+
+    /// Loads the model at `modelPath`, or the default depth model from the search path.
+    public init(modelPath: String? = nil) throws {
+        estimator = try DepthEstimator(modelPath: modelPath)
+    }
+
+    public func estimate(_ image: Image) throws -> Image {
+        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        return try estimator.estimate(input).floatImage()
+    }
+}

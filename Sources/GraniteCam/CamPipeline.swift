@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GraniteCapture
+import GraniteMedia
+import Synchronization
+
+/// The non-value half of a `granite-cam` run: the seams (stages, encoder, depth), the source,
+/// the output writer, and the flow control the relays share.
+///
+/// ```
+///  FrameSource ─► CaptureRelay pump (stages) ─FrameReady (.quiet, broadcast)─► CamCenter
+///                     ▲ waits while `inFlight` ≥ limit        ├─.rebound─► OutputRelay (write, sidecar)
+///                     │ (so a slow disk drops at the source)  ├─.rebound─► DepthRelay (latest wins)
+///                     │                                        └─.rebound─► PreviewRelay (≤10 fps, latest wins)
+///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
+/// ```
+public final class CamPipeline: Sendable {
+    /// What was asked.
+    public let settings: CamSettings
+    /// Processing applied to every frame, in order (colour conversion first).
+    public let stages: [any FrameStage]
+    /// How saved frames are encoded.
+    public let encoder: any FrameEncoder
+    /// Depth estimation, if any.
+    public let depth: (any DepthStage)?
+    /// Decodes folder images (and MJPEG frames).
+    public let decoder: any ImageDecoder
+    /// Where the status line goes (the render step's output).
+    public let statusSink: @Sendable (String) -> Void
+
+    let writer: OutputWriter?
+    /// The loopback preview, when asked for.
+    public let preview: PreviewServer?
+    let depthSlot = LatestSlot<Frame>()
+    let previewSlot = LatestSlot<Frame>()
+    /// At most this many preview frames a second (each is a JPEG encode).
+    let previewInterval: UInt64 = 100_000_000
+    /// Frames broadcast but not yet reduced (and written, when saved).
+    let inFlight = Atomic<Int>(0)
+    let maxInFlight = 3
+    private let stopRequested = Atomic<Bool>(false)
+    private let snapshotRequested = Atomic<Bool>(false)
+    private let source = Mutex<(any FrameSource)?>(nil)
+    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// A pipeline; `writer` is created when the settings name an output folder.
+    public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),
+                depth: (any DepthStage)? = nil, decoder: any ImageDecoder = NetpbmDecoder(),
+                preview: PreviewServer? = nil,
+                statusSink: @escaping @Sendable (String) -> Void = { _ in }) throws(CamError) {
+        self.settings = settings
+        self.stages = stages
+        self.encoder = encoder
+        self.depth = depth
+        self.decoder = decoder
+        self.statusSink = statusSink
+        self.preview = preview
+        writer = try settings.outputDirectory.map { dir throws(CamError) in
+            try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
+        }
+    }
+
+    /// Builds the source the settings name.
+    func makeSource() -> any FrameSource {
+        let s = settings
+        let fps = s.paced ? s.request.fps : nil
+        switch s.source {
+        case .testPattern:
+            return TestPatternSource(size: s.request.size ?? FrameSize(width: 640, height: 480), fps: fps, frameLimit: s.frameLimit)
+        case let .folder(path):
+            return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
+        case let .device(path):
+            return V4L2Source(path: path, request: s.request, decoder: decoder)
+        }
+    }
+
+    /// Starts the source; the relay's pump calls this once.
+    func startSource() throws(CaptureError) -> (any FrameSource, AsyncStream<CaptureEvent>) {
+        let made = makeSource()
+        let stream = try made.start(buffering: settings.buffering)
+        source.withLock { $0 = made }
+        if isStopping { stopSourceSoon() }
+        return (made, stream)
+    }
+
+    /// Asks the run to end: the source stops, frames in flight finish, outputs flush.
+    public func requestStop() {
+        guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        stopSourceSoon()
+    }
+
+    /// Asks for the next processed frame to be written whatever the save policy (needs an
+    /// output folder): `granite-cam` does this on SIGUSR1.
+    public func requestSnapshot() {
+        snapshotRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Takes a pending snapshot request.
+    func takeSnapshotRequest() -> Bool {
+        snapshotRequested.exchange(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether a stop was requested.
+    public var isStopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    private func stopSourceSoon() {
+        // FrameSource.stop() waits for the source's thread; never do that on a reducer's executor.
+        guard let running = source.withLock({ $0 }) else { return }
+        Task.detached { running.stop() }
+    }
+
+    /// Counters of the source so far.
+    var sourceStats: CaptureStats { source.withLock { $0?.stats } ?? CaptureStats() }
+
+    /// Marks the run over and wakes `waitUntilEnded`.
+    func markEnded() {
+        let waiters = ended.withLock { e in
+            e.done = true
+            defer { e.waiters = [] }
+            return e.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the source has ended and its last frame was reduced.
+    func waitUntilEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = ended.withLock { e in
+                if !e.done { e.waiters.append(continuation) }
+                return e.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Waits (politely) until fewer than `maxInFlight` frames are in flight or a stop was asked.
+    func waitForCapacity() async {
+        while inFlight.load(ordering: .acquiring) >= maxInFlight && !isStopping {
+            try? await Task.sleep(nanoseconds: 500_000)
+        }
+    }
+
+    /// Runs every stage over `image`.
+    func process(_ image: Image) throws -> Image {
+        var current = image
+        for stage in stages { current = try stage.process(current) }
+        return current
+    }
+}
+
+/// The pipeline as a state value: compared by identity, so the state stays `Equatable`.
+public struct PipelineHandle: Sendable, Equatable {
+    /// The pipeline.
+    public let pipeline: CamPipeline
+
+    /// Wraps a pipeline.
+    public init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
+
+    public static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
+}
+
+/// A one-element mailbox where the newest value replaces an unclaimed older one.
+final class LatestSlot<Value: Sendable>: Sendable {
+    private let slot = Mutex<(value: Value?, busy: Bool, replaced: UInt64)>((nil, false, 0))
+
+    /// Puts `value` in; returns true when nobody is working the slot (the caller should kick a worker).
+    func offer(_ value: Value) -> Bool {
+        slot.withLock { s in
+            if s.value != nil { s.replaced += 1 }
+            s.value = value
+            if s.busy { return false }
+            s.busy = true
+            return true
+        }
+    }
+
+    /// Takes the pending value, or marks the worker idle and returns nil.
+    func take() -> Value? {
+        slot.withLock { s in
+            guard let value = s.value else {
+                s.busy = false
+                return nil
+            }
+            s.value = nil
+            return value
+        }
+    }
+
+    /// Values replaced before a worker took them.
+    var replaced: UInt64 { slot.withLock { $0.replaced } }
+}

@@ -1,0 +1,91 @@
+import GraniteCapture
+
+/// Where frames come from.
+public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
+    /// The moving test pattern (the default when there is no camera).
+    case testPattern
+    /// A folder of images, played in name order.
+    case folder(String)
+    /// A V4L2 device node.
+    case device(String)
+
+    /// Parses `testpattern`, `folder:PATH` or a device path (`/dev/video0`).
+    public init(parsing text: String) throws(CaptureError) {
+        if text == "testpattern" {
+            self = .testPattern
+        } else if text.hasPrefix("folder:"), text.count > 7 {
+            self = .folder(String(text.dropFirst(7)))
+        } else if text.hasPrefix("/dev/") {
+            self = .device(text)
+        } else {
+            throw .invalidRequest("unknown source \(text): use testpattern, folder:PATH or a /dev/video* path")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .testPattern: return "testpattern"
+        case let .folder(path): return "folder:\(path)"
+        case let .device(path): return path
+        }
+    }
+}
+
+/// Which processed frames are written to disk.
+public enum SavePolicy: Sendable, Hashable {
+    /// Every frame.
+    case every
+    /// Every n-th frame (the first, then every n-th after it).
+    case everyNth(Int)
+    /// None (status only).
+    case none
+
+    /// Parses `every`, `none` or a positive number.
+    public init(parsing text: String) throws(CaptureError) {
+        switch text {
+        case "every": self = .every
+        case "none": self = .none
+        default:
+            guard let n = Int(text), n > 0 else { throw .invalidRequest("--save takes every, none or a positive N, not \(text)") }
+            self = n == 1 ? .every : .everyNth(n)
+        }
+    }
+
+    /// Whether frame number `index` (0-based, in arrival order) is written.
+    public func saves(_ index: UInt64) -> Bool {
+        switch self {
+        case .every: return true
+        case let .everyNth(n): return index % UInt64(n) == 0
+        case .none: return false
+        }
+    }
+}
+
+/// Everything `granite-cam` was asked to do, as plain values.
+public struct CamSettings: Sendable, Hashable {
+    /// The source.
+    public var source: SourceSpec = .testPattern
+    /// Format, size and rate to ask the source for.
+    public var request = CaptureRequest(format: .auto, size: FrameSize(width: 640, height: 480), fps: 30)
+    /// Output folder (`nil`: write nothing).
+    public var outputDirectory: String?
+    /// Which frames are written.
+    public var save: SavePolicy = .none
+    /// Stop after this many frames.
+    public var frameLimit: UInt64?
+    /// Stop after this many seconds.
+    public var duration: Double?
+    /// Status renders per second (the render step's ceiling).
+    public var statusHz: Double = 4
+    /// Run depth on every n-th frame (`nil`: no depth).
+    public var depthEvery: Int?
+    /// Frames the source may hold for a slow pipeline before dropping (newest kept).
+    public var buffering = 2
+    /// Pace the test pattern / folder at `request.fps` (false: as fast as the pipeline takes them).
+    public var paced = true
+    /// Loop a folder source.
+    public var loopFolder = false
+
+    /// Default settings: the test pattern at 640x480, 30 fps, nothing saved.
+    public init() {}
+}

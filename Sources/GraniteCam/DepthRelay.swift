@@ -1,0 +1,46 @@
+import Granite
+import GraniteCapture
+import GraniteMedia
+
+/// State of the depth relay.
+public struct DepthRelayState: GraniteState {
+    /// Depth maps made.
+    public var estimated: UInt64 = 0
+    /// A new instance.
+    public init() {}
+}
+
+/// Events the depth relay reduces.
+public enum DepthRelayEvents {
+    /// Work the latest pending frame (and any that arrives meanwhile) until the slot is empty.
+    public struct Kick: GraniteEvent {
+        let handle: PipelineHandle
+    }
+}
+
+/// Latest-frame-wins depth: frames offered while one is being estimated replace each other.
+struct DepthExpedition: GraniteExpedition {
+    func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
+        let pipeline = event.handle.pipeline
+        guard let depth = pipeline.depth else { return }
+        while let frame = pipeline.depthSlot.take() {
+            var failure: String?
+            do { _ = try depth.estimate(frame.image) } catch { failure = "\(error)" }
+            state.estimated += 1
+            connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(), failure: failure), .rebound)
+        }
+    }
+}
+
+/// The depth relay's center.
+public final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
+    public override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
+}
+
+/// Depth on its own executor; a slow model never queues frames (the slot holds one).
+public struct DepthRelay: GraniteRelay {
+    /// The relay's runtime (its own executor).
+    public let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
+    /// A new instance.
+    public init() {}
+}

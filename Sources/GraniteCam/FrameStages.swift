@@ -1,0 +1,61 @@
+import GraniteCapture
+import GraniteMedia
+
+/// One processing step a frame goes through on its way out: a filter chain, a colour conversion.
+///
+/// The seam to Marble: wrap `FilterChain(specs).apply(image)` in a type conforming to this.
+public protocol FrameStage: Sendable {
+    /// A short name for status and errors (`marble: blur(2) | sobel`).
+    var name: String { get }
+    /// Processes one image.
+    func process(_ image: Image) throws -> Image
+}
+
+/// Encodes an image for disk: the seam to GraniteCodecs (PNG/JPEG).
+public protocol FrameEncoder: Sendable {
+    /// File extension without the dot (`ppm`, `png`, `jpg`).
+    var fileExtension: String { get }
+    /// Encodes one image.
+    func encode(_ image: Image) throws -> [UInt8]
+}
+
+/// Estimates depth from a frame: the seam to GraniteML's `DepthEstimator`.
+public protocol DepthStage: Sendable {
+    /// Returns a depth map (any format; `grayF32` by convention).
+    func estimate(_ image: Image) throws -> Image
+}
+
+/// Camera formats to `rgba8` on the CPU (BT.601 limited range for YUV), the working format.
+public struct ToRGBA: FrameStage {
+    /// A converter.
+    public init() {}
+
+    public var name: String { "to-rgba" }
+
+    public func process(_ image: Image) throws -> Image {
+        try ColorConversion.rgba(image)
+    }
+}
+
+/// Binary Netpbm output (`P6` from any colour image, `P5` from gray): needs no codec library.
+public struct NetpbmEncoder: FrameEncoder {
+    /// An encoder.
+    public init() {}
+
+    public var fileExtension: String { "ppm" }
+
+    public func encode(_ image: Image) throws -> [UInt8] {
+        if image.format == .gray8 {
+            return Array("P5\n\(image.width) \(image.height)\n255\n".utf8) + image.bytes
+        }
+        let rgba = try ColorConversion.rgba(image)
+        var out = Array("P6\n\(image.width) \(image.height)\n255\n".utf8)
+        out.reserveCapacity(out.count + image.pixelCount * 3)
+        rgba.bytes.withUnsafeBufferPointer { p in
+            for i in stride(from: 0, to: p.count, by: 4) {
+                out.append(p[i]); out.append(p[i + 1]); out.append(p[i + 2])
+            }
+        }
+        return out
+    }
+}

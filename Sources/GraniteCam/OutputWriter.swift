@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GraniteMedia
+import Synchronization
+
+/// Writes frames into a folder atomically (temporary name, fsync, rename) and appends one JSON
+/// line per frame to `frames.jsonl`, so a crash never leaves a half file under a final name.
+final class OutputWriter: Sendable {
+    let directory: String
+    let fileExtension: String
+    private let sidecar = Mutex<Int32>(-1)
+
+    init(directory: String, fileExtension: String) throws(CamError) {
+        self.directory = directory
+        self.fileExtension = fileExtension
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .output(path: directory, call: "mkdir", errno: errno)
+        }
+        let path = "\(directory)/frames.jsonl"
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .output(path: path, call: "open", errno: errno) }
+        sidecar.withLock { $0 = fd }
+    }
+
+    deinit { close() }
+
+    /// The final name of frame `sequence`.
+    func fileName(sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return "frame_" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + "." + fileExtension
+    }
+
+    /// Writes one encoded frame and its sidecar line; returns the final path.
+    @discardableResult
+    func write(_ bytes: [UInt8], frame: Frame, processedNanos: UInt64) throws(CamError) -> String {
+        let name = fileName(sequence: frame.sequence)
+        let final = "\(directory)/\(name)", temporary = "\(directory)/.\(name).partial"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .output(path: temporary, call: "open", errno: errno) }
+        do throws(CamError) {
+            try writeAll(fd, bytes, path: temporary)
+            guard fsync(fd) == 0 else { throw .output(path: temporary, call: "fsync", errno: errno) }
+            Glibc.close(fd)
+        } catch {
+            Glibc.close(fd)
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, final) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .output(path: final, call: "rename", errno: code)
+        }
+        let line = "{\"sequence\":\(frame.sequence),\"file\":\"\(name)\",\"capture_ns\":\(frame.timestampNanos),"
+            + "\"processed_ns\":\(processedNanos),\"written_ns\":\(monotonicNanos()),"
+            + "\"width\":\(frame.width),\"height\":\(frame.height),\"source\":\"\(OutputWriter.escape(frame.source))\"}\n"
+        try sidecar.withLock { (fd: inout Int32) throws(CamError) in
+            try writeAll(fd, Array(line.utf8), path: "\(directory)/frames.jsonl")
+        }
+        return final
+    }
+
+    /// Flushes the sidecar to disk.
+    func flush() {
+        sidecar.withLock { fd in if fd >= 0 { _ = fsync(fd) } }
+    }
+
+    func close() {
+        sidecar.withLock { fd in
+            if fd >= 0 {
+                _ = fsync(fd)
+                _ = Glibc.close(fd)
+                fd = -1
+            }
+        }
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(CamError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .output(path: path, call: "write", errno: errno)
+            }
+            offset += n
+        }
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

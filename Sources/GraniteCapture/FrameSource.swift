@@ -1,0 +1,68 @@
+import GraniteMedia
+
+/// Something that produces frames: a V4L2 camera, the test pattern, a folder of images.
+///
+/// ```
+///  source thread ──yield──► AsyncStream<CaptureEvent> (newest `buffering` kept) ──► consumer
+///       │ sequence gaps → droppedBySource      │ overflow → droppedByConsumer
+/// ```
+/// `start` opens and negotiates synchronously (so a missing or busy device throws at once),
+/// then produces on the source's own thread until `stop()`, the end of the material, or a
+/// fault it cannot recover from. A source is started at most once.
+public protocol FrameSource: Sendable {
+    /// What the source reads (`/dev/video0`, `testpattern`, `folder:/path`).
+    var name: String { get }
+    /// Opens the source and starts producing; events arrive on the returned stream.
+    /// - Parameter buffering: frames kept for a slow consumer; older ones are dropped and counted.
+    func start(buffering: Int) throws(CaptureError) -> AsyncStream<CaptureEvent>
+    /// Stops producing, releases the device, and finishes the stream. Blocks until the source's
+    /// thread has let go (at most one poll interval). Idempotent.
+    func stop()
+    /// Counters so far.
+    var stats: CaptureStats { get }
+}
+
+/// What a source delivers.
+public enum CaptureEvent: Sendable {
+    /// The format in effect (after start, and again after a reconnect).
+    case started(StreamFormat)
+    /// One frame.
+    case frame(Frame)
+    /// A fault the source is recovering from (e.g. the device vanished; it is reopening), or,
+    /// as the last event before the stream finishes, one it gave up on.
+    case fault(CaptureError)
+}
+
+/// Counters of one source run.
+public struct CaptureStats: Sendable, Equatable {
+    /// Frames handed to the stream.
+    public var delivered: UInt64 = 0
+    /// Frames the source itself lost (gaps in its sequence numbers, e.g. the kernel's).
+    public var droppedBySource: UInt64 = 0
+    /// Frames dropped because the consumer fell behind by more than the buffering allows.
+    public var droppedByConsumer: UInt64 = 0
+    /// Successful reopenings after a fault.
+    public var reconnects: UInt64 = 0
+    /// Faults seen (recovered or not).
+    public var faults: UInt64 = 0
+    /// Driver timestamps that went backwards and were replaced by the dequeue time.
+    public var repairedTimestamps: UInt64 = 0
+    /// The last fault, if any.
+    public var lastFault: CaptureError?
+
+    /// All counters zero.
+    public init() {}
+
+    /// Frames lost for any reason.
+    public var dropped: UInt64 { droppedBySource + droppedByConsumer }
+}
+
+extension AsyncStream where Element == CaptureEvent {
+    /// Just the frames, for consumers that do not care about format changes and faults.
+    public var frames: AsyncCompactMapSequence<AsyncStream<CaptureEvent>, Frame> {
+        compactMap { event in
+            if case let .frame(frame) = event { return frame }
+            return nil
+        }
+    }
+}

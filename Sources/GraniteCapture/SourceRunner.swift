@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import GraniteMedia
+import Synchronization
+
+/// The plumbing every source shares: its own thread, the stream, the counters, stopping.
+///
+/// A source's loop runs on a dedicated dispatch queue and calls `emit` per frame; `emit`
+/// renumbers nothing, it only watches the sequence for gaps and the stream for overflow.
+final class SourceRunner: Sendable {
+    private struct State {
+        var stats = CaptureStats()
+        var lastSequence: UInt64?
+        var started = false
+        var continuation: AsyncStream<CaptureEvent>.Continuation?
+    }
+
+    let name: String
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+    private let loopRunning = Atomic<Bool>(false)
+    // An atomic, not part of `state`: stream termination handlers set it, and those can run
+    // synchronously inside `finish()` while `state` is locked.
+    private let stopRequested = Atomic<Bool>(false)
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// Makes the stream and runs `loop` on a new thread; `loop` returns when done or stopped.
+    func start(buffering: Int, loop: @escaping @Sendable (SourceRunner) -> Void) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self,
+                                                             bufferingPolicy: .bufferingNewest(max(1, buffering)))
+        let alreadyStarted = state.withLock { s -> Bool in
+            if s.started { return true }
+            s.started = true
+            s.continuation = continuation
+            return false
+        }
+        if alreadyStarted { throw .invalidRequest("\(name): a source can be started only once") }
+        continuation.onTermination = { [weak self] _ in self?.requestStop() }
+        loopRunning.store(true, ordering: .sequentiallyConsistent)
+        DispatchQueue(label: "granite.capture.\(name)", qos: .userInteractive).async {
+            loop(self)
+            let continuation = self.state.withLock { s in
+                defer { s.continuation = nil }
+                return s.continuation
+            }
+            continuation?.finish()
+            self.loopRunning.store(false, ordering: .sequentiallyConsistent)
+            self.finished.signal()
+        }
+        return stream
+    }
+
+    /// Whether the loop should wind down.
+    var isStopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    /// Asks the loop to stop without waiting (stream termination uses this).
+    func requestStop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Asks the loop to stop and waits until it has released everything.
+    func stop() {
+        requestStop()
+        let wasStarted = state.withLock { $0.started }
+        guard wasStarted else { return }
+        if loopRunning.load(ordering: .sequentiallyConsistent) {
+            finished.wait()
+            finished.signal()   // later stop() calls return at once
+        }
+    }
+
+    /// Hands one frame to the stream, counting sequence gaps and consumer overflow.
+    func emit(_ frame: Frame) {
+        state.withLock { s in
+            if let last = s.lastSequence, frame.sequence > last + 1 {
+                s.stats.droppedBySource += frame.sequence - last - 1
+            }
+            s.lastSequence = frame.sequence
+            guard let continuation = s.continuation else { return }
+            switch continuation.yield(.frame(frame)) {
+            case .enqueued: s.stats.delivered += 1
+            case let .dropped(old):
+                s.stats.delivered += 1
+                if case .frame = old { s.stats.droppedByConsumer += 1 }
+            case .terminated: requestStop()
+            @unknown default: break
+            }
+        }
+    }
+
+    /// Announces the format in effect.
+    func announce(_ format: StreamFormat) {
+        state.withLock { s in _ = s.continuation?.yield(.started(format)) }
+    }
+
+    /// Reports a fault (recoverable or final).
+    func fault(_ error: CaptureError) {
+        state.withLock { s in
+            s.stats.faults += 1
+            s.stats.lastFault = error
+            _ = s.continuation?.yield(.fault(error))
+        }
+    }
+
+    /// Counts a driver timestamp replaced because it went backwards.
+    func repairedTimestamp() {
+        state.withLock { $0.stats.repairedTimestamps += 1 }
+    }
+
+    /// Counts a successful reopen.
+    func reconnected() {
+        state.withLock { $0.stats.reconnects += 1 }
+    }
+
+    /// The last sequence number emitted, if any.
+    var lastSequence: UInt64? { state.withLock { $0.lastSequence } }
+
+    var stats: CaptureStats { state.withLock { $0.stats } }
+
+    /// Sleeps until `deadline` (monotonic ns) in slices, returning early when stopping.
+    /// Returns `false` if a stop was requested.
+    func sleep(until deadline: UInt64) -> Bool {
+        while true {
+            if isStopping { return false }
+            let now = monotonicNanos()
+            if now >= deadline { return true }
+            let slice = min(deadline - now, 50_000_000)
+            var ts = timespec(tv_sec: Int(slice / 1_000_000_000), tv_nsec: Int(slice % 1_000_000_000))
+            _ = nanosleep(&ts, nil)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import GraniteMedia
+
+/// The moving test picture: scrolling colour bars, a bouncing box, and a caption with the
+/// frame number and its nominal time (`#000042 00:00:01.400`) drawn into the pixels.
+///
+/// Deterministic: frame `n` at a given size and rate is always the same bytes, so tests can
+/// compare frames exactly and ``TestPattern/readCounter(_:)`` can read the number back.
+public struct TestPattern: Sendable {
+    /// Frame size.
+    public let size: FrameSize
+    /// The rate the caption's time assumes.
+    public let fps: Double
+    private let barRow: [UInt8]   // two widths of bars, RGBA, so any scroll offset is one slice
+
+    /// Eight bars: white, yellow, cyan, green, magenta, red, blue, black (75% SMPTE-like levels).
+    static let bars: [(UInt8, UInt8, UInt8)] = [
+        (191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
+        (191, 0, 191), (191, 0, 0), (0, 0, 191), (16, 16, 16),
+    ]
+
+    /// A pattern of `size`; `fps` only sets the caption's clock.
+    public init(size: FrameSize, fps: Double = 30) {
+        self.size = size
+        self.fps = fps > 0 ? fps : 30
+        var row = [UInt8](repeating: 255, count: size.width * 2 * 4)
+        for x in 0..<(size.width * 2) {
+            let bar = TestPattern.bars[(x % size.width) * TestPattern.bars.count / size.width]
+            row[x * 4] = bar.0
+            row[x * 4 + 1] = bar.1
+            row[x * 4 + 2] = bar.2
+        }
+        barRow = row
+    }
+
+    /// Glyph scale and caption origin for this size.
+    var scale: Int { max(1, min(size.width / 160, size.height / 60)) }
+    var captionOrigin: (x: Int, y: Int) { (2 * scale, 2 * scale) }
+
+    /// The caption of frame `index`.
+    public func caption(index: UInt64) -> String {
+        let millis = UInt64((Double(index) * 1000 / fps).rounded())
+        let h = millis / 3_600_000, m = millis / 60_000 % 60, s = millis / 1000 % 60, ms = millis % 1000
+        func pad(_ v: UInt64, _ n: Int) -> String {
+            let t = String(v)
+            return String(repeating: "0", count: max(0, n - t.count)) + t
+        }
+        return "#\(pad(index % 1_000_000, 6)) \(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(ms, 3))"
+    }
+
+    /// Renders frame `index` as `rgba8`.
+    public func render(index: UInt64) -> Image {
+        let w = size.width, h = size.height
+        var bytes = [UInt8](repeating: 0, count: w * h * 4)
+        let rowBytes = w * 4
+        let shift = Int(index * 4 % UInt64(w))
+        let bandTop = h * 3 / 4
+        bytes.withUnsafeMutableBytes { out in
+            barRow.withUnsafeBytes { bars in
+                let source = UnsafeRawBufferPointer(rebasing: bars[(shift * 4)..<(shift * 4 + rowBytes)])
+                for y in 0..<bandTop {
+                    UnsafeMutableRawBufferPointer(rebasing: out[(y * rowBytes)..<((y + 1) * rowBytes)]).copyMemory(from: source)
+                }
+            }
+            // A grey ramp band with a white box bouncing across it.
+            for y in bandTop..<h {
+                for x in 0..<w {
+                    let v = UInt8(x * 255 / max(1, w - 1))
+                    let i = (y * w + x) * 4
+                    out[i] = v; out[i + 1] = v; out[i + 2] = v; out[i + 3] = 255
+                }
+            }
+            let box = max(2, (h - bandTop) / 2)
+            let travel = max(1, w - box)
+            let phase = Int(index * 8 % UInt64(2 * travel))
+            let left = phase < travel ? phase : 2 * travel - phase
+            let top = bandTop + (h - bandTop - box) / 2
+            for y in top..<min(h, top + box) {
+                for x in left..<min(w, left + box) {
+                    let i = (y * w + x) * 4
+                    out[i] = 255; out[i + 1] = 255; out[i + 2] = 255
+                }
+            }
+        }
+        drawCaption(caption(index: index), into: &bytes)
+        // The size was validated by `FrameSize`, so this cannot fail.
+        return try! Image(width: w, height: h, format: .rgba8, bytes: bytes)
+    }
+
+    private func drawCaption(_ text: String, into bytes: inout [UInt8]) {
+        let w = size.width, h = size.height, s = scale
+        let (ox, oy) = captionOrigin
+        let cell = (GlyphFont.width + 1) * s
+        let boxW = min(w - ox, text.count * cell + s), boxH = min(h - oy, (GlyphFont.height + 2) * s)
+        guard boxW > 0, boxH > 0 else { return }
+        for y in oy..<(oy + boxH) {
+            for x in ox..<(ox + boxW) {
+                let i = (y * w + x) * 4
+                bytes[i] = 0; bytes[i + 1] = 0; bytes[i + 2] = 0; bytes[i + 3] = 255
+            }
+        }
+        for (n, character) in text.enumerated() {
+            for gy in 0..<GlyphFont.height {
+                for gx in 0..<GlyphFont.width where GlyphFont.isSet(character, x: gx, y: gy) {
+                    for dy in 0..<s {
+                        for dx in 0..<s {
+                            let x = ox + s + n * cell + gx * s + dx, y = oy + s + gy * s + dy
+                            guard x < w, y < h else { continue }
+                            let i = (y * w + x) * 4
+                            bytes[i] = 255; bytes[i + 1] = 255; bytes[i + 2] = 255
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the caption's frame number back from the pixels of an `rgba8` frame of this
+    /// pattern; `nil` when the glyphs do not match (a damaged or foreign image).
+    public func readCounter(_ image: Image) -> UInt64? {
+        guard image.format == .rgba8, image.width == size.width, image.height == size.height else { return nil }
+        let s = scale, (ox, oy) = captionOrigin, cell = (GlyphFont.width + 1) * s
+        var digits = ""
+        for n in 1...6 {
+            let found = "0123456789".first { character in
+                (0..<GlyphFont.height).allSatisfy { gy in
+                    (0..<GlyphFont.width).allSatisfy { gx in
+                        let x = ox + s + n * cell + gx * s, y = oy + s + gy * s
+                        guard x < image.width, y < image.height else { return false }
+                        return (image.bytes[(y * image.width + x) * 4] > 127) == GlyphFont.isSet(character, x: gx, y: gy)
+                    }
+                }
+            }
+            guard let found else { return nil }
+            digits.append(found)
+        }
+        return UInt64(digits)
+    }
+}

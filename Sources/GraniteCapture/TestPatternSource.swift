@@ -1,0 +1,50 @@
+import GraniteMedia
+
+/// The ``TestPattern`` as a ``FrameSource``: the default when there is no camera.
+///
+/// Paced at `fps` on the monotonic clock (deadlines, not sleeps, so the rate does not drift),
+/// or as fast as it can render when `fps` is `nil`. Sequence numbers count from 0.
+public final class TestPatternSource: FrameSource {
+    /// The picture.
+    public let pattern: TestPattern
+    /// Frames per second, or `nil` for unpaced.
+    public let fps: Double?
+    /// Stop after this many frames (`nil`: until stopped).
+    public let frameLimit: UInt64?
+    private let runner = SourceRunner(name: "testpattern")
+
+    /// A test pattern source of `size`, paced at `fps` (nil: unpaced), `frameLimit` frames long.
+    public init(size: FrameSize = FrameSize(width: 640, height: 480), fps: Double? = 30, frameLimit: UInt64? = nil) {
+        pattern = TestPattern(size: size, fps: fps ?? 30)
+        self.fps = fps
+        self.frameLimit = frameLimit
+    }
+
+    public var name: String { "testpattern" }
+
+    public var stats: CaptureStats { runner.stats }
+
+    /// The format announced at start: the pattern's size and rate. Frames are `rgba8`, which
+    /// is no camera format, so the capture format reads `auto`.
+    public var streamFormat: StreamFormat {
+        StreamFormat(format: .auto, size: pattern.size, bytesPerLine: pattern.size.width * 4, fps: fps)
+    }
+
+    public func start(buffering: Int = 4) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+        let pattern = self.pattern, fps = self.fps, limit = self.frameLimit, format = streamFormat
+        return try runner.start(buffering: buffering) { runner in
+            runner.announce(format)
+            let interval = fps.map { UInt64(1e9 / $0) }
+            let origin = monotonicNanos()
+            var index: UInt64 = 0
+            while !runner.isStopping, limit.map({ index < $0 }) ?? true {
+                if let interval, !runner.sleep(until: origin + index * interval) { break }
+                runner.emit(Frame(image: pattern.render(index: index), sequence: index,
+                                  timestampNanos: monotonicNanos(), source: "testpattern"))
+                index += 1
+            }
+        }
+    }
+
+    public func stop() { runner.stop() }
+}

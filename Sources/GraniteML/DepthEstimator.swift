@@ -1,0 +1,33 @@
+import GraniteMedia
+
+/// Depth from a single image: resize and normalise for the model, run it, and return a depth
+/// map at the input's size. Default model: FastDepth 224 (metric, int8); MiDaS v2.1 small
+/// works too for users who download it.
+public final class DepthEstimator: Sendable {
+    private let ml: GraniteML<DepthMap>
+
+    /// The description in use.
+    public var description: ModelDescription { ml.description }
+    /// The model file in use.
+    public var modelPath: String { ml.model.path }
+
+    /// Loads a depth model: `modelPath` when given (its description from a sibling JSON,
+    /// `Models/` or the built-ins), else `description` along the search path.
+    public init(modelPath: String? = nil, description: ModelDescription = .fastDepth224,
+                threads: Int = Model.defaultThreads) throws(MLError) {
+        if let modelPath {
+            let d = try ModelLocator.description(forModelAt: modelPath) ?? description
+            ml = try GraniteML<DepthMap>(modelPath, description: d, threads: threads)
+        } else {
+            ml = try GraniteML<DepthMap>(description, threads: threads)
+        }
+        guard ml.description.output.meaning != .probability else {
+            throw .invalidDescription(path: ml.model.path, reason: "the model's output is a probability map, not depth")
+        }
+    }
+
+    /// Estimates depth for `image` (rgba8, rgb24 or gray8).
+    public func estimate(_ image: Image) throws(MLError) -> DepthMap {
+        try ml.predict(image)
+    }
+}

@@ -1,0 +1,106 @@
+import GraniteMedia
+
+/// What a prediction is turned into: a type built from the model's outputs.
+public protocol ModelOutput: Sendable {
+    /// Builds the output from the raw tensors and what was known about the input.
+    init(outputs: [String: Tensor], context: PredictionContext) throws(MLError)
+}
+
+/// What an output conversion knows about the prediction.
+public struct PredictionContext: Sendable {
+    /// The model's description.
+    public let description: ModelDescription
+    /// The name of the output the description points at (or the model's first output).
+    public let outputName: String
+    /// The size of the image that was fed in.
+    public let sourceWidth: Int
+    public let sourceHeight: Int
+}
+
+/// How `predict` takes its input.
+public enum InputKind: Sendable {
+    /// An image (or a frame's image), resized and normalised as the description says.
+    case frame
+}
+
+/// A model loaded once, predicting a typed output from frames: the seed's
+/// `GraniteML<Output>(model, input: .frame)` / `predict(frame)`, safe to share across tasks.
+///
+/// ```swift
+/// let depth = try GraniteML<DepthMap>(ModelDescription.fastDepth224)
+/// let map = try depth.predict(frame)
+/// ```
+public final class GraniteML<Output: ModelOutput>: Sendable {
+    /// The loaded model.
+    public let model: Model
+    /// How images are fed to it and its output read.
+    public let description: ModelDescription
+    /// The input kind (`.frame`).
+    public let input: InputKind
+
+    /// Loads the model at `modelPath`, described by `description` (looked up by file name when nil).
+    public init(_ modelPath: String, description: ModelDescription? = nil, input: InputKind = .frame,
+                threads: Int = Model.defaultThreads) throws(MLError) {
+        let found: ModelDescription? = if let description { description } else { try ModelLocator.description(forModelAt: modelPath) }
+        guard let d = found else {
+            throw .invalidDescription(path: modelPath, reason: "no description for this model; add Models/<name>.json")
+        }
+        try d.validate(path: modelPath)
+        model = try Model(path: modelPath, threads: threads)
+        self.description = d
+        self.input = input
+        guard let first = model.inputs.first, model.inputs.count == 1 else {
+            throw .invalidDescription(path: modelPath, reason: "frame models need exactly one input, this one has \(model.inputs.count)")
+        }
+        if let name = d.input.name, name != first.name {
+            throw .invalidDescription(path: modelPath, reason: "the description names input '\(name)', the model has '\(first.name)'")
+        }
+        guard first.elementType == d.input.dtype else {
+            throw .invalidDescription(path: modelPath, reason: "the description says \(d.input.dtype) input, the model takes \(first.elementType)")
+        }
+    }
+
+    /// Finds the described model along the search path (see ``ModelLocator``) and loads it.
+    public convenience init(_ description: ModelDescription, explicitPath: String? = nil, input: InputKind = .frame,
+                            threads: Int = Model.defaultThreads) throws(MLError) {
+        try self.init(try ModelLocator.locate(description, explicit: explicitPath), description: description,
+                      input: input, threads: threads)
+    }
+
+    /// Runs the model on an image.
+    public func predict(_ image: Image) throws(MLError) -> Output {
+        let tensor = try ImageTensor.input(image, description.input)
+        let outputs = try model.run([model.inputs[0].name: tensor])
+        let outputName = description.output.name ?? model.outputs[0].name
+        let context = PredictionContext(description: description, outputName: outputName,
+                                        sourceWidth: image.width, sourceHeight: image.height)
+        return try Output(outputs: outputs, context: context)
+    }
+
+    /// Runs the model on a frame's image.
+    public func predict(_ frame: Frame) throws(MLError) -> Output {
+        try predict(frame.image)
+    }
+}
+
+extension Tensor: ModelOutput {
+    /// The described output tensor, as the model gave it.
+    public init(outputs: [String: Tensor], context: PredictionContext) throws(MLError) {
+        guard let t = outputs[context.outputName] else { throw .unexpectedOutput(reason: "no output '\(context.outputName)'") }
+        self = t
+    }
+}
+
+extension DepthMap: ModelOutput {
+    /// The described output plane, scaled to metres when the model is metric and resized to the source image.
+    public init(outputs: [String: Tensor], context: PredictionContext) throws(MLError) {
+        guard let t = outputs[context.outputName] else { throw .unexpectedOutput(reason: "no output '\(context.outputName)'") }
+        let (w, h, raw) = try ImageTensor.plane(t)
+        let scale = context.description.output.metricScale
+        let values = scale.map { s in raw.map { $0 * s } } ?? raw
+        let resized = ImageTensor.resize(values, width: w, height: h, channels: 1,
+                                         toWidth: context.sourceWidth, toHeight: context.sourceHeight)
+        try self.init(width: context.sourceWidth, height: context.sourceHeight, values: resized,
+                      meaning: context.description.output.meaning, isMetric: scale != nil)
+    }
+}

@@ -1,0 +1,153 @@
+import CBLAS
+import Foundation
+import Synchronization
+
+/// An ONNX model loaded for inference on the CPU (OpenBLAS and GraniteML's own kernels).
+///
+/// Loading parses the file, checks that every node's op is supported, folds constants and
+/// fuses what it can; when the inputs have fixed shapes it also plans the run up front, so
+/// a bad shape or attribute fails at load with the node's name. Each distinct set of input
+/// shapes gets one plan with a preallocated arena; runs are serialised.
+///
+/// ```swift
+/// let model = try Model(path: "ppocr-v4-det.onnx", threads: 2)
+/// let out = try model.run(["x": try Tensor(shape: [1, 3, 640, 640], values: pixels)])
+/// ```
+public final class Model: Sendable {
+    /// The file the model came from.
+    public let path: String
+    /// Declared inputs (initializers excluded).
+    public let inputs: [ValueInfo]
+    /// Declared outputs.
+    public let outputs: [ValueInfo]
+    /// Threads for OpenBLAS and for GraniteML's own kernels.
+    public let threads: Int
+    private let graph: Graph
+    private let plans: Mutex<PlanCache>
+
+    /// The default thread count: every active processor.
+    public static var defaultThreads: Int { ProcessInfo.processInfo.activeProcessorCount }
+
+    /// Loads and checks the model at `path`.
+    public convenience init(path: String, threads: Int = Model.defaultThreads) throws(MLError) {
+        try self.init(graph: OnnxLoader.load(path: path), threads: threads)
+    }
+
+    /// Loads and checks a model from its serialised bytes; `name` names it in errors.
+    public convenience init(data: Data, name: String = "<memory>", threads: Int = Model.defaultThreads) throws(MLError) {
+        try self.init(graph: OnnxLoader.parse(data, path: name), threads: threads)
+    }
+
+    /// Loads the model at `path` with some inputs bound to fixed values, which then count as
+    /// weights (folded, and allowed where an op needs a constant). For the ONNX node tests,
+    /// whose weights, shapes and scales arrive as graph inputs.
+    convenience init(path: String, binding: [String: Tensor], threads: Int = 1) throws(MLError) {
+        var graph = try OnnxLoader.load(path: path)
+        for (name, tensor) in binding {
+            graph.constants[name] = tensor
+            graph.inputs.removeAll { $0.name == name }
+        }
+        try self.init(graph: graph, threads: threads)
+    }
+
+    private init(graph parsed: Graph, threads: Int) throws(MLError) {
+        for node in parsed.nodes where !Ops.supported.contains(node.op) || !(node.domain.isEmpty || node.domain == "ai.onnx") {
+            throw .unsupportedOp(node: node.name, op: node.domain.isEmpty ? node.op : "\(node.domain).\(node.op)",
+                                 reason: "GraniteML has no kernel for it")
+        }
+        path = parsed.path
+        inputs = parsed.inputs
+        outputs = parsed.outputs
+        self.threads = max(threads, 1)
+        graph = try Optimizer.optimize(parsed)
+        plans = Mutex(PlanCache())
+        let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }
+        if fixed.count == inputs.count {
+            let plan = try Planner(graph: graph, threads: self.threads).plan(inputShapes: Dictionary(uniqueKeysWithValues: fixed))
+            plans.withLock { $0.insert(plan) }
+        }
+    }
+
+    /// Runs the model on `feeds` (one tensor per declared input) and returns every output.
+    public func run(_ feeds: [String: Tensor]) throws(MLError) -> [String: Tensor] {
+        for name in feeds.keys where !inputs.contains(where: { $0.name == name }) {
+            throw .unknownInput(name: name, known: inputs.map(\.name))
+        }
+        var shapes: [String: [Int]] = [:]
+        for info in inputs {
+            guard let tensor = feeds[info.name] else { throw .missingInput(name: info.name) }
+            guard info.accepts(tensor.shape) else {
+                throw .inputShapeMismatch(name: info.name, expected: info.description, actual: tensor.shape)
+            }
+            guard tensor.elementType == info.elementType else {
+                throw .inputTypeMismatch(name: info.name, expected: info.elementType, actual: tensor.elementType)
+            }
+            shapes[info.name] = tensor.shape
+        }
+        let graph = self.graph, threads = self.threads
+        let result: Result<[String: Tensor], MLError> = plans.withLock { cache in
+            do throws(MLError) {
+                let plan = try cache.plan(for: shapes) { () throws(MLError) in
+                    try Planner(graph: graph, threads: threads).plan(inputShapes: shapes)
+                }
+                for (name, tensor) in feeds { plan.load(name, tensor) }
+                granite_blas_set_threads(Int32(threads))
+                plan.execute()
+                return .success(plan.results())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs once with every step timed: milliseconds per op type, largest first (for tuning).
+    public func profile(_ feeds: [String: Tensor]) throws(MLError) -> [(op: String, milliseconds: Double, steps: Int)] {
+        _ = try run(feeds)  // plans, validates and warms up
+        let shapes = feeds.mapValues(\.shape)
+        let timings: [(node: String, op: String, nanos: UInt64)] = plans.withLock { cache in
+            guard let plan = try? cache.plan(for: shapes, make: { () throws(MLError) in throw .missingInput(name: "") }) else { return [] }
+            for (name, tensor) in feeds { plan.load(name, tensor) }
+            granite_blas_set_threads(Int32(threads))
+            return plan.executeTimed()
+        }
+        var byOp: [String: (Double, Int)] = [:]
+        for t in timings { byOp[t.op, default: (0, 0)].0 += Double(t.nanos) / 1e6; byOp[t.op, default: (0, 0)].1 += 1 }
+        return byOp.map { ($0.key, $0.value.0, $0.value.1) }.sorted { $0.milliseconds > $1.milliseconds }
+    }
+
+    /// Floats in the activation arena planned for these input shapes (planning if needed).
+    public func arenaSize(for shapes: [String: [Int]]) throws(MLError) -> Int {
+        let graph = self.graph, threads = self.threads
+        let result: Result<Int, MLError> = plans.withLock { cache in
+            do throws(MLError) {
+                return .success(try cache.plan(for: shapes) { () throws(MLError) in
+                    try Planner(graph: graph, threads: threads).plan(inputShapes: shapes)
+                }.arenaFloats)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The ops of the optimised graph, in order (for tests and diagnostics).
+    var plannedOps: [String] { graph.nodes.map { $0.epilogue.isEmpty ? $0.op : "\($0.op)+\($0.epilogue.count)" } }
+}
+
+/// Plans by input shapes; keeps the few most recent (a camera rarely changes size).
+struct PlanCache: ~Copyable {
+    private var plans: [Plan] = []
+
+    mutating func insert(_ plan: Plan) {
+        plans.insert(plan, at: 0)
+        if plans.count > 4 { plans.removeLast() }
+    }
+
+    mutating func plan(for shapes: [String: [Int]], make: () throws(MLError) -> Plan) throws(MLError) -> Plan {
+        if let hit = plans.first(where: { $0.inputShapes == shapes }) { return hit }
+        let plan = try make()
+        insert(plan)
+        return plan
+    }
+}

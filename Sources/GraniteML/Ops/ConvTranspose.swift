@@ -1,0 +1,90 @@
+import CBLAS
+
+/// ConvTranspose: `cblas_sgemm` of the transposed weights with the input, then col2im
+/// scatters the columns into the output.
+enum ConvTranspose {
+    static func build(_ c: BuildContext) throws(MLError) -> Prepared {
+        let x = try c.input(0)
+        let w = try c.constant(1)
+        let bias = try c.optionalConstant(2)
+        guard x.shape.count == 4, w.shape.count == 4 else {
+            throw c.unsupported("only 2-D transposed convolution is supported (input \(x.shape), weights \(w.shape))")
+        }
+        let (n, ch, h, wd) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+        let group = c.node.int("group", 1)
+        guard group > 0, w.shape[0] == ch, ch % group == 0 else {
+            throw c.invalid("input channels \(ch), weights \(w.shape) and group \(group) do not agree")
+        }
+        let mg = w.shape[1], m = mg * group, cg = ch / group
+        if let bias, bias.count != m { throw c.invalid("bias has \(bias.count) values for \(m) output channels") }
+        let kernel = [w.shape[2], w.shape[3]]
+        let strides = c.node.ints("strides") ?? [1, 1]
+        let dilations = c.node.ints("dilations") ?? [1, 1]
+        var pads = c.node.ints("pads") ?? [0, 0, 0, 0]
+        let outputPadding = c.node.ints("output_padding") ?? [0, 0]
+        guard strides.count == 2, dilations.count == 2, pads.count == 4, outputPadding.count == 2,
+              strides.allSatisfy({ $0 > 0 }), dilations.allSatisfy({ $0 > 0 }) else {
+            throw c.unsupported("only 2-D windows with positive strides are supported")
+        }
+        let input = [h, wd]
+        let autoPad = c.node.string("auto_pad", "NOTSET")
+        func full(_ a: Int) -> Int {
+            let span: Int = strides[a] * (input[a] - 1)
+            let extent: Int = (kernel[a] - 1) * dilations[a] + 1
+            return span + outputPadding[a] + extent
+        }
+        var outSize: [Int] = [full(0) - pads[0] - pads[2], full(1) - pads[1] - pads[3]]
+        if let requested = c.node.ints("output_shape") ?? (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ? input.enumerated().map { $1 * strides[$0] } : nil) {
+            let spatial = Array(requested.suffix(2))
+            for a in 0..<2 {
+                // ONNX Runtime clamps the total at zero: a larger output_shape leaves the tail unwritten (bias).
+                let total = max(full(a) - spatial[a], 0)
+                pads[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2
+                pads[a + 2] = total - pads[a]
+            }
+            outSize = spatial
+        }
+        let (oh, ow) = (outSize[0], outSize[1])
+        guard oh > 0, ow > 0 else { throw c.invalid("output would be empty") }
+        let weights = w.values
+        let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
+        let epilogue = c.node.epilogue
+        let kArea = kernel[0] * kernel[1]
+        let rows = mg * kArea
+        let plane = h * wd
+        return .single([n, m, oh, ow], scratch: rows * plane) { io in
+            let src = io.input(0), out = io.outputs[0]
+            weights.withUnsafeBufferPointer { wp in
+                for b in 0..<n {
+                    for gi in 0..<group {
+                        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(rows), Int32(plane), Int32(cg),
+                                    1, wp.baseAddress! + gi * cg * rows, Int32(rows),
+                                    src + (b * ch + gi * cg) * plane, Int32(plane), 0, io.scratch, Int32(plane))
+                        let dst = out + (b * m + gi * mg) * oh * ow
+                        parallelFor(mg, threads: io.threads) { channels in
+                            for oc in channels {
+                                let o = dst + oc * oh * ow
+                                o.update(repeating: biasValues[gi * mg + oc], count: oh * ow)
+                                for ki in 0..<kernel[0] {
+                                    for kj in 0..<kernel[1] {
+                                        let col = io.scratch + ((oc * kernel[0] + ki) * kernel[1] + kj) * plane
+                                        for iy in 0..<h {
+                                            let y = iy * strides[0] - pads[0] + ki * dilations[0]
+                                            if y < 0 || y >= oh { continue }
+                                            let orow = o + y * ow, crow = col + iy * wd
+                                            for ix in 0..<wd {
+                                                let xx = ix * strides[1] - pads[1] + kj * dilations[1]
+                                                if xx >= 0 && xx < ow { orow[xx] += crow[ix] }
+                                            }
+                                        }
+                                    }
+                                }
+                                Epilogue.apply(epilogue, o, oh * ow)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// Resize (opsets 10–19) and Upsample: nearest (all four rounding modes) on any axes, linear
+/// on the last two; coordinate modes half_pixel, pytorch_half_pixel, align_corners,
+/// asymmetric and tf_half_pixel_for_nn, with ONNX Runtime's clamping.
+enum Resize {
+    static func build(_ c: BuildContext) throws(MLError) -> Prepared {
+        let x = try c.input(0)
+        let node = c.node
+        let rank = x.shape.count
+        let legacy = node.op == "Upsample" || c.opset < 11
+        var scales: [Float]?
+        var sizes: [Int]?
+        if node.op == "Upsample" {
+            scales = try c.optionalConstant(1)?.values ?? node.floats("scales")
+        } else if c.opset < 11 {
+            scales = try c.constant(1).values
+        } else {
+            if let s = try c.optionalConstant(2), s.count > 0 { scales = s.values }
+            if let z = try c.optionalConstant(3), z.count > 0 { sizes = z.intValues }
+        }
+        if let axes = node.ints("axes"), axes != Array(0..<rank) { throw c.unsupported("the axes attribute") }
+        if node.int("antialias", 0) != 0 { throw c.unsupported("antialias") }
+        let outShape: [Int]
+        var axisScale: [Float]
+        if let sizes {
+            guard sizes.count == rank else { throw c.invalid("sizes has \(sizes.count) values for rank \(rank)") }
+            if node.string("keep_aspect_ratio_policy", "stretch") != "stretch" { throw c.unsupported("keep_aspect_ratio_policy") }
+            outShape = sizes
+            axisScale = (0..<rank).map { Float(sizes[$0]) / Float(max(x.shape[$0], 1)) }
+        } else if let scales {
+            guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else { throw c.invalid("scales \(scales) do not fit rank \(rank)") }
+            outShape = (0..<rank).map { Int(Float(x.shape[$0]) * scales[$0]) }
+            axisScale = scales
+        } else {
+            throw c.invalid("one of scales and sizes is required")
+        }
+        guard outShape.allSatisfy({ $0 > 0 }) else { throw c.invalid("output shape \(outShape) is empty") }
+        let mode = node.string("mode", "nearest")
+        let coordinate = legacy ? "asymmetric" : node.string("coordinate_transformation_mode", "half_pixel")
+        let nearestMode = legacy ? "simple" : node.string("nearest_mode", "round_prefer_floor")
+        guard ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"].contains(coordinate) else {
+            throw c.unsupported("coordinate_transformation_mode \(coordinate)")
+        }
+        func source(_ o: Int, _ a: Int) -> Float {
+            let scale = axisScale[a], inLen = Float(x.shape[a]), outLen = Float(outShape[a])
+            switch coordinate {
+            case "half_pixel": return (Float(o) + 0.5) / scale - 0.5
+            case "pytorch_half_pixel": return outLen > 1 ? (Float(o) + 0.5) / scale - 0.5 : 0
+            case "align_corners": return outLen == 1 ? 0 : Float(o) * (inLen - 1) / (outLen - 1)
+            case "tf_half_pixel_for_nn": return (Float(o) + 0.5) / scale
+            default: return Float(o) / scale
+            }
+        }
+        switch mode {
+        case "nearest":
+            guard ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"].contains(nearestMode) else {
+                throw c.unsupported("nearest_mode \(nearestMode)")
+            }
+            let maps: [[Int]] = (0..<rank).map { a in
+                (0..<outShape[a]).map { o in
+                    let s = source(o, a)
+                    var i: Int
+                    switch nearestMode {
+                    case "round_prefer_ceil": i = Int((s).rounded(.toNearestOrAwayFromZero))
+                    case "floor": i = Int(floorf(s))
+                    case "ceil": i = Int(ceilf(s))
+                    case "simple": i = axisScale[a] < 1 ? Int(ceilf(s)) : Int(s)
+                    default: i = s == floorf(s) + 0.5 ? Int(floorf(s)) : Int(s.rounded(.toNearestOrAwayFromZero))
+                    }
+                    return min(max(i, 0), x.shape[a] - 1)
+                }
+            }
+            return nearest(x.shape, outShape, maps, type: x.type)
+        case "linear":
+            guard rank >= 2, (0..<(rank - 2)).allSatisfy({ outShape[$0] == x.shape[$0] }) else {
+                throw c.unsupported("linear resize of axes other than the last two")
+            }
+            let taps: [(lo: [Int], hi: [Int], t: [Float])] = [rank - 2, rank - 1].map { a in
+                var lo: [Int] = [], hi: [Int] = [], t: [Float] = []
+                for o in 0..<outShape[a] {
+                    let s = min(max(source(o, a), 0), Float(x.shape[a] - 1))
+                    let i = Int(s)
+                    lo.append(i); hi.append(min(i + 1, x.shape[a] - 1)); t.append(s - Float(i))
+                }
+                return (lo, hi, t)
+            }
+            return bilinear(x.shape, outShape, taps[0], taps[1], type: x.type)
+        default:
+            throw c.unsupported("mode \(mode)")
+        }
+    }
+
+    private static func nearest(_ inShape: [Int], _ outShape: [Int], _ maps: [[Int]], type: Tensor.ElementType) -> Prepared {
+        let rank = inShape.count
+        var inStrides = [Int](repeating: 1, count: rank)
+        for a in stride(from: rank - 2, through: 0, by: -1) { inStrides[a] = inStrides[a + 1] * inShape[a + 1] }
+        let inner = outShape[rank - 1]
+        let outer = outShape.reduce(1, *) / inner
+        let lastMap = maps[rank - 1]
+        return .single(outShape, type) { io in
+            let src = io.input(0), out = io.outputs[0]
+            var index = [Int](repeating: 0, count: rank)
+            for row in 0..<outer {
+                var base = 0
+                for a in 0..<(rank - 1) { base += maps[a][index[a]] * inStrides[a] }
+                let d = out + row * inner, s = src + base
+                for i in 0..<inner { d[i] = s[lastMap[i]] }
+                var a = rank - 2
+                while a >= 0 {
+                    index[a] += 1
+                    if index[a] < outShape[a] { break }
+                    index[a] = 0
+                    a -= 1
+                }
+            }
+        }
+    }
+
+    private static func bilinear(_ inShape: [Int], _ outShape: [Int], _ ys: (lo: [Int], hi: [Int], t: [Float]),
+                                 _ xs: (lo: [Int], hi: [Int], t: [Float]), type: Tensor.ElementType) -> Prepared {
+        let rank = inShape.count
+        let (h, w) = (inShape[rank - 2], inShape[rank - 1])
+        let (oh, ow) = (outShape[rank - 2], outShape[rank - 1])
+        let planes = inShape.reduce(1, *) / (h * w)
+        return .single(outShape, type) { io in
+            let src = io.input(0), out = io.outputs[0]
+            parallelFor(planes, threads: io.threads) { range in
+                for p in range {
+                    let s = src + p * h * w, d = out + p * oh * ow
+                    for y in 0..<oh {
+                        let r0 = s + ys.lo[y] * w, r1 = s + ys.hi[y] * w
+                        let ty = ys.t[y]
+                        for xo in 0..<ow {
+                            let tx = xs.t[xo], x0 = xs.lo[xo], x1 = xs.hi[xo]
+                            let top = r0[x0] * (1 - tx) + r0[x1] * tx
+                            let bottom = r1[x0] * (1 - tx) + r1[x1] * tx
+                            d[y * ow + xo] = top * (1 - ty) + bottom * ty
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

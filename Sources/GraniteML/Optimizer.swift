@@ -1,0 +1,221 @@
+/// Load-time rewrites of a ``Graph``: constant folding (DequantizeLinear of weights, shape
+/// arithmetic on constants), BatchNormalization folded into the Conv before it, and
+/// activations and quantise-dequantise pairs fused onto the node that produces their input.
+enum Optimizer {
+    static func optimize(_ graph: Graph) throws(MLError) -> Graph {
+        var g = try foldConstants(graph)
+        g = try foldBatchNorms(g)
+        g = fuseEpilogues(g)
+        g = foldPadsIntoConvs(g)
+        return g
+    }
+
+    /// Evaluates, once, every node whose inputs are all constant.
+    static func foldConstants(_ graph: Graph) throws(MLError) -> Graph {
+        var g = graph
+        var kept: [Node] = []
+        for node in g.nodes {
+            let inputs = node.inputs.map { $0.isEmpty ? nil : g.constants[$0] }
+            let allConstant = zip(node.inputs, inputs).allSatisfy { $0.isEmpty || $1 != nil }
+            guard allConstant, !node.inputs.isEmpty else { kept.append(node); continue }
+            let operands = inputs.map { $0.map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
+            let context = BuildContext(node: node, inputs: operands, opset: g.opset)
+            switch try Ops.build(context) {
+            case let .constant(tensors):
+                for (name, t) in zip(node.outputs, tensors) where !name.isEmpty { g.constants[name] = t }
+            case let .kernel(outputs, scratch, run):
+                let folded = Planner.fold(Ops.withEpilogue(node, run, outputs: outputs), operands: operands, outputs: outputs, scratch: scratch)
+                for (name, t) in zip(node.outputs, folded) where !name.isEmpty { g.constants[name] = t }
+            }
+        }
+        g.nodes = kept
+        return g
+    }
+
+    /// Rewrites Conv → BatchNormalization into one Conv with scaled weights and a new bias.
+    static func foldBatchNorms(_ graph: Graph) throws(MLError) -> Graph {
+        var g = graph
+        let uses = g.useCounts()
+        var producer: [String: Int] = [:]
+        for (i, node) in g.nodes.enumerated() { for o in node.outputs { producer[o] = i } }
+        var removed = Set<Int>()
+        for (i, bn) in g.nodes.enumerated() where bn.op == "BatchNormalization" && bn.outputs.count == 1 {
+            guard let p = producer[bn.inputs[0]], g.nodes[p].op == "Conv", uses[bn.inputs[0]] == 1,
+                  let w = g.constants[g.nodes[p].inputs[1]], w.shape.count == 4,
+                  bn.inputs.dropFirst().allSatisfy({ g.constants[$0] != nil }) else { continue }
+            var conv = g.nodes[p]
+            let operands = bn.inputs.map { name in g.constants[name].map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
+            let (a, b) = try Linear.batchNormAffine(BuildContext(node: bn, inputs: operands, opset: g.opset))
+            let m = w.shape[0]
+            guard a.count == m else { continue }
+            let per = w.count / m
+            var weights = w.values
+            for oc in 0..<m { for j in 0..<per { weights[oc * per + j] *= a[oc] } }
+            let oldBias = conv.inputs.count > 2 && !conv.inputs[2].isEmpty ? g.constants[conv.inputs[2]]?.values : nil
+            let bias = (0..<m).map { (oldBias?[$0] ?? 0) * a[$0] + b[$0] }
+            let wName = "\(conv.name)::bn_weights", bName = "\(conv.name)::bn_bias"
+            g.constants[wName] = try Tensor(shape: w.shape, values: weights)
+            g.constants[bName] = try Tensor(shape: [m], values: bias)
+            conv.inputs = [conv.inputs[0], wName, bName]
+            conv.outputs = bn.outputs
+            g.nodes[p] = conv
+            removed.insert(i)
+        }
+        g.nodes = g.nodes.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
+        return g
+    }
+
+    /// Ops whose float output may take an epilogue.
+    private static let fusable: Set<String> = [
+        "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "Resize", "Upsample", "Pad", "BatchNormalization",
+        "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat", "Relu", "Clip", "LeakyRelu",
+        "Sigmoid", "HardSigmoid",
+    ]
+
+    /// Moves activations and QuantizeLinear → DequantizeLinear pairs onto their producer.
+    static func fuseEpilogues(_ graph: Graph) -> Graph {
+        var g = graph
+        var isFloat: [String: Bool] = [:]
+        for input in g.inputs { isFloat[input.name] = !input.elementType.isInteger }
+        for (name, t) in g.constants { isFloat[name] = !t.elementType.isInteger }
+        for node in g.nodes {
+            let float: Bool
+            switch node.op {
+            case "QuantizeLinear", "Shape": float = false
+            case "Cast": float = node.int("to", 1) == 1
+            case "DequantizeLinear", "Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization", "Softmax": float = true
+            default: float = node.inputs.first.flatMap { isFloat[$0] } ?? true
+            }
+            for o in node.outputs { isFloat[o] = float }
+        }
+        var changed = true
+        while changed {
+            changed = false
+            let uses = g.useCounts()
+            var consumer: [String: Int] = [:]
+            for (i, node) in g.nodes.enumerated() { for input in node.inputs where !input.isEmpty { consumer[input] = i } }
+            let graphOutputs = Set(g.outputs.map(\.name))
+            for (i, producer) in g.nodes.enumerated() where fusable.contains(producer.op) && producer.outputs.count == 1 {
+                let value = producer.outputs[0]
+                guard isFloat[value] == true, !graphOutputs.contains(value) else { continue }
+                if uses[value] == 2, let (step, newOutput, drop) = gated(value, g, uses: uses, graphOutputs: graphOutputs) {
+                    g.nodes[i].epilogue.append(step)
+                    g.nodes[i].outputs = [newOutput]
+                    isFloat[newOutput] = true
+                    g.nodes = g.nodes.enumerated().filter { !drop.contains($0.offset) }.map(\.element)
+                    changed = true
+                    break
+                }
+                guard uses[value] == 1, let j = consumer[value] else { continue }
+                let next = g.nodes[j]
+                if let op = Epilogue.ScalarOp(next.op), next.inputs.count == 2, next.inputs.contains(value),
+                   let other = next.inputs.first(where: { $0 != value }), let c = g.constants[other], c.count == 1,
+                   !c.elementType.isInteger, next.outputs.count == 1 {
+                    g.nodes[i].epilogue.append(.scalar(op: op, value: c.values[0], constantFirst: next.inputs[0] == other))
+                    g.nodes[i].outputs = next.outputs
+                    isFloat[next.outputs[0]] = true
+                    g.nodes.remove(at: j)
+                    changed = true
+                    break
+                }
+                guard next.inputs.first == value else { continue }
+                var removal = [j]
+                var step: Epilogue?
+                var newOutput = next.outputs.first ?? value
+                switch next.op {
+                case "Relu": step = .relu
+                case "Sigmoid": step = .sigmoid
+                case "LeakyRelu": step = .leakyRelu(alpha: next.float("alpha", 0.01))
+                case "HardSigmoid": step = .hardSigmoid(alpha: next.float("alpha", 0.2), beta: next.float("beta", 0.5))
+                case "Clip":
+                    if g.opset < 11 || next.inputs.count == 1 {
+                        step = .clip(lo: next.float("min", -.greatestFiniteMagnitude), hi: next.float("max", .greatestFiniteMagnitude))
+                    } else if next.inputs.dropFirst().allSatisfy({ $0.isEmpty || g.constants[$0] != nil }) {
+                        let lo = next.inputs.count > 1 && !next.inputs[1].isEmpty ? g.constants[next.inputs[1]]!.values[0] : -.greatestFiniteMagnitude
+                        let hi = next.inputs.count > 2 && !next.inputs[2].isEmpty ? g.constants[next.inputs[2]]!.values[0] : .greatestFiniteMagnitude
+                        step = .clip(lo: lo, hi: hi)
+                    }
+                case "QuantizeLinear":
+                    let q = next.outputs[0]
+                    guard uses[q] == 1, !graphOutputs.contains(q), let k = consumer[q], g.nodes[k].op == "DequantizeLinear",
+                          let pair = fakeQuant(next, g.nodes[k], g) else { break }
+                    step = pair
+                    removal.append(k)
+                    newOutput = g.nodes[k].outputs[0]
+                default: break
+                }
+                guard let step else { continue }
+                g.nodes[i].epilogue.append(step)
+                g.nodes[i].outputs = [newOutput]
+                isFloat[newOutput] = true
+                let drop = Set(removal)
+                g.nodes = g.nodes.enumerated().filter { !drop.contains($0.offset) }.map(\.element)
+                changed = true
+                break
+            }
+        }
+        return g
+    }
+
+    /// Finds `Mul(v, Add(v, c) with a fused Clip)` (HardSwish's body) on a value read twice.
+    private static func gated(_ v: String, _ g: Graph, uses: [String: Int], graphOutputs: Set<String>)
+        -> (Epilogue, String, Set<Int>)? {
+        let readers = g.nodes.indices.filter { g.nodes[$0].inputs.contains(v) }
+        guard readers.count == 2 else { return nil }
+        for (a, m) in [(readers[0], readers[1]), (readers[1], readers[0])] {
+            let add = g.nodes[a], mul = g.nodes[m]
+            guard add.op == "Add", add.inputs.count == 2, add.inputs[0] == v, let c = g.constants[add.inputs[1]], c.count == 1,
+                  add.epilogue.count == 1, case let .clip(lo, hi) = add.epilogue[0],
+                  let gate = add.outputs.first, uses[gate] == 1, !graphOutputs.contains(gate),
+                  mul.op == "Mul", Set(mul.inputs) == [v, gate], mul.outputs.count == 1 else { continue }
+            return (.gatedClip(add: c.values[0], lo: lo, hi: hi), mul.outputs[0], [a, m])
+        }
+        return nil
+    }
+
+    /// Moves a zero constant Pad of the spatial axes into the Conv that reads it. Also when the
+    /// Pad carries a fake-quantisation step equal to the one its input already went through:
+    /// zero quantises to zero and on-grid values are unchanged, so the step is a no-op there.
+    static func foldPadsIntoConvs(_ graph: Graph) -> Graph {
+        var g = graph
+        let uses = g.useCounts()
+        var producer: [String: Int] = [:]
+        for (i, node) in g.nodes.enumerated() { for o in node.outputs { producer[o] = i } }
+        var removed = Set<Int>()
+        for (j, conv) in g.nodes.enumerated() where conv.op == "Conv" && conv.string("auto_pad", "NOTSET") == "NOTSET" {
+            guard let i = producer[conv.inputs[0]], g.nodes[i].op == "Pad", uses[conv.inputs[0]] == 1 else { continue }
+            let pad = g.nodes[i]
+            guard pad.string("mode", "constant") == "constant", g.opset >= 11, pad.inputs.count >= 2,
+                  let pads = g.constants[pad.inputs[1]]?.intValues, pads.count == 8,
+                  pads[0] == 0, pads[1] == 0, pads[4] == 0, pads[5] == 0, pads.allSatisfy({ $0 >= 0 }) else { continue }
+            if pad.inputs.count > 2, !pad.inputs[2].isEmpty, g.constants[pad.inputs[2]]?.values.first != 0 { continue }
+            if pad.inputs.count > 3, !pad.inputs[3].isEmpty { continue }
+            if !pad.epilogue.isEmpty {
+                guard pad.epilogue.count == 1, case .fakeQuant = pad.epilogue[0], let k = producer[pad.inputs[0]],
+                      g.nodes[k].epilogue.last == pad.epilogue[0] else { continue }
+            }
+            let old = conv.ints("pads") ?? [0, 0, 0, 0]
+            guard old.count == 4 else { continue }
+            var folded = conv
+            folded.attributes["pads"] = .ints([old[0] + pads[2], old[1] + pads[3], old[2] + pads[6], old[3] + pads[7]])
+            folded.inputs[0] = pad.inputs[0]
+            g.nodes[j] = folded
+            removed.insert(i)
+        }
+        g.nodes = g.nodes.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
+        return g
+    }
+
+    /// The fake-quantisation step of a Q → DQ pair with the same per-tensor scale and zero point.
+    private static func fakeQuant(_ q: Node, _ dq: Node, _ g: Graph) -> Epilogue? {
+        guard q.inputs.count >= 2, dq.inputs.count >= 2,
+              let qs = g.constants[q.inputs[1]], let ds = g.constants[dq.inputs[1]], qs.count == 1, ds.values == qs.values else { return nil }
+        let qz = q.inputs.count > 2 && !q.inputs[2].isEmpty ? g.constants[q.inputs[2]] : nil
+        let dz = dq.inputs.count > 2 && !dq.inputs[2].isEmpty ? g.constants[dq.inputs[2]] : nil
+        if q.inputs.count > 2 && !q.inputs[2].isEmpty && qz == nil { return nil }
+        if dq.inputs.count > 2 && !dq.inputs[2].isEmpty && dz == nil { return nil }
+        let type = qz?.elementType ?? .uint8
+        guard (qz?.values ?? [0]) == (dz?.values ?? [0]), let range = type.range, type == .uint8 || type == .int8 else { return nil }
+        return .fakeQuant(scale: qs.values[0], zeroPoint: qz?.values[0] ?? 0, lo: range.lowerBound, hi: range.upperBound)
+    }
+}

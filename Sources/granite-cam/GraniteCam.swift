@@ -1,0 +1,168 @@
+import ArgumentParser
+import Dispatch
+import GraniteCam
+import GraniteCapture
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `granite-cam`: live processing — a camera (or the test pattern, or a folder) through the
+/// pipeline to disk, with fps, latency and drops on a status line. Thin over `GraniteCam`.
+@main
+struct GraniteCamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "granite-cam",
+        abstract: "Capture frames live, process them, and write them out; runs on a test pattern when there is no camera."
+    )
+
+    @Option(help: "V4L2 device node (default: the first camera, else the test pattern).")
+    var device: String?
+
+    @Option(help: "Source: testpattern, folder:PATH, or a device path.")
+    var source: String?
+
+    @Option(help: "Frame size WxH (drivers may adjust; the status line shows what was chosen).")
+    var size = "640x480"
+
+    @Option(help: "Frames per second to ask for.")
+    var fps: Double = 30
+
+    @Option(help: "Capture format: auto, yuyv, mjpeg, nv12, rgb24.")
+    var format = "auto"
+
+    @Option(name: .customLong("filter"), help: "Marble filter spec (repeatable, or joined with |), e.g. blur:sigma=2.")
+    var filters: [String] = []
+
+    @Flag(help: "Run filters on the CPU reference instead of Vulkan.")
+    var cpuFilters = false
+
+    @Option(help: "Image files written: png, jpg, ppm.")
+    var imageFormat = "png"
+
+    @Flag(help: "Estimate depth.")
+    var depth = false
+
+    @Option(help: "Estimate depth on every N-th frame.")
+    var depthEvery: Int = 1
+
+    @Option(help: "Depth model (.onnx); default: the built-in FastDepth from the model search path.")
+    var depthModel: String?
+
+    @Option(help: "Write frames into this folder (atomic files + frames.jsonl).")
+    var out: String?
+
+    @Option(help: "Which frames to write: every, N (every N-th), none (default: every with --out). SIGUSR1 writes the next frame (snapshot).")
+    var save: String?
+
+    @Option(help: "Stop after N frames.")
+    var frames: UInt64?
+
+    @Option(help: "Stop after S seconds.")
+    var duration: Double?
+
+    @Option(help: "Serve a loopback MJPEG preview on this port.")
+    var preview: Int?
+
+    @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
+    var unpaced = false
+
+    @Option(help: "Status renders per second.")
+    var statusHz: Double = 4
+
+    func validate() throws {
+        if device != nil && source != nil { throw ValidationError("give --device or --source, not both") }
+        if frames != nil && duration != nil { throw ValidationError("give --frames or --duration, not both") }
+        if FrameSize(parsing: size) == nil { throw ValidationError("--size must be WxH with positive sides, not \(size)") }
+        if CaptureFormat(rawValue: format) == nil {
+            throw ValidationError("--format must be one of \(CaptureFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if fps <= 0 { throw ValidationError("--fps must be positive") }
+        if depthEvery < 1 { throw ValidationError("--depth-every must be at least 1") }
+        if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
+        if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
+        if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
+    }
+
+    func settings() throws -> CamSettings {
+        var s = CamSettings()
+        if let device {
+            s.source = .device(device)
+        } else if let source {
+            s.source = try SourceSpec(parsing: source)
+        } else {
+            s.source = CaptureDevices.firstCamera().map { .device($0) } ?? .testPattern
+        }
+        s.request = CaptureRequest(format: CaptureFormat(rawValue: format)!, size: FrameSize(parsing: size), fps: fps)
+        s.outputDirectory = out
+        s.save = try out == nil ? .none : SavePolicy(parsing: save ?? "every")
+        s.frameLimit = frames
+        s.duration = duration
+        s.statusHz = statusHz
+        s.paced = !unpaced
+        s.depthEvery = depth ? depthEvery : nil
+        return s
+    }
+
+    func run() async throws {
+        let tty = isatty(2) != 0
+        let stages: [any FrameStage]
+        do {
+            stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let depthStage: (any DepthStage)?
+        do {
+            depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel) : nil
+        } catch {
+            throw ValidationError("--depth: \(error)")
+        }
+        let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
+        let server = try preview.map { port in try PreviewServer(port: port) }
+        if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
+        defer { server?.close() }
+        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
+                                       decoder: DecoderSet.all, preview: server, statusSink: { line in
+            let text = tty ? "\r\u{1B}[K" + line : line + "\n"
+            writeStandardError(text)
+        })
+        let app = CamApp(pipeline: pipeline)
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { app.stop() }
+        interrupt.resume()
+        defer { interrupt.cancel() }
+        signal(SIGUSR1, SIG_IGN)
+        let snapshot = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        snapshot.setEventHandler { pipeline.requestSnapshot() }
+        snapshot.resume()
+        defer { snapshot.cancel() }
+        do {
+            let summary = try await app.run()
+            if tty { writeStandardError("\n") }
+            print("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
+                  + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
+            if let failure = summary.failure { print("granite-cam: source ended: \(failure)") }
+        } catch {
+            if tty { writeStandardError("\n") }
+            writeStandardError("granite-cam: error: \(error)\n")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Writes to file descriptor 2 directly (unbuffered; the status line is rewritten in place).
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+/// Number formatting for the final line.
+enum CamStateFormat {
+    static func seconds(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let frac = hundredths % 100
+        return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import GraniteCodecs
+import GraniteMedia
+import GraniteML
+
+/// `granite depth`: a depth map (16-bit PNG) and a colour preview for each input image.
+struct DepthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "depth",
+        abstract: "Estimate depth for images: a 16-bit depth PNG and a colour preview each.",
+        discussion: """
+        For each INPUT (JPEG or PNG file, or a folder of them) writes OUTDIR/NAME.depth.png \
+        (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \
+        relative depth with larger = farther) and OUTDIR/NAME.preview.png (viridis, yellow = near). \
+        Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
+        Models/, ../shared/models; its description (Models/*.json) says how to feed it.
+
+        Exit status: 0 all done; 1 the model could not be loaded or OUTDIR not created; 2 some \
+        inputs failed (each reported on stderr), the others were written; 64 usage error; 66 an \
+        INPUT does not exist.
+        """
+    )
+
+    @Argument(help: "Image files or folders.")
+    var inputs: [String]
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output folder (created if missing).", valueName: "outdir"))
+    var output: String
+
+    @Option(help: ArgumentHelp("The ONNX model file (or a folder holding it).", valueName: "path"))
+    var model: String?
+
+    @Option(help: "Threads for inference (default: the number of cores).")
+    var threads: Int?
+
+    func validate() throws {
+        if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be in 1...256, got \(threads)") }
+    }
+
+    func run() async throws {
+        let files = try Self.expand(inputs)
+        let estimator: DepthEstimator
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            estimator = try DepthEstimator(modelPath: model, threads: threads ?? Model.defaultThreads)
+        } catch {
+            Self.report("granite depth: \(error)")
+            throw ExitCode(1)
+        }
+        var failed = 0
+        for file in files {
+            do {
+                let image = try Codecs.decodeFile(file)
+                let map = try estimator.estimate(image)
+                let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+                let depthPath = (output as NSString).appendingPathComponent("\(stem).depth.png")
+                let previewPath = (output as NSString).appendingPathComponent("\(stem).preview.png")
+                try AtomicFile.write(Codecs.encodePNG(map.to16BitPNGImage(), path: depthPath), to: depthPath)
+                try AtomicFile.write(Codecs.encodePNG(map.colorized(), path: previewPath), to: previewPath)
+                print("\(file) -> \(depthPath), \(previewPath)")
+            } catch {
+                Self.report("granite depth: \(file): \(error)")
+                failed += 1
+            }
+        }
+        print("\(files.count - failed) of \(files.count) images done with \((estimator.modelPath as NSString).lastPathComponent)")
+        if failed > 0 { throw ExitCode(2) }
+    }
+
+    /// Files named directly, plus the JPEG and PNG files directly inside named folders (sorted).
+    static func expand(_ inputs: [String]) throws -> [String] {
+        var files: [String] = []
+        let fm = FileManager.default
+        for input in inputs {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: input, isDirectory: &isDirectory) else {
+                report("granite depth: \(input): no such file or folder")
+                throw ExitCode(66)
+            }
+            if !isDirectory.boolValue { files.append(input); continue }
+            let names = (try? fm.contentsOfDirectory(atPath: input)) ?? []
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let ext = (name as NSString).pathExtension.lowercased()
+                if ["jpg", "jpeg", "jpe", "png"].contains(ext) { files.append((input as NSString).appendingPathComponent(name)) }
+            }
+        }
+        return files
+    }
+
+    static func report(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import GraniteCapture
+
+/// `granite devices`: the V4L2 cameras of this machine with their formats, sizes and rates.
+struct DevicesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "List video capture devices: path, card, driver, formats, sizes and frame rates."
+    )
+
+    @Option(help: "Directory holding the device nodes.")
+    var directory = "/dev"
+
+    @Flag(help: "Also list formats libv4l2 converts to in software (marked 'emulated').")
+    var emulated = false
+
+    func run() throws {
+        let devices = CaptureDevices.list(in: directory)
+        if devices.isEmpty {
+            print("no video devices in \(directory); granite-cam falls back to its test pattern")
+            return
+        }
+        for (path, result) in devices {
+            switch result {
+            case let .failure(error):
+                print("\(path): \(error)")
+            case let .success(info):
+                print("\(info.path): \(info.card) (driver \(info.driver), \(info.bus))")
+                guard info.canCapture else {
+                    print("  not a video capture node")
+                    continue
+                }
+                for format in info.formats where emulated || !format.emulated {
+                    let ours = format.format.map { " [\($0)]" } ?? ""
+                    print("  \(format.code) \(format.name)\(ours)\(format.emulated ? " (emulated)" : "")")
+                    for size in format.sizes {
+                        let rates = size.rates.map { StreamFormat.describeRate($0) }.joined(separator: ", ")
+                        print("    \(size.size)\(rates.isEmpty ? "" : " @ \(rates) fps")")
+                    }
+                }
+            }
+        }
+    }
+}

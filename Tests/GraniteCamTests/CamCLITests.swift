@@ -1,0 +1,97 @@
+import Foundation
+import XCTest
+
+/// `granite-cam` as a user runs it: exit codes, messages, files, SIGINT.
+final class CamCLITests: XCTestCase {
+    var binary: URL { product("granite-cam") }
+
+    func product(_ name: String) -> URL {
+        // The test bundle sits in the build products folder beside the executables.
+        var dir = Bundle(for: CamCLITests.self).bundleURL
+        while dir.pathExtension == "xctest" || dir.lastPathComponent.hasSuffix(".xctest") { dir.deleteLastPathComponent() }
+        return dir.appendingPathComponent(name)
+    }
+
+    func launch(_ arguments: [String], program: String = "granite-cam") throws -> (Process, Pipe, Pipe) {
+        let binary = product(program)
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                XCTFail("\(program) is not built beside the tests (\(binary.path))")
+            }
+            throw XCTSkip("\(program) is not built beside the tests (\(binary.path)); run swift build --build-tests")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    func run(_ arguments: [String], program: String = "granite-cam") throws -> (status: Int32, out: String, err: String) {
+        let (process, out, err) = try launch(arguments, program: program)
+        let outData = out.fileHandleForReading.readDataToEndOfFile(), errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    func testBadOptionsExit64WithAReason() throws {
+        for (arguments, reason) in [
+            (["--frames", "2", "--duration", "1"], "give --frames or --duration, not both"),
+            (["--size", "0x5"], "--size must be WxH"),
+            (["--format", "h264"], "--format must be one of auto, yuyv, mjpeg, nv12, rgb24"),
+            (["--filter", "nosuchfilter"], "nosuchfilter"),
+            (["--save", "3"], "--save needs --out DIR"),
+        ] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.err.contains(reason), "\(arguments): \(result.err)")
+        }
+    }
+
+    func testDevicesWithNoCameras() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("granite-nodev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let result = try run(["devices", "--directory", empty.path], program: "granite")
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "no video devices in \(empty.path); granite-cam falls back to its test pattern\n")
+    }
+
+    func testMissingDeviceExits1NamingIt() throws {
+        let result = try run(["--device", "/dev/video-granite-none", "--frames", "3"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.err.contains("granite-cam: error: /dev/video-granite-none: no such video device"), result.err)
+    }
+
+    func testWritesEveryNthFrameAsPNG() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try run(["--source", "testpattern", "--size", "64x48", "--fps", "100", "--frames", "12",
+                              "--out", out.path, "--save", "4"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("granite-cam: 12 frames in"), result.out)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        XCTAssertEqual(files, ["frame_00000000.png", "frame_00000004.png", "frame_00000008.png", "frames.jsonl"])
+    }
+
+    func testSIGINTFlushesAndExitsZero() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-sigint-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let (process, stdout, _) = try launch(["--source", "testpattern", "--size", "160x120", "--fps", "50", "--out", out.path])
+        Thread.sleep(forTimeInterval: 2.0)
+        kill(process.processIdentifier, SIGINT)
+        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        let images = files.filter { $0.hasSuffix(".png") }
+        XCTAssertGreaterThan(images.count, 5)
+        XCTAssertFalse(files.contains { $0.hasSuffix(".partial") }, "no half-written file is left")
+        let lines = try String(contentsOf: out.appendingPathComponent("frames.jsonl"), encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, images.count, "every written frame has its sidecar line")
+        XCTAssertTrue(text.contains("\(images.count) saved"), text)
+    }
+}

@@ -1,0 +1,44 @@
+import GraniteMedia
+import XCTest
+
+@testable import GraniteCapture
+
+final class TestPatternTests: XCTestCase {
+    func testSameIndexSameBytesAndFramesMove() {
+        let pattern = TestPattern(size: FrameSize(width: 320, height: 240))
+        XCTAssertEqual(pattern.render(index: 7), pattern.render(index: 7))
+        XCTAssertNotEqual(pattern.render(index: 7).bytes, pattern.render(index: 8).bytes)
+        // The bars scroll: the same row differs between frames far from the caption.
+        let a = pattern.render(index: 0), b = pattern.render(index: 10)
+        let row = 150 * 320 * 4
+        XCTAssertNotEqual(Array(a.bytes[row..<(row + 320 * 4)]), Array(b.bytes[row..<(row + 320 * 4)]))
+    }
+
+    func testCounterReadsBackAtSeveralSizes() {
+        for (w, h) in [(160, 120), (640, 480), (1280, 720), (333, 97)] {
+            let pattern = TestPattern(size: FrameSize(width: w, height: h), fps: 25)
+            for index: UInt64 in [0, 1, 42, 999_999, 1_000_123] {
+                XCTAssertEqual(pattern.readCounter(pattern.render(index: index)), index % 1_000_000, "\(w)x\(h) frame \(index)")
+            }
+        }
+    }
+
+    func testCounterRejectsForeignImage() throws {
+        let pattern = TestPattern(size: FrameSize(width: 160, height: 120))
+        XCTAssertNil(pattern.readCounter(try Image(width: 160, height: 120, format: .rgba8)))
+    }
+
+    func testCaptionShowsNominalTime() {
+        let pattern = TestPattern(size: FrameSize(width: 64, height: 48), fps: 25)
+        XCTAssertEqual(pattern.caption(index: 0), "#000000 00:00:00.000")
+        XCTAssertEqual(pattern.caption(index: 90_025), "#090025 01:00:01.000")
+        XCTAssertEqual(pattern.caption(index: 37), "#000037 00:00:01.480")
+    }
+
+    func testFramesAreOpaqueRGBA() {
+        let image = TestPattern(size: FrameSize(width: 97, height: 31)).render(index: 3)
+        XCTAssertEqual(image.format, .rgba8)
+        XCTAssertEqual(image.bytes.count, 97 * 31 * 4)
+        XCTAssertTrue(stride(from: 3, to: image.bytes.count, by: 4).allSatisfy { image.bytes[$0] == 255 })
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SwiftProtobuf
+import XCTest
+@testable import GraniteML
+
+/// Bad models and bad inputs give typed errors that name the node, op or input.
+final class ModelErrorTests: XCTestCase {
+    /// A one-node model `y = op(x, extra...)` built with the generated protobuf types.
+    private func model(op: String, domain: String = "", inputShape: [Int64] = [1, 2, 4, 4], elemType: Int32 = 1,
+                       extraInputs: [(String, [Int64], [Float])] = [], attributes: [Onnx_AttributeProto] = []) throws -> Data {
+        var m = Onnx_ModelProto()
+        m.irVersion = 8
+        var opset = Onnx_OperatorSetIdProto()
+        opset.version = 13
+        m.opsetImport = [opset]
+        var g = Onnx_GraphProto()
+        var node = Onnx_NodeProto()
+        node.name = "the_node"
+        node.opType = op
+        node.domain = domain
+        node.input = ["x"] + extraInputs.map(\.0)
+        node.output = ["y"]
+        node.attribute = attributes
+        g.node = [node]
+        for (name, dims, values) in extraInputs {
+            var t = Onnx_TensorProto()
+            t.name = name
+            t.dims = dims
+            t.dataType = 1
+            t.floatData = values
+            g.initializer.append(t)
+        }
+        func info(_ name: String, _ dims: [Int64]) -> Onnx_ValueInfoProto {
+            var v = Onnx_ValueInfoProto()
+            v.name = name
+            var tt = Onnx_TypeProto.Tensor()
+            tt.elemType = elemType
+            tt.shape.dim = dims.map { d in var dim = Onnx_TensorShapeProto.Dimension(); dim.dimValue = d; return dim }
+            v.type.tensorType = tt
+            return v
+        }
+        g.input = [info("x", inputShape)]
+        g.output = [info("y", [])]
+        m.graph = g
+        return try m.serializedData()
+    }
+
+    func testUnsupportedOpNamesNodeAndOp() throws {
+        XCTAssertThrowsError(try Model(data: try model(op: "LSTM"), name: "lstm.onnx")) { error in
+            guard case let .unsupportedOp(node, op, _)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(node, "the_node")
+            XCTAssertEqual(op, "LSTM")
+        }
+        XCTAssertThrowsError(try Model(data: try model(op: "Relu", domain: "com.example"))) { error in
+            guard case let .unsupportedOp(_, op, _)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(op, "com.example.Relu")
+        }
+    }
+
+    func testMalformedFileIsATypedError() throws {
+        XCTAssertThrowsError(try Model(data: Data([0x08, 0x96, 0x01, 0xFF, 0xFF, 0x12]), name: "junk.onnx")) { error in
+            guard case let .malformedModel(path, _)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, "junk.onnx")
+        }
+        XCTAssertThrowsError(try Model(path: "/nonexistent/model.onnx")) { error in
+            guard case .unreadableFile(path: "/nonexistent/model.onnx", _)? = error as? MLError else { return XCTFail("\(error)") }
+        }
+        // A truncated real model.
+        let real = try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.model("ppocr-mobile-v2-cls.onnx")))
+        XCTAssertThrowsError(try Model(data: real.prefix(real.count / 2), name: "half.onnx")) { error in
+            XCTAssertNotNil(error as? MLError, "\(error)")
+        }
+    }
+
+    func testBadAttributesFailAtLoadNamingTheNode() throws {
+        // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
+        let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])
+        XCTAssertThrowsError(try Model(data: data)) { error in
+            guard case let .invalidNode(node, op, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(node, "the_node")
+            XCTAssertEqual(op, "Conv")
+            XCTAssertTrue(reason.contains("channels"), reason)
+        }
+    }
+
+    func testWrongInputShapeTypeAndName() throws {
+        let m = try Model(data: try model(op: "Relu"))
+        XCTAssertThrowsError(try m.run(["x": try Tensor(shape: [1, 2, 4, 5], values: .init(repeating: 0, count: 40))])) { error in
+            guard case .inputShapeMismatch(name: "x", _, actual: [1, 2, 4, 5])? = error as? MLError else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try m.run(["x": try Tensor(shape: [1, 2, 4, 4], uint8: .init(repeating: 0, count: 32))])) { error in
+            XCTAssertEqual(error as? MLError, .inputTypeMismatch(name: "x", expected: .float32, actual: .uint8))
+        }
+        XCTAssertThrowsError(try m.run([:])) { error in XCTAssertEqual(error as? MLError, .missingInput(name: "x")) }
+        XCTAssertThrowsError(try m.run(["z": try Tensor(shape: [1], values: [0])])) { error in
+            XCTAssertEqual(error as? MLError, .unknownInput(name: "z", known: ["x"]))
+        }
+        let ok = try m.run(["x": try Tensor(shape: [1, 2, 4, 4], values: (0..<32).map { Float($0) - 16 })])
+        XCTAssertEqual(ok["y"]?.values, (0..<32).map { max(Float($0) - 16, 0) })
+    }
+
+    func testFusionAndFoldingHappenAtLoad() throws {
+        // ppocr det: BatchNormalization folded into Conv; activations fused as epilogues.
+        let det = try Model(path: try TestEnvironment.model("ppocr-v4-det.onnx"), threads: 1)
+        XCTAssertFalse(det.plannedOps.contains("BatchNormalization"), "\(det.plannedOps)")
+        XCTAssertTrue(det.plannedOps.contains { $0.hasPrefix("Conv+") })
+        // fastdepth: every weight DequantizeLinear folded, Q→DQ pairs fused.
+        let depth = try Model(path: try TestEnvironment.model("fastdepth-224-int8.onnx"), threads: 1)
+        XCTAssertLessThan(depth.plannedOps.filter { $0 == "DequantizeLinear" }.count, 5, "\(depth.plannedOps)")
+        XCTAssertTrue(depth.plannedOps.allSatisfy { $0 != "Clip" }, "\(depth.plannedOps)")
+    }
+
+    func testArenaIsReusedNotGrownPerRun() throws {
+        let m = try Model(path: try TestEnvironment.model("ppocr-mobile-v2-cls.onnx"), threads: 1)
+        let shapes = ["x": [1, 3, 48, 192]]
+        let size = try m.arenaSize(for: shapes)
+        let x = try Tensor(shape: [1, 3, 48, 192], values: (0..<(3 * 48 * 192)).map { Float($0 % 255) / 127.5 - 1 })
+        let first = try m.run(["x": x])
+        let second = try m.run(["x": x])
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(try m.arenaSize(for: shapes), size)
+        // Liveness reuse: the arena is far smaller than all activations together would be.
+        XCTAssertLessThan(size, 3 * 48 * 192 * 40)
+    }
+}

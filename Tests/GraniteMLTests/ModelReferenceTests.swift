@@ -1,0 +1,54 @@
+import XCTest
+@testable import GraniteML
+
+/// The real models against ONNX Runtime on the same inputs (fixtures from scripts/ml/make_fixtures.py).
+final class ModelReferenceTests: XCTestCase {
+    /// Float outputs: max |diff| ≤ 1e-3 of the reference's range.
+    private func assertClose(_ actual: Tensor, _ expected: Tensor, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(actual.shape, expected.shape, file: file, line: line)
+        XCTAssertEqual(actual.count, expected.count, file: file, line: line)
+        guard actual.count == expected.count else { return }
+        let range = max((expected.values.max() ?? 0) - (expected.values.min() ?? 0), 1e-6)
+        var worst: Float = 0
+        for (a, e) in zip(actual.values, expected.values) { worst = max(worst, abs(a - e)) }
+        print("max |diff| = \(worst), output range = \(range), relative = \(worst / range)")
+        XCTAssertLessThanOrEqual(worst / range, 1e-3, file: file, line: line)
+    }
+
+    private func run(_ name: String, threads: Int = 1) throws -> (Tensor, Tensor) {
+        let fixture = try Fixture.load(name)
+        let model = try Model(path: try TestEnvironment.model(fixture.model), threads: threads)
+        let outputs = try model.run(fixture.inputs)
+        let name = model.outputs[0].name
+        let actual = try XCTUnwrap(outputs[name]), expected = try XCTUnwrap(fixture.outputs[name])
+        return (actual, expected)
+    }
+
+    func testPPOCRDetector256() throws {
+        let (actual, expected) = try run("ppocr-det-256")
+        assertClose(actual, expected)
+    }
+
+    func testPPOCRDetector640TwoThreads() throws {
+        let (actual, expected) = try run("ppocr-det-640", threads: 2)
+        assertClose(actual, expected)
+    }
+
+    func testPPOCRClassifier() throws {
+        let (actual, expected) = try run("ppocr-cls")
+        assertClose(actual, expected)
+        XCTAssertEqual(actual.values.reduce(0, +), 1, accuracy: 1e-4)
+    }
+
+    /// Quantised output: within one quantisation step on at least 99.9% of values.
+    func testFastDepthQuantised() throws {
+        let (actual, expected) = try run("fastdepth-224")
+        XCTAssertEqual(actual.elementType, .uint8)
+        XCTAssertEqual(actual.shape, [1, 224, 224, 1])
+        let diffs = zip(actual.values, expected.values).map { abs($0 - $1) }
+        let within = diffs.filter { $0 <= 1 }.count
+        print("fastdepth: \(within)/\(diffs.count) within 1 step, max \(diffs.max() ?? 0), exact \(diffs.filter { $0 == 0 }.count)")
+        XCTAssertGreaterThanOrEqual(Double(within) / Double(diffs.count), 0.999)
+        XCTAssertGreaterThan(Set(actual.values).count, 10, "a flat depth map means the network did nothing")
+    }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Reference outputs from ONNX Runtime for GraniteML's model tests.
+
+Writes, for each case, CASE.json (model, input and output names, shapes, dtypes) and raw
+little-endian .bin files into the fixture folder (default: .build-ml-fixtures in the repo
+root, git-ignored). Inputs are deterministic synthetic images (gradients, boxes, stripes and
+seeded noise), so Swift reads exactly what ONNX Runtime saw.
+
+usage: make_fixtures.py MODELS_DIR OUT_DIR
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+
+def scene(h, w, seed):
+    """An RGB float image in [0, 1]: gradients, rectangles, text-like stripes and noise."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    img = np.stack([x / w, y / h, 0.5 + 0.5 * np.sin((x + y) / 17.0)], axis=-1)
+    for _ in range(6):
+        y0, x0 = rng.integers(0, h - 8), rng.integers(0, w - 8)
+        y1, x1 = y0 + rng.integers(4, max(5, h // 3)), x0 + rng.integers(4, max(5, w // 3))
+        img[y0:y1, x0:x1] = rng.random(3)
+    unit = max(1, w // 256)  # glyph-like dashes at the same size relative to the image
+    for k in range(3):
+        row = int(h * (0.2 + 0.25 * k))
+        for col in range(int(w * 0.1), int(w * 0.9), 6 * unit):
+            img[row:row + max(2, h // 40), col:col + 3 * unit] = 0.05
+    img += rng.normal(0, 0.03, img.shape)
+    return np.clip(img, 0, 1).astype(np.float32)
+
+
+def case(out_dir, name, model_path, feeds):
+    sess_opts = ort.SessionOptions()
+    sess_opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model_path, sess_opts, providers=["CPUExecutionProvider"])
+    outputs = sess.run(None, feeds)
+    manifest = {"model": os.path.basename(model_path), "inputs": [], "outputs": []}
+    for key, arrays in (("inputs", feeds.items()), ("outputs", zip([o.name for o in sess.get_outputs()], outputs))):
+        for i, (tensor_name, array) in enumerate(arrays):
+            file = f"{name}.{key}.{i}.bin"
+            np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tofile(os.path.join(out_dir, file))
+            manifest[key].append({"name": tensor_name, "shape": list(array.shape), "dtype": str(array.dtype), "file": file})
+    with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"fixture {name}: outputs {[list(o.shape) for o in outputs]}")
+
+
+def main():
+    models, out_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(out_dir, exist_ok=True)
+    depth = (scene(224, 224, 1) * 255).round().astype(np.uint8)[None]
+    case(out_dir, "fastdepth-224", f"{models}/fastdepth-224-int8.onnx", {"serving_default_input_1:0": depth})
+    for size in (256, 640):
+        x = ((scene(size, size, size) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
+        case(out_dir, f"ppocr-det-{size}", f"{models}/ppocr-v4-det.onnx", {"x": x})
+    cls = ((scene(48, 192, 7) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
+    case(out_dir, "ppocr-cls", f"{models}/ppocr-mobile-v2-cls.onnx", {"x": cls})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# GraniteML (issue 5): ONNX Runtime reference outputs for the model tests, generated before
+# `swift test` into .build-ml-fixtures (git-ignored) from the real models in shared/models.
+. "$(dirname "$0")/../lib.sh"
+ensure_apt libonnx-testdata
+ensure_venv onnxruntime==1.23.2 numpy==2.2.6
+"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/make_fixtures.py" "$SHARED/models" "$ROOT/.build-ml-fixtures"
