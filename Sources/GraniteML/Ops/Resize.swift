@@ -101,11 +101,18 @@ enum Resize {
         return .single(outShape, type) { io in
             let src = io.input(0), out = io.outputs[0]
             var index = [Int](repeating: 0, count: rank)
+            var previous = -1
             for row in 0..<outer {
                 var base = 0
                 for a in 0..<(rank - 1) { base += maps[a][index[a]] * inStrides[a] }
                 let d = out + row * inner, s = src + base
-                for i in 0..<inner { d[i] = s[lastMap[i]] }
+                if base == previous {
+                    // Upscaling repeats source rows: copy the row just written.
+                    d.update(from: d - inner, count: inner)
+                } else {
+                    for i in 0..<inner { d[i] = s[lastMap[i]] }
+                }
+                previous = base
                 var a = rank - 2
                 while a >= 0 {
                     index[a] += 1
