@@ -56,3 +56,16 @@ struct Broadcast {
         }
     }
 }
+
+/// Steps `index` to the next row of `shape` in row-major order: the leading `rank - 1` axes
+/// count like an odometer (the last axis is the caller's inner loop).
+@inline(__always)
+func advanceRow(_ index: inout [Int], _ shape: [Int]) {
+    var a = shape.count - 2
+    while a >= 0 {
+        index[a] += 1
+        if index[a] < shape[a] { return }
+        index[a] = 0
+        a -= 1
+    }
+}

@@ -102,13 +102,7 @@ enum Indexing {
                 for a in 0..<(rank - 1) { base += offsets[a][index[a]] }
                 let d = out + row * inner
                 for i in 0..<inner { d[i] = src[base + last[i]] }
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
-                }
+                advanceRow(&index, outShape)
             }
         }
     }

@@ -75,13 +75,7 @@ enum Pad {
                 } else {
                     for i in 0..<inner { d[i] = src[base + last[i]] }
                 }
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
-                }
+                advanceRow(&index, outShape)
             }
         }
     }

@@ -113,13 +113,7 @@ enum Resize {
                     for i in 0..<inner { d[i] = s[lastMap[i]] }
                 }
                 previous = base
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
-                }
+                advanceRow(&index, outShape)
             }
         }
     }
