@@ -20,7 +20,8 @@ public final class Model: Sendable {
     public let inputs: [ValueInfo]
     /// Declared outputs.
     public let outputs: [ValueInfo]
-    /// Threads for OpenBLAS and for GraniteML's own kernels.
+    /// Threads for GraniteML's kernels, GEMMs included (split by columns; OpenBLAS itself is
+    /// kept single-threaded so that one pool of workers serves everything).
     public let threads: Int
     private let graph: Graph
     private let plans: Mutex<PlanCache>
@@ -91,7 +92,7 @@ public final class Model: Sendable {
                     try Planner(graph: graph, threads: threads).plan(inputShapes: shapes)
                 }
                 for (name, tensor) in feeds { plan.load(name, tensor) }
-                granite_blas_set_threads(Int32(threads))
+                granite_blas_set_threads(1)
                 plan.execute()
                 return .success(plan.results())
             } catch {
@@ -111,7 +112,7 @@ public final class Model: Sendable {
             var best: [(node: String, op: String, nanos: UInt64)] = []
             for _ in 0..<max(runs, 1) {
                 for (name, tensor) in feeds { plan.load(name, tensor) }
-                granite_blas_set_threads(Int32(threads))
+                granite_blas_set_threads(1)
                 let times = plan.executeTimed()
                 best = best.isEmpty ? times : zip(best, times).map { ($0.node, $0.op, min($0.nanos, $1.nanos)) }
             }

@@ -52,16 +52,15 @@ enum Conv {
                         let dst = out + (b * m + gi * mg) * plane
                         let a = wp.baseAddress! + gi * mg * cg * kArea
                         if pointwise {
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(mg), Int32(plane), Int32(cg),
-                                        1, a, Int32(cg), src, Int32(plane), 0, dst, Int32(plane))
+                            Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane, threads: io.threads)
                             continue
                         }
                         for y0 in stride(from: 0, to: oh, by: blockRows) {
                             let rows = y0..<min(y0 + blockRows, oh)
                             let n = rows.count * ow
                             im2col(src, io.scratch, c: cg, h: h, w: wd, rows: rows, ow: ow, g: g, threads: io.threads)
-                            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(mg), Int32(n), Int32(cg * kArea),
-                                        1, a, Int32(cg * kArea), io.scratch, Int32(n), 0, dst + y0 * ow, Int32(plane))
+                            Gemm.multiply(m: mg, n: n, k: cg * kArea, a, lda: cg * kArea, io.scratch, ldb: n,
+                                          dst + y0 * ow, ldc: plane, threads: io.threads)
                         }
                     }
                     finish(out + b * m * plane, biasValues, channels: m, plane: plane, epilogue: epilogue, threads: io.threads)
