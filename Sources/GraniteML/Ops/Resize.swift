@@ -100,7 +100,7 @@ enum Resize {
         let lastMap = maps[rank - 1]
         return .single(outShape, type) { io in
             let src = io.input(0), out = io.outputs[0]
-            var index = [Int](repeating: 0, count: rank)
+            var index = RowIndex()
             var previous = -1
             for row in 0..<outer {
                 var base = 0
