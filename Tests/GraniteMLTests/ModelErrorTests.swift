@@ -63,6 +63,14 @@ final class ModelErrorTests: XCTestCase {
         XCTAssertEqual(ok["y"]?.values, (0..<32).map { max(Float($0) - 16, 0) })
     }
 
+    func testTensorsRejectBadSizesAndNeverTrapOnOddValues() throws {
+        XCTAssertThrowsError(try Tensor(shape: [2, 3], values: [1, 2, 3])) { error in
+            XCTAssertEqual(error as? MLError, .tensorSizeMismatch(shape: [2, 3], count: 3))
+        }
+        let odd = try Tensor(shape: [3], values: [.nan, .infinity, -1e30], elementType: .int64)
+        XCTAssertEqual(odd.integers?.count, 3)
+    }
+
     func testFusionAndFoldingHappenAtLoad() throws {
         // ppocr det: BatchNormalization folded into Conv; activations fused as epilogues.
         let det = try Model(path: try TestEnvironment.model("ppocr-v4-det.onnx"), threads: 1)
