@@ -74,7 +74,8 @@ public struct Tensor: Sendable, Equatable {
         self.shape = shape
         self.elementType = elementType
         self.values = values
-        self.integers = elementType.isInteger ? values.map { Int64($0) } : nil
+        // Saturating and NaN-safe: a bad value must not trap.
+        self.integers = elementType.isInteger ? values.map { $0.isNaN ? 0 : Int64(max(min($0, 9.0e18), -9.0e18)) } : nil
     }
 
     /// A `uint8` tensor (for quantised models' raw inputs).

@@ -35,24 +35,48 @@ struct MLBench: AsyncParsableCommand {
 
     func run() async throws {
         print("model                  threads  GraniteML ms  ORT ms   GraniteML/ORT")
+        var ortVersion = "?"
         for c in Self.cases {
             let path = (models as NSString).appendingPathComponent(c.file)
             for t in threads {
-                let ours = try graniteMedian(c, path: path, threads: t)
+                let model = try Model(path: path, threads: t)
+                let feeds = [c.input: try input(c)]
                 if profile {
-                    for p in try Model(path: path, threads: t).profile([c.input: try input(c)]).prefix(8) {
+                    for p in try model.profile(feeds).prefix(8) {
                         print("    " + p.op.padding(toLength: 26, withPad: " ", startingAt: 0) + String(format: "%8.2f ms  (%d steps)", p.milliseconds, p.steps))
                     }
                 }
-                let theirs = try ortMedian(c, path: path, threads: t)
-                let ratio = theirs.map { String(format: "%.2f", ours / $0) } ?? "n/a"
-                let ort = theirs.map { String(format: "%7.2f", $0) } ?? "    n/a"
+                for _ in 0..<warmup { _ = try model.run(feeds) }
+                let server = try? ORTServer(python: python, model: path, c, threads: t, warmup: warmup)
+                if let server { ortVersion = server.version }
+                // Alternate rounds so that both runtimes see the same load on a shared machine.
+                var ours: [Double] = [], theirs: [Double] = []
+                let rounds = max(1, runs / 5)
+                for round in 0..<rounds {
+                    let n = round < rounds - 1 ? runs / rounds : runs - (rounds - 1) * (runs / rounds)
+                    for _ in 0..<n {
+                        let start = monotonicNanos()
+                        _ = try model.run(feeds)
+                        ours.append(Double(monotonicNanos() - start) / 1e6)
+                    }
+                    if let server { theirs += (try? server.time(n)) ?? [] }
+                }
+                let a = Self.median(ours)
+                let b = theirs.isEmpty ? nil : Self.median(theirs)
+                let ratio = b.map { String(format: "%.2f", a / $0) } ?? "n/a"
+                let ort = b.map { String(format: "%7.2f", $0) } ?? "    n/a"
                 let label = c.label.padding(toLength: 22, withPad: " ", startingAt: 0)
-                print("\(label) " + String(format: "%7d  %12.2f  ", t, ours) + "\(ort)  \(ratio)")
+                print("\(label) " + String(format: "%7d  %12.2f  ", t, a) + "\(ort)  \(ratio)")
+                if server == nil {
+                    FileHandle.standardError.write(Data("granite-bench ml: ONNX Runtime not available at \(python); run scripts/tiers/pre-ml.sh\n".utf8))
+                }
             }
         }
-        print("median of \(runs) runs after \(warmup) warm-up runs; OPENBLAS_CORETYPE=\(ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? "unset")")
+        print("median of \(runs) runs each after \(warmup) warm-up runs, GraniteML and ONNX Runtime \(ortVersion) in alternating rounds of 5; "
+              + "OPENBLAS_CORETYPE=\(ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? "unset")")
     }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
     private func input(_ c: Case) throws -> Tensor {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -64,33 +88,49 @@ struct MLBench: AsyncParsableCommand {
         }
         return try Tensor(shape: c.shape, values: values, elementType: c.type)
     }
+}
 
-    private func graniteMedian(_ c: Case, path: String, threads: Int) throws -> Double {
-        let model = try Model(path: path, threads: threads)
-        let feeds = [c.input: try input(c)]
-        for _ in 0..<warmup { _ = try model.run(feeds) }
-        var times: [Double] = []
-        for _ in 0..<runs {
-            let start = monotonicNanos()
-            _ = try model.run(feeds)
-            times.append(Double(monotonicNanos() - start) / 1e6)
-        }
-        return times.sorted()[times.count / 2]
+/// ONNX Runtime in a child Python process (scripts/ml/ort_bench.py), timed on request.
+final class ORTServer {
+    private let process = Process()
+    private let input = Pipe(), output = Pipe()
+    private var buffer = Data()
+    private(set) var version: String
+
+    init(python: String, model: String, _ c: MLBench.Case, threads: Int, warmup: Int) throws {
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["scripts/ml/ort_bench.py", model, c.input, c.shape.map(String.init).joined(separator: ","),
+                             c.type.rawValue, String(threads), String(warmup)]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        version = "?"
+        let ready = try JSONSerialization.jsonObject(with: try readLine()) as? [String: Any]
+        version = ready?["version"] as? String ?? "?"
     }
 
-    /// ONNX Runtime's median, or nil (with the reason on stderr) when the helper cannot run.
-    private func ortMedian(_ c: Case, path: String, threads: Int) throws -> Double? {
-        let out = NSTemporaryDirectory() + "granite-ml-bench-\(getpid()).json"
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let script = "scripts/ml/ort_bench.py"
-        let args = [script, path, c.input, c.shape.map(String.init).joined(separator: ","), c.type.rawValue,
-                    String(threads), String(runs), String(warmup), out]
-        let result = try ChildProcess.run(python, args, quiet: false)
-        guard result.status == 0, let data = FileManager.default.contents(atPath: out),
-              let json = try JSONSerialization.jsonObject(with: data) as? [String: Any], let ms = json["median_ms"] as? Double else {
-            FileHandle.standardError.write(Data("granite-bench ml: ONNX Runtime helper failed (status \(result.status)); run scripts/tiers/pre-ml.sh for .venv\n".utf8))
-            return nil
+    deinit {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// Runs `n` timed inferences in ONNX Runtime; their times in ms.
+    func time(_ n: Int) throws -> [Double] {
+        input.fileHandleForWriting.write(Data("\(n)\n".utf8))
+        return try JSONSerialization.jsonObject(with: try readLine()) as? [Double] ?? []
+    }
+
+    private func readLine() throws -> Data {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer = Data(buffer[(newline + 1)...])
+                return Data(line)
+            }
+            // availableData returns as soon as some bytes arrive (read(upToCount:) waits for all).
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw CocoaError(.fileReadUnknown) }
+            buffer += chunk
         }
-        return ms
     }
 }

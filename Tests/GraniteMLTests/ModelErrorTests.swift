@@ -1,48 +1,12 @@
 import Foundation
-import SwiftProtobuf
 import XCTest
 @testable import GraniteML
 
 /// Bad models and bad inputs give typed errors that name the node, op or input.
 final class ModelErrorTests: XCTestCase {
-    /// A one-node model `y = op(x, extra...)` built with the generated protobuf types.
-    private func model(op: String, domain: String = "", inputShape: [Int64] = [1, 2, 4, 4], elemType: Int32 = 1,
-                       extraInputs: [(String, [Int64], [Float])] = [], attributes: [Onnx_AttributeProto] = []) throws -> Data {
-        var m = Onnx_ModelProto()
-        m.irVersion = 8
-        var opset = Onnx_OperatorSetIdProto()
-        opset.version = 13
-        m.opsetImport = [opset]
-        var g = Onnx_GraphProto()
-        var node = Onnx_NodeProto()
-        node.name = "the_node"
-        node.opType = op
-        node.domain = domain
-        node.input = ["x"] + extraInputs.map(\.0)
-        node.output = ["y"]
-        node.attribute = attributes
-        g.node = [node]
-        for (name, dims, values) in extraInputs {
-            var t = Onnx_TensorProto()
-            t.name = name
-            t.dims = dims
-            t.dataType = 1
-            t.floatData = values
-            g.initializer.append(t)
-        }
-        func info(_ name: String, _ dims: [Int64]) -> Onnx_ValueInfoProto {
-            var v = Onnx_ValueInfoProto()
-            v.name = name
-            var tt = Onnx_TypeProto.Tensor()
-            tt.elemType = elemType
-            tt.shape.dim = dims.map { d in var dim = Onnx_TensorShapeProto.Dimension(); dim.dimValue = d; return dim }
-            v.type.tensorType = tt
-            return v
-        }
-        g.input = [info("x", inputShape)]
-        g.output = [info("y", [])]
-        m.graph = g
-        return try m.serializedData()
+    private func model(op: String, domain: String = "", inputShape: [Int] = [1, 2, 4, 4],
+                       extraInputs: [(String, [Int], [Float])] = []) throws -> Data {
+        try TestModels.oneNode(op: op, domain: domain, inputShape: inputShape, initializers: extraInputs)
     }
 
     func testUnsupportedOpNamesNodeAndOp() throws {
@@ -97,6 +61,14 @@ final class ModelErrorTests: XCTestCase {
         }
         let ok = try m.run(["x": try Tensor(shape: [1, 2, 4, 4], values: (0..<32).map { Float($0) - 16 })])
         XCTAssertEqual(ok["y"]?.values, (0..<32).map { max(Float($0) - 16, 0) })
+    }
+
+    func testTensorsRejectBadSizesAndNeverTrapOnOddValues() throws {
+        XCTAssertThrowsError(try Tensor(shape: [2, 3], values: [1, 2, 3])) { error in
+            XCTAssertEqual(error as? MLError, .tensorSizeMismatch(shape: [2, 3], count: 3))
+        }
+        let odd = try Tensor(shape: [3], values: [.nan, .infinity, -1e30], elementType: .int64)
+        XCTAssertEqual(odd.integers?.count, 3)
     }
 
     func testFusionAndFoldingHappenAtLoad() throws {

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""ONNX Runtime CPU timing for `granite-bench ml`: median ms per inference after warm-up.
+"""ONNX Runtime CPU timing server for `granite-bench ml`.
 
-usage: ort_bench.py MODEL INPUT_NAME SHAPE(1,3,640,640) DTYPE(float32|uint8) THREADS RUNS WARMUP OUT_JSON
+usage: ort_bench.py MODEL INPUT_NAME SHAPE(1,3,640,640) DTYPE(float32|uint8) THREADS WARMUP
+
+Loads the model, runs WARMUP untimed inferences, prints "ready", then for each line N read on
+stdin runs N timed inferences and prints their times in ms as one JSON list. The benchmark
+alternates rounds between GraniteML and this process, so both see the same machine load.
 """
 import json
-import statistics
 import sys
 import time
 
@@ -13,7 +16,7 @@ import onnxruntime as ort
 
 
 def main():
-    model, name, shape, dtype, threads, runs, warmup, out = sys.argv[1:9]
+    model, name, shape, dtype, threads, warmup = sys.argv[1:7]
     shape = [int(s) for s in shape.split(",")]
     rng = np.random.default_rng(5)
     if dtype == "uint8":
@@ -27,13 +30,14 @@ def main():
     sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
     for _ in range(int(warmup)):
         sess.run(None, {name: x})
-    times = []
-    for _ in range(int(runs)):
-        t = time.perf_counter()
-        sess.run(None, {name: x})
-        times.append((time.perf_counter() - t) * 1000)
-    with open(out, "w") as f:
-        json.dump({"median_ms": statistics.median(times), "min_ms": min(times), "version": ort.__version__}, f)
+    print(json.dumps({"ready": True, "version": ort.__version__}), flush=True)
+    for line in sys.stdin:
+        times = []
+        for _ in range(int(line)):
+            t = time.perf_counter()
+            sess.run(None, {name: x})
+            times.append((time.perf_counter() - t) * 1000)
+        print(json.dumps(times), flush=True)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ struct Broadcast {
         let inner = shape[rank - 1]
         let outer = shape.reduce(1, *) / max(inner, 1)
         guard inner > 0 else { return }
-        var index = [Int](repeating: 0, count: rank)
+        var index = RowIndex()
         var ai = 0, bi = 0
         for run in 0..<outer {
             body(run * inner, ai, bi, inner, aStrides[rank - 1], bStrides[rank - 1])
@@ -53,6 +53,37 @@ struct Broadcast {
                 index[d] = 0
                 d -= 1
             }
+        }
+    }
+}
+
+/// Steps `index` to the next row of `shape` in row-major order: the leading `rank - 1` axes
+/// count like an odometer (the last axis is the caller's inner loop).
+@inline(__always)
+func advanceRow(_ index: inout RowIndex, _ shape: [Int]) {
+    var a = shape.count - 2
+    while a >= 0 {
+        index[a] += 1
+        if index[a] < shape[a] { return }
+        index[a] = 0
+        a -= 1
+    }
+}
+
+/// A multi-dimensional index of up to ``RowIndex/maxRank`` axes held inline (no heap
+/// allocation inside kernels).
+struct RowIndex {
+    static let maxRank = 8
+    private var storage: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+    subscript(axis: Int) -> Int {
+        @inline(__always) get {
+            precondition(axis < Self.maxRank)
+            return withUnsafeBytes(of: storage) { $0.load(fromByteOffset: axis * MemoryLayout<Int>.stride, as: Int.self) }
+        }
+        @inline(__always) set {
+            precondition(axis < Self.maxRank)
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: newValue, toByteOffset: axis * MemoryLayout<Int>.stride, as: Int.self) }
         }
     }
 }

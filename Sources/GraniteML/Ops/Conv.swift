@@ -40,7 +40,9 @@ enum Conv {
             }
         }
         let pointwise = kArea == 1 && g.strides == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0]
-        let scratch = pointwise ? 0 : cg * kArea * plane
+        // im2col in blocks of output rows so the column matrix stays near 2 MB (in cache).
+        let blockRows = max(1, min(oh, (512 * 1024) / max(cg * kArea * ow, 1)))
+        let scratch = pointwise ? 0 : cg * kArea * blockRows * ow
         return .single(outShape, scratch: scratch) { io in
             let input = io.input(0), out = io.outputs[0]
             weights.withUnsafeBufferPointer { wp in
@@ -48,16 +50,18 @@ enum Conv {
                     for gi in 0..<group {
                         let src = input + (b * ch + gi * cg) * h * wd
                         let dst = out + (b * m + gi * mg) * plane
-                        let cols: UnsafePointer<Float>
+                        let a = wp.baseAddress! + gi * mg * cg * kArea
                         if pointwise {
-                            cols = src
-                        } else {
-                            im2col(src, io.scratch, c: cg, h: h, w: wd, oh: oh, ow: ow, g: g, threads: io.threads)
-                            cols = UnsafePointer(io.scratch)
+                            Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane, threads: io.threads)
+                            continue
                         }
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(mg), Int32(plane), Int32(cg * kArea),
-                                    1, wp.baseAddress! + gi * mg * cg * kArea, Int32(cg * kArea), cols, Int32(plane),
-                                    0, dst, Int32(plane))
+                        for y0 in stride(from: 0, to: oh, by: blockRows) {
+                            let rows = y0..<min(y0 + blockRows, oh)
+                            let n = rows.count * ow
+                            im2col(src, io.scratch, c: cg, h: h, w: wd, rows: rows, ow: ow, g: g, threads: io.threads)
+                            Gemm.multiply(m: mg, n: n, k: cg * kArea, a, lda: cg * kArea, io.scratch, ldb: n,
+                                          dst + y0 * ow, ldc: plane, threads: io.threads)
+                        }
                     }
                     finish(out + b * m * plane, biasValues, channels: m, plane: plane, epilogue: epilogue, threads: io.threads)
                 }
@@ -78,9 +82,10 @@ enum Conv {
         }
     }
 
-    /// Unfolds the input windows into a (channels·kh·kw) × (oh·ow) matrix.
+    /// Unfolds the input windows of output rows `rows` into a (channels·kh·kw) × (rows·ow) matrix.
     static func im2col(_ src: UnsafePointer<Float>, _ cols: UnsafeMutablePointer<Float>, c: Int, h: Int, w: Int,
-                       oh: Int, ow: Int, g: ConvGeometry, threads: Int) {
+                       rows outRows: Range<Int>, ow: Int, g: ConvGeometry, threads: Int) {
+        let oh = outRows.count
         let (kh, kw) = (g.kernel[0], g.kernel[1])
         let (sh, sw) = (g.strides[0], g.strides[1])
         let (dh, dw) = (g.dilations[0], g.dilations[1])
@@ -94,7 +99,7 @@ enum Conv {
                 let lo = off >= 0 ? 0 : (-off + sw - 1) / sw
                 let hi = min(ow, w - 1 - off < 0 ? 0 : (w - 1 - off) / sw + 1)
                 for y in 0..<oh {
-                    let iy = y * sh - pt + ki * dh
+                    let iy = (outRows.lowerBound + y) * sh - pt + ki * dh
                     let d = dst + y * ow
                     if iy < 0 || iy >= h || lo >= hi {
                         d.update(repeating: 0, count: ow)
@@ -127,6 +132,9 @@ enum Conv {
                 let src = input + p * h * w
                 let dst = out + p * oh * ow
                 let k = weights + ch * kh * kw
+                // Output columns whose every tap is inside the row: the unchecked fast path.
+                let xa = min(ow, (pl + sw - 1) / sw)
+                let xb = max(xa, min(ow, (w - 1 - ((kw - 1) * dw - pl)) / sw + 1))
                 for y in 0..<oh {
                     let row = dst + y * ow
                     row.update(repeating: bias[ch], count: ow)
@@ -134,15 +142,48 @@ enum Conv {
                         let iy = y * sh - pt + ki * dh
                         if iy < 0 || iy >= h { continue }
                         let s = src + iy * w
+                        let kr = k + ki * kw
+                        if dw == 1 && xb > xa {
+                            let base = s - pl
+                            if kw == 3 {
+                                let (k0, k1, k2) = (kr[0], kr[1], kr[2])
+                                if sw == 1 {
+                                    for x in xa..<xb { let p = base + x; row[x] += k0 * p[0] + k1 * p[1] + k2 * p[2] }
+                                } else {
+                                    for x in xa..<xb { let p = base + x * sw; row[x] += k0 * p[0] + k1 * p[1] + k2 * p[2] }
+                                }
+                            } else if kw == 5 {
+                                let (k0, k1, k2, k3, k4) = (kr[0], kr[1], kr[2], kr[3], kr[4])
+                                if sw == 1 {
+                                    for x in xa..<xb {
+                                        let p = base + x
+                                        row[x] += k0 * p[0] + k1 * p[1] + k2 * p[2] + k3 * p[3] + k4 * p[4]
+                                    }
+                                } else {
+                                    for x in xa..<xb {
+                                        let p = base + x * sw
+                                        row[x] += k0 * p[0] + k1 * p[1] + k2 * p[2] + k3 * p[3] + k4 * p[4]
+                                    }
+                                }
+                            } else {
+                                for x in xa..<xb {
+                                    let p = base + x * sw
+                                    var acc: Float = 0
+                                    for kj in 0..<kw { acc += kr[kj] * p[kj] }
+                                    row[x] += acc
+                                }
+                            }
+                        }
+                        // The border columns (and everything when dilated), tap by tap with bounds.
                         for kj in 0..<kw {
-                            let wv = k[ki * kw + kj]
+                            let wv = kr[kj]
                             let off = kj * dw - pl
                             let lo = off >= 0 ? 0 : (-off + sw - 1) / sw
                             let hi = min(ow, w - 1 - off < 0 ? 0 : (w - 1 - off) / sw + 1)
                             if lo >= hi { continue }
-                            if sw == 1 {
-                                let sp = s + off
-                                for x in lo..<hi { row[x] += wv * sp[x] }
+                            if dw == 1 && xb > xa {
+                                for x in stride(from: lo, to: min(hi, xa), by: 1) { row[x] += wv * s[x * sw + off] }
+                                for x in stride(from: max(lo, xb), to: hi, by: 1) { row[x] += wv * s[x * sw + off] }
                             } else {
                                 for x in lo..<hi { row[x] += wv * s[x * sw + off] }
                             }

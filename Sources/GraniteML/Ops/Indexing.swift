@@ -96,19 +96,13 @@ enum Indexing {
             let src = io.input(0), out = io.outputs[0]
             if rank == 0 { out[0] = src[0]; return }
             let inner = outShape[rank - 1], last = offsets[rank - 1]
-            var index = [Int](repeating: 0, count: rank)
+            var index = RowIndex()
             for row in 0..<(total / inner) {
                 var base = 0
                 for a in 0..<(rank - 1) { base += offsets[a][index[a]] }
                 let d = out + row * inner
                 for i in 0..<inner { d[i] = src[base + last[i]] }
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
-                }
+                advanceRow(&index, outShape)
             }
         }
     }

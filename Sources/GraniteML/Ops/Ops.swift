@@ -17,6 +17,9 @@ enum Ops {
         guard c.node.domain.isEmpty || c.node.domain == "ai.onnx" else {
             throw c.unsupported("domain '\(c.node.domain)' is not supported")
         }
+        if let input = c.inputs.compactMap({ $0 }).first(where: { $0.shape.count > RowIndex.maxRank }) {
+            throw c.unsupported("tensors of rank \(input.shape.count) (at most \(RowIndex.maxRank))")
+        }
         switch c.node.op {
         case "Conv": return try Conv.build(c)
         case "ConvTranspose": return try ConvTranspose.build(c)

@@ -56,7 +56,7 @@ enum Pad {
             let inner = outShape[rank - 1], last = maps[rank - 1]
             // The run of the last axis that maps straight onto the input.
             let lo = max(pads[rank - 1], 0), hi = min(inner, pads[rank - 1] + x.shape[rank - 1])
-            var index = [Int](repeating: 0, count: rank)
+            var index = RowIndex()
             for row in 0..<(total / inner) {
                 let d = out + row * inner
                 var base = 0
@@ -75,13 +75,7 @@ enum Pad {
                 } else {
                     for i in 0..<inner { d[i] = src[base + last[i]] }
                 }
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
-                }
+                advanceRow(&index, outShape)
             }
         }
     }

@@ -100,19 +100,20 @@ enum Resize {
         let lastMap = maps[rank - 1]
         return .single(outShape, type) { io in
             let src = io.input(0), out = io.outputs[0]
-            var index = [Int](repeating: 0, count: rank)
+            var index = RowIndex()
+            var previous = -1
             for row in 0..<outer {
                 var base = 0
                 for a in 0..<(rank - 1) { base += maps[a][index[a]] * inStrides[a] }
                 let d = out + row * inner, s = src + base
-                for i in 0..<inner { d[i] = s[lastMap[i]] }
-                var a = rank - 2
-                while a >= 0 {
-                    index[a] += 1
-                    if index[a] < outShape[a] { break }
-                    index[a] = 0
-                    a -= 1
+                if base == previous {
+                    // Upscaling repeats source rows: copy the row just written.
+                    d.update(from: d - inner, count: inner)
+                } else {
+                    for i in 0..<inner { d[i] = s[lastMap[i]] }
                 }
+                previous = base
+                advanceRow(&index, outShape)
             }
         }
     }

@@ -15,7 +15,7 @@ enum Transpose {
         let outer = total / inner
         return .single(outShape, x.type) { io in
             let src = io.input(0), out = io.outputs[0]
-            var index = [Int](repeating: 0, count: rank)
+            var index = RowIndex()
             var base = 0
             for row in 0..<outer {
                 let d = out + row * inner
