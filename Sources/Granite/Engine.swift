@@ -54,8 +54,15 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
 
     var host: Host {
         get { hostRef.takeUnretainedValue() }
-        set { hostRef = Unmanaged.passUnretained(newValue) }
+        set {
+            hostRef = Unmanaged.passUnretained(newValue)
+            connection = GraniteConnection(node: newValue, replyTo: nil, outbox: outbox)
+        }
     }
+
+    /// The connection reducers get when nobody waits for a reply: made once, so the hot path
+    /// does not retain the node per event.
+    @exclusivity(unchecked) private var connection: GraniteConnection!
 
     @inline(__always)
     private func withHost<R>(_ body: (Host) -> R) -> R {
@@ -115,7 +122,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         _ reduce: (inout State, GraniteConnection) -> Void
     ) {
         withHost { host in
-            let connection = GraniteConnection(node: host, replyTo: replyTo, outbox: outbox)
+            let connection = replyTo == nil ? self.connection! : GraniteConnection(node: host, replyTo: replyTo, outbox: outbox)
             // Only the drainer (us) touches `working`: no lock. The mailbox publishes it.
             outbox.begin()
             if host.wantsBefore {
