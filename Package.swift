@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .target(name: "GraniteCam", dependencies: [
-            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML",
+            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -134,6 +134,7 @@ let package = Package(
             "GraniteCam", "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs"]),
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs",
+                                                           "GraniteIPFS", "GraniteIPFSTesting"]),
     ]
 )

@@ -89,4 +89,10 @@ public struct DepthEstimatorStage: DepthStage {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         return try estimator.estimate(input).floatImage()
     }
+
+    /// The map as GraniteML writes it: millimetres when metric, else normalised with larger = farther.
+    public func estimate16Bit(_ image: Image) throws -> Image {
+        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        return try estimator.estimate(input).to16BitPNGImage()
+    }
 }

@@ -18,6 +18,10 @@ public struct CamSummary: Sendable, Equatable {
     public var latencyP99: Double?
     /// Depth maps made.
     public var depthFrames: UInt64
+    /// Depth maps written as 16-bit PNGs.
+    public var depthSaved: UInt64 = 0
+    /// What `--pin` did (nil without it).
+    public var pinning: CamPinning.Outcome?
     /// Wall time, seconds.
     public var seconds: Double
     /// Why the source ended, if it failed.
@@ -51,6 +55,7 @@ public final class CamApp: Sendable {
             throw .invalidOptions("cannot start the pipeline: \(error)")
         }
         let settings = pipeline.settings
+        await pipeline.pins?.queue.start()
         let ticker = Task.detached { [root] in
             let interval = UInt64(1e9 / max(0.1, settings.statusHz))
             while !Task.isCancelled {
@@ -73,16 +78,20 @@ public final class CamApp: Sendable {
         await root.center.depth.command.settle()
         await root.center.preview.command.settle()
         await root.command.settle()
+        await root.center.pin.command.settle()
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line
         await root.command.settle()
         let state = root.state
         root.unmount()
-        let summary = CamSummary(frames: state.frames, saved: state.saved, dropped: state.sourceStats.dropped,
+        let pinning = await pipeline.pins?.finish()
+        var summary = CamSummary(frames: state.frames, saved: state.saved, dropped: state.sourceStats.dropped,
                                  renders: root.command.renderCount, latencyP50: state.latency.percentile(50),
                                  latencyP99: state.latency.percentile(99), depthFrames: state.depthFrames,
                                  seconds: Double(monotonicNanos() - started) / 1e9, failure: state.failure,
                                  statusLine: state.statusLine)
+        summary.depthSaved = state.depthSaved
+        summary.pinning = pinning
         if let failure = state.failure, state.frames == 0 {
             throw .invalidOptions(failure)
         }

@@ -18,6 +18,8 @@ public struct CamState: GraniteState {
     public var depthRate = RateMeter()
     /// Depth maps received.
     public var depthFrames: UInt64 = 0
+    /// Depth maps written as files.
+    public var depthSaved: UInt64 = 0
     /// The source's counters, as of the last frame.
     public var sourceStats = CaptureStats()
     /// Frames written, and writes that failed.
@@ -135,6 +137,7 @@ struct SavedExpedition: GraniteExpedition {
         } else {
             state.saved += 1
         }
+        PinRelay.submit(event.path, state: state, connection: connection)
     }
 }
 
@@ -143,6 +146,8 @@ struct DepthReadyExpedition: GraniteExpedition {
         state.depthFrames += 1
         state.depthRate.tick(event.finishedNanos)
         if let failure = event.failure { state.lastFault = "depth: \(failure)" }
+        if event.path != nil { state.depthSaved += 1 }
+        PinRelay.submit(event.path, state: state, connection: connection)
     }
 }
 
@@ -169,6 +174,8 @@ public final class CamCenter: GraniteCenter<CamState> {
     public let depth = DepthRelay()
     /// The loopback preview.
     public let preview = PreviewRelay()
+    /// Pinning of written files.
+    public let pin = PinRelay()
 
     public override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),

@@ -52,6 +52,8 @@ public enum CamEvents {
         public var behavior: GraniteEventBehavior { .quiet }
         /// Its sequence number.
         public let sequence: UInt64
+        /// The file written (nil when it failed).
+        public let path: String?
         /// The write error, if it failed.
         public let failure: String?
     }
@@ -64,6 +66,8 @@ public enum CamEvents {
         public let sequence: UInt64
         /// When it finished.
         public let finishedNanos: UInt64
+        /// The 16-bit PNG written, when there is an output folder.
+        public let path: String?
         /// The error, if estimation failed.
         public let failure: String?
     }

@@ -13,6 +13,7 @@ import Synchronization
 ///                     ▲ waits while `inFlight` ≥ limit        ├─.rebound─► OutputRelay (write, sidecar)
 ///                     │ (so a slow disk drops at the source)  ├─.rebound─► DepthRelay (latest wins)
 ///                     │                                        └─.rebound─► PreviewRelay (≤10 fps, latest wins)
+///  Saved / DepthReady (a file written) ─► CamCenter ─.rebound─► PinRelay (journal, wake the pin worker)
 ///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
 /// ```
 public final class CamPipeline: Sendable {
@@ -32,6 +33,8 @@ public final class CamPipeline: Sendable {
     let writer: OutputWriter?
     /// The loopback preview, when asked for.
     public let preview: PreviewServer?
+    /// Pinning of every written file (`--pin`), when asked for.
+    public let pins: CamPinning?
     let depthSlot = LatestSlot<Frame>()
     let previewSlot = LatestSlot<Frame>()
     /// At most this many preview frames a second (each is a JPEG encode).
@@ -47,7 +50,7 @@ public final class CamPipeline: Sendable {
     /// A pipeline; `writer` is created when the settings name an output folder.
     public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),
                 depth: (any DepthStage)? = nil, decoder: any ImageDecoder = NetpbmDecoder(),
-                preview: PreviewServer? = nil,
+                preview: PreviewServer? = nil, pins: CamPinning? = nil,
                 statusSink: @escaping @Sendable (String) -> Void = { _ in }) throws(CamError) {
         self.settings = settings
         self.stages = stages
@@ -56,6 +59,7 @@ public final class CamPipeline: Sendable {
         self.decoder = decoder
         self.statusSink = statusSink
         self.preview = preview
+        self.pins = pins
         writer = try settings.outputDirectory.map { dir throws(CamError) in
             try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
         }

@@ -6,6 +6,8 @@ import GraniteMedia
 public struct DepthRelayState: GraniteState {
     /// Depth maps made.
     public var estimated: UInt64 = 0
+    /// Depth maps written as 16-bit PNGs (with `--out`).
+    public var written: UInt64 = 0
     /// A new instance.
     public init() {}
 }
@@ -19,15 +21,25 @@ public enum DepthRelayEvents {
 }
 
 /// Latest-frame-wins depth: frames offered while one is being estimated replace each other.
+/// With an output folder each map is also written as `depth-SEQ.png` (16-bit) plus a `depth.jsonl` line.
 struct DepthExpedition: GraniteExpedition {
     func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
         let pipeline = event.handle.pipeline
         guard let depth = pipeline.depth else { return }
         while let frame = pipeline.depthSlot.take() {
             var failure: String?
-            do { _ = try depth.estimate(frame.image) } catch { failure = "\(error)" }
+            var path: String?
+            do {
+                if let writer = pipeline.writer {
+                    path = try writer.writeDepth(try depth.estimate16Bit(frame.image), sequence: frame.sequence)
+                    state.written += 1
+                } else {
+                    _ = try depth.estimate(frame.image)
+                }
+            } catch { failure = "\(error)" }
             state.estimated += 1
-            connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(), failure: failure), .rebound)
+            connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(),
+                                                    path: path, failure: failure), .rebound)
         }
     }
 }

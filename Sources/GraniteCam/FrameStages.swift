@@ -23,6 +23,16 @@ public protocol FrameEncoder: Sendable {
 public protocol DepthStage: Sendable {
     /// Returns a depth map (any format; `grayF32` by convention).
     func estimate(_ image: Image) throws -> Image
+    /// Returns the depth map as a `gray16` image for a 16-bit PNG (default: ``DepthStage/estimate(_:)``
+    /// widened by ``DepthImage/gray16(_:)``).
+    func estimate16Bit(_ image: Image) throws -> Image
+}
+
+extension DepthStage {
+    /// The map from ``estimate(_:)``, widened to `gray16`.
+    public func estimate16Bit(_ image: Image) throws -> Image {
+        try DepthImage.gray16(try estimate(image))
+    }
 }
 
 /// Camera formats to `rgba8` on the CPU (BT.601 limited range for YUV), the working format.

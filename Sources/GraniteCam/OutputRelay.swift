@@ -28,15 +28,16 @@ struct SaveExpedition: GraniteExpedition {
         let pipeline = event.handle.pipeline
         defer { pipeline.inFlight.subtract(1, ordering: .releasing) }
         var failure: String?
+        var path: String?
         do {
             let bytes = try pipeline.encoder.encode(event.frame.image)
-            try pipeline.writer?.write(bytes, frame: event.frame, processedNanos: event.processedNanos)
+            path = try pipeline.writer?.write(bytes, frame: event.frame, processedNanos: event.processedNanos)
             state.written += 1
         } catch {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.Saved(sequence: event.frame.sequence, failure: failure), .rebound)
+        connection.request(CamEvents.Saved(sequence: event.frame.sequence, path: path, failure: failure), .rebound)
     }
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GraniteCodecs
 import GraniteMedia
 import Synchronization
 
@@ -10,6 +11,7 @@ final class OutputWriter: Sendable {
     let directory: String
     let fileExtension: String
     private let sidecar = Mutex<Int32>(-1)
+    private let depthSidecar = Mutex<Int32>(-1)
 
     init(directory: String, fileExtension: String) throws(CamError) {
         self.directory = directory
@@ -61,18 +63,51 @@ final class OutputWriter: Sendable {
         return final
     }
 
+    /// The final name of the depth map of frame `sequence`.
+    func depthFileName(sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return "depth-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
+    }
+
+    /// Writes a `gray16` depth map as a 16-bit PNG (atomically) and a line in `depth.jsonl`;
+    /// returns the final path.
+    @discardableResult
+    func writeDepth(_ map: Image, sequence: UInt64) throws(CamError) -> String {
+        let name = depthFileName(sequence: sequence)
+        let final = "\(directory)/\(name)"
+        do {
+            try AtomicFile.write(try Codecs.encodePNG(map, path: final), to: final)
+        } catch {
+            throw .stage(name: "depth output", sequence: sequence, message: "\(final): \(error)")
+        }
+        let line = "{\"sequence\":\(sequence),\"file\":\"\(name)\",\"written_ns\":\(monotonicNanos()),"
+            + "\"width\":\(map.width),\"height\":\(map.height),\"bits\":16}\n"
+        let path = "\(directory)/depth.jsonl"
+        try depthSidecar.withLock { (fd: inout Int32) throws(CamError) in
+            if fd < 0 {
+                fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw .output(path: path, call: "open", errno: errno) }
+            }
+            try writeAll(fd, Array(line.utf8), path: path)
+        }
+        return final
+    }
+
     /// Flushes the sidecar to disk.
     func flush() {
         sidecar.withLock { fd in if fd >= 0 { _ = fsync(fd) } }
     }
 
     func close() {
-        sidecar.withLock { fd in
-            if fd >= 0 {
-                _ = fsync(fd)
-                _ = Glibc.close(fd)
-                fd = -1
-            }
+        sidecar.withLock { OutputWriter.closeSidecar(&$0) }
+        depthSidecar.withLock { OutputWriter.closeSidecar(&$0) }
+    }
+
+    private static func closeSidecar(_ fd: inout Int32) {
+        if fd >= 0 {
+            _ = fsync(fd)
+            _ = Glibc.close(fd)
+            fd = -1
         }
     }
 

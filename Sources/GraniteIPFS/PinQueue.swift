@@ -39,6 +39,10 @@ public actor PinQueue {
         return jobs
     }
 
+    /// Wakes the worker for jobs journaled directly through ``pinner`` (``Pinner/enqueue(paths:carPath:)``),
+    /// for callers that cannot await (a relay's reducer).
+    public nonisolated func wakeWorker() { wake.yield() }
+
     /// Starts the background worker (it first finishes what earlier runs left pending).
     public func start() {
         guard worker == nil else { return }

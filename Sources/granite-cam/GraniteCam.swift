@@ -64,6 +64,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Serve a loopback MJPEG preview on this port.")
     var preview: Int?
 
+    @Flag(help: "Pin every file written (frames, depth maps) on a Kubo node through the pin journal; capture never waits on the node.")
+    var pin = false
+
+    @Option(help: "Kubo RPC API for --pin: multiaddr or URL (default $IPFS_API, the repo's api file, 127.0.0.1:5001).")
+    var api: String?
+
+    @Option(name: .customLong("pin-journal"), help: "Pin journal (default $GRANITE_PIN_JOURNAL or ~/.local/state/granite/pins.jsonl).")
+    var pinJournal: String?
+
+    @Option(name: .customLong("pin-wait"), help: "Seconds to wait at exit for pins to finish; the rest stays journaled.")
+    var pinWait: Double = 10
+
     @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
     var unpaced = false
 
@@ -82,6 +94,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
         if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
+        if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
+        if (api != nil || pinJournal != nil) && !pin { throw ValidationError("--api and --pin-journal need --pin") }
+        if pinWait < 0 { throw ValidationError("--pin-wait must be 0 or more seconds") }
     }
 
     func settings() throws -> CamSettings {
@@ -119,11 +134,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("--depth: \(error)")
         }
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
+        let pins: CamPinning?
+        do {
+            pins = pin ? try CamPinning.resolve(api: api, journal: pinJournal, drainTimeout: .milliseconds(Int(pinWait * 1000))) : nil
+        } catch {
+            throw ValidationError("--pin: \(error)")
+        }
+        if let pins, let warning = await pins.probe() { writeStandardError("granite-cam: warning: \(warning)\n") }
         let server = try preview.map { port in try PreviewServer(port: port) }
         if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
         defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
-                                       decoder: DecoderSet.all, preview: server, statusSink: { line in
+                                       decoder: DecoderSet.all, preview: server, pins: pins, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
         })
@@ -143,6 +165,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
             if tty { writeStandardError("\n") }
             print("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
                   + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
+            if summary.depthFrames > 0 { print("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
+            if let p = summary.pinning {
+                print("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
+                      + (p.remaining > 0 ? " (journaled in \(p.journal); finish with `granite pin --retry`)" : ""))
+                if let problem = p.problem { writeStandardError("granite-cam: warning: pinning: \(problem)\n") }
+            }
             if let failure = summary.failure { print("granite-cam: source ended: \(failure)") }
         } catch {
             if tty { writeStandardError("\n") }

@@ -44,6 +44,7 @@ final class CamCLITests: XCTestCase {
             (["--format", "h264"], "--format must be one of auto, yuyv, mjpeg, nv12, rgb24"),
             (["--filter", "nosuchfilter"], "nosuchfilter"),
             (["--save", "3"], "--save needs --out DIR"),
+            (["--pin"], "--pin needs --out DIR"),
         ] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")
@@ -64,6 +65,19 @@ final class CamCLITests: XCTestCase {
         let result = try run(["--device", "/dev/video-granite-none", "--frames", "3"])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.err.contains("granite-cam: error: /dev/video-granite-none: no such video device"), result.err)
+    }
+
+    func testPinWithTheNodeDownWarnsJournalsAndExitsZero() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let journal = out.appendingPathComponent("pins.jsonl").path
+        let result = try run(["--source", "testpattern", "--size", "64x48", "--fps", "100", "--frames", "3",
+                              "--out", out.path, "--pin", "--api", "http://127.0.0.1:1", "--pin-journal", journal, "--pin-wait", "1"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("warning: IPFS node at http://127.0.0.1:1 not reachable"), result.err)
+        XCTAssertTrue(result.out.contains("pinned 0 of 3 files, 3 remaining"), result.out)
+        let queued = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"queue\"") }
+        XCTAssertEqual(queued.count, 3, "three jobs journaled for granite pin --retry")
     }
 
     func testWritesEveryNthFrameAsPNG() throws {

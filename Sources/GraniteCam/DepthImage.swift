@@ -1,0 +1,29 @@
+import GraniteMedia
+
+/// Depth maps widened to `gray16` for 16-bit PNG files.
+public enum DepthImage {
+    /// `gray16` as is; `gray8` scaled by 257; `grayF32` normalised min…max to 0…65535.
+    public static func gray16(_ map: Image) throws -> Image {
+        let count = map.width * map.height
+        var samples = [UInt16](repeating: 0, count: count)
+        switch map.format {
+        case .gray16:
+            return map
+        case .gray8:
+            let bytes = map.bytes
+            let row = map.bytesPerRow
+            for y in 0..<map.height { for x in 0..<map.width { samples[y * map.width + x] = UInt16(bytes[y * row + x]) * 257 } }
+        case .grayF32:
+            let values = map.floats()
+            let lo = values.min() ?? 0, hi = values.max() ?? 0
+            let span = hi - lo
+            for i in 0..<min(count, values.count) where span > 0 && values[i].isFinite {
+                samples[i] = UInt16(((values[i] - lo) / span * 65535).rounded())
+            }
+        default:
+            throw CamError.invalidOptions("a depth map must be gray8, gray16 or grayF32, not \(map.format)")
+        }
+        let bytes = samples.withUnsafeBytes { Array($0) }
+        return try Image(width: map.width, height: map.height, format: .gray16, bytes: bytes)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GraniteCapture
+import GraniteCodecs
+import GraniteIPFS
+import GraniteIPFSTesting
+import GraniteMedia
+import XCTest
+
+@testable import GraniteCam
+
+/// `--pin` and depth files: real kubo stand-in (real Kubo core), real PNG encoder and journal.
+final class CamPinTests: XCTestCase {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    func tempDir() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-pin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir
+    }
+
+    /// Starts the stand-in; skips with the reason locally, fails under CI=true.
+    func standin() throws -> KuboStandinProcess {
+        let shared = ProcessInfo.processInfo.environment["GRANITE_SHARED"]
+            ?? Self.root.deletingLastPathComponent().appendingPathComponent("shared").path
+        do {
+            let server = try KuboStandinProcess(
+                python: Self.root.appendingPathComponent(".venv/bin/python").path, folder: shared + "/tools/kubo-standin",
+                guardScript: Self.root.appendingPathComponent("scripts/ipfs/standin-guard.py").path, repo: try tempDir().path)
+            addTeardownBlock { server.stop() }
+            return server
+        } catch {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("CI=true and \(error)") }
+            print("skipping: \(error) (run scripts/tiers/pre-ipfs.sh)")
+            throw XCTSkip("\(error)")
+        }
+    }
+
+    func client(_ url: String, attempts: Int = 4) throws -> KuboClient {
+        var config = KuboClient.Configuration()
+        config.connectTimeout = .milliseconds(500)
+        config.readTimeout = .seconds(20)
+        config.requestTimeout = .seconds(20)
+        config.maxAttempts = attempts
+        config.initialBackoff = .milliseconds(20)
+        config.maxBackoff = .milliseconds(200)
+        return KuboClient(endpoint: try KuboEndpoint(parsing: url), configuration: config)
+    }
+
+    func settings(out: URL, frames: UInt64, depthEvery: Int?) -> CamSettings {
+        var s = CamSettings()
+        s.request = CaptureRequest(format: .auto, size: FrameSize(width: 64, height: 48), fps: 100)
+        s.outputDirectory = out.path
+        s.save = .every
+        s.frameLimit = frames
+        s.depthEvery = depthEvery
+        return s
+    }
+
+    func files(_ dir: URL, prefix: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".png") }.sorted()
+    }
+
+    func testPinPinsEveryWrittenFileOnceWithItsLocalCID() async throws {
+        let node = try standin()
+        let dir = try tempDir(), out = dir.appendingPathComponent("out")
+        let client = try client(node.url)
+        let journalPath = dir.appendingPathComponent("pins.jsonl").path
+        let pins = try CamPinning(client: client, journalPath: journalPath, drainTimeout: .seconds(30), retryInterval: .milliseconds(500))
+        let probe = await pins.probe()
+        XCTAssertNil(probe)
+        let pipeline = try CamPipeline(settings: settings(out: out, frames: 8, depthEvery: 2), encoder: CodecsEncoder(.png),
+                                       depth: SlowDepthFake(delayMicros: 0), pins: pins)
+        let summary = try await CamApp(pipeline: pipeline).run()
+        XCTAssertEqual(summary.saved, 8)
+        let written = try files(out, prefix: "frame_") + files(out, prefix: "depth-")
+        XCTAssertEqual(written.count, 8 + Int(summary.depthSaved))
+        XCTAssertGreaterThan(summary.depthSaved, 0)
+        let outcome = try XCTUnwrap(summary.pinning)
+        XCTAssertEqual(outcome.queued, written.count)
+        XCTAssertEqual(outcome.pinned, written.count, "\(outcome)")
+        XCTAssertEqual(outcome.remaining, 0)
+
+        let state = try PinJournal(path: journalPath).state()
+        XCTAssertEqual(state.pending.count, 0)
+        XCTAssertEqual(state.done.count, written.count, "each file journaled and pinned exactly once")
+        let pinned = try await client.pinLs(type: "recursive")
+        let importer = try UnixFSImporter(options: ImportOptions())
+        for name in written {
+            let path = out.appendingPathComponent(name).path
+            let cid = try importer.cid(of: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            let jobs = state.done.filter { $0.paths == [path] }
+            XCTAssertEqual(jobs.count, 1, name)
+            XCTAssertEqual(jobs.first?.cid, cid, name)
+            XCTAssertEqual(pinned[cid.description], "recursive", "\(name) pinned on the node as \(cid)")
+        }
+    }
+
+    func testNodeDownCaptureContinuesAndTheJournalKeepsTheJobs() async throws {
+        let dir = try tempDir(), out = dir.appendingPathComponent("out")
+        let journalPath = dir.appendingPathComponent("pins.jsonl").path
+        let pins = try CamPinning(client: try client("http://127.0.0.1:1", attempts: 1), journalPath: journalPath,
+                                  drainTimeout: .seconds(3), retryInterval: .milliseconds(200))
+        let probed = await pins.probe()
+        let warning = try XCTUnwrap(probed)
+        XCTAssertTrue(warning.contains("not reachable") && warning.contains("127.0.0.1:1"), warning)
+        let started = Date()
+        let summary = try await CamApp(pipeline: try CamPipeline(settings: settings(out: out, frames: 6, depthEvery: nil),
+                                                                 encoder: CodecsEncoder(.png), pins: pins)).run()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "the drain is bounded")
+        XCTAssertEqual(summary.frames, 6)
+        XCTAssertEqual(summary.saved, 6)
+        let outcome = try XCTUnwrap(summary.pinning)
+        XCTAssertEqual(outcome.queued, 6)
+        XCTAssertEqual(outcome.pinned, 0)
+        XCTAssertEqual(outcome.remaining, 6)
+        XCTAssertNotNil(outcome.problem)
+        let state = try PinJournal(path: journalPath).state()
+        XCTAssertEqual(Set(state.pending.flatMap(\.paths)), Set(try files(out, prefix: "frame_").map { out.appendingPathComponent($0).path }),
+                       "every frame stays journaled for granite pin --retry")
+    }
+
+    func testDepthMapsAreWrittenAs16BitPNGsOnePerDepthFrame() async throws {
+        let dir = try tempDir(), out = dir.appendingPathComponent("out")
+        let depth = SlowDepthFake(delayMicros: 4000)
+        var s = settings(out: out, frames: 40, depthEvery: 1)
+        s.paced = false
+        s.save = .none
+        let summary = try await CamApp(pipeline: try CamPipeline(settings: s, depth: depth)).run()
+        let names = try files(out, prefix: "depth-")
+        XCTAssertGreaterThan(summary.depthFrames, 0)
+        XCTAssertEqual(UInt64(names.count), summary.depthFrames, "one file per depth map")
+        XCTAssertEqual(summary.depthSaved, summary.depthFrames)
+        XCTAssertLessThanOrEqual(summary.depthFrames, summary.frames, "latest frame wins: never a queue")
+        for name in names {
+            let png = Array(try Data(contentsOf: out.appendingPathComponent(name)))
+            XCTAssertEqual(Array(png[12..<16]), Array("IHDR".utf8), name)
+            let be32 = { (at: Int) in png[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+            XCTAssertEqual(be32(16), 64, name)
+            XCTAssertEqual(be32(20), 48, name)
+            XCTAssertEqual(png[24], 16, "\(name): 16-bit samples")
+            XCTAssertEqual(png[25], 0, "\(name): grayscale")
+        }
+        let lines = try String(contentsOf: out.appendingPathComponent("depth.jsonl"), encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, names.count)
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: out.path).contains { $0.hasPrefix(".") },
+                       "no temporary files left")
+    }
+
+    func testDepthGray16Conversion() throws {
+        let gray8 = try Image(width: 2, height: 1, format: .gray8, bytes: [0, 255])
+        XCTAssertEqual(try DepthImage.gray16(gray8).bytes, [0, 0, 255, 255])
+        let floats = try Image(width: 3, height: 1, floats: [1, 2, 3])
+        let wide = try DepthImage.gray16(floats)
+        XCTAssertEqual(wide.format, .gray16)
+        let samples = wide.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+        XCTAssertEqual(samples, [0, 32768, 65535])
+        XCTAssertThrowsError(try DepthImage.gray16(try Image(width: 1, height: 1, format: .rgba8)))
+    }
+}
