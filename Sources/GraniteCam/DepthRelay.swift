@@ -14,7 +14,7 @@ public struct DepthRelayState: GraniteState {
 
 /// Events the depth relay reduces.
 public enum DepthRelayEvents {
-    /// Work the latest pending frame (and any that arrives meanwhile) until the slot is empty.
+    /// Work the latest pending frame; the relay kicks itself again until the slot is empty.
     public struct Kick: GraniteEvent {
         let handle: PipelineHandle
     }
@@ -26,21 +26,23 @@ struct DepthExpedition: GraniteExpedition {
     func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
         let pipeline = event.handle.pipeline
         guard let depth = pipeline.depth else { return }
-        while let frame = pipeline.depthSlot.take() {
-            var failure: String?
-            var path: String?
-            do {
-                if let writer = pipeline.writer {
-                    path = try writer.writeDepth(try depth.estimate16Bit(frame.image), sequence: frame.sequence)
-                    state.written += 1
-                } else {
-                    _ = try depth.estimate(frame.image)
-                }
-            } catch { failure = "\(error)" }
-            state.estimated += 1
-            connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(),
-                                                    path: path, failure: failure), .rebound)
-        }
+        // One frame per reduction: its DepthReady leaves as soon as this returns (effects run
+        // after the reducer), and a Kick to itself takes whatever frame replaced it meanwhile.
+        guard let frame = pipeline.depthSlot.take() else { return }
+        var failure: String?
+        var path: String?
+        do {
+            if let writer = pipeline.writer {
+                path = try writer.writeDepth(try depth.estimate16Bit(frame.image), sequence: frame.sequence)
+                state.written += 1
+            } else {
+                _ = try depth.estimate(frame.image)
+            }
+        } catch { failure = "\(error)" }
+        state.estimated += 1
+        connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(),
+                                                path: path, failure: failure), .rebound)
+        connection.send(event)
     }
 }
 
