@@ -85,10 +85,11 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
         .target(name: "GraniteConvert", dependencies: [
-            "GraniteMedia", "GraniteCodecs", "Marble", .product(name: "Crypto", package: "swift-crypto"),
+            "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
-        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia"]),
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia",
+                                                               "GraniteIPFS", "GraniteIPFSTesting"]),
         // MARK: Vulkan compute and the Marble filters (issue 3).
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .target(name: "GraniteGPU", dependencies: ["CVulkan"]),

@@ -1,6 +1,7 @@
 import Foundation
 import GraniteCodecs
 import GraniteMedia
+import GraniteML
 
 /// Converts a batch of images into an output folder, a few at a time, resumably.
 ///
@@ -27,6 +28,12 @@ public struct BatchConverter: Sendable {
     public let jobs: Int
     /// Redo outputs the manifest vouches for, and replace files it does not know.
     public let overwrite: Bool
+    /// When set, also write `NAME.depth.png` and `NAME.depth-preview.png` beside each output
+    /// (one estimator shared by all workers; it is safe to share).
+    public var depth: DepthEstimator?
+    /// Called with the absolute paths of each output's files right after they are renamed into
+    /// place (e.g. to queue them for pinning); it should return quickly.
+    public var afterWrite: (@Sendable ([String]) async -> Void)?
 
     /// A converter; `jobs` defaults to the number of cores.
     public init(inputs: [String], outputDirectory: String, settings: ConvertSettings,
@@ -91,19 +98,34 @@ public struct BatchConverter: Sendable {
             let outPath = outputDirectory + "/" + item.output
             let known = store.previous[item.output]
             if let known, !overwrite, known.inputSHA256 == inputHash, known.settings == fingerprint,
-               outputMatches(outPath, known) {
+               outputMatches(outPath, known), depthDone(known) {
                 return .skipped(path: item.input)
             }
             if known == nil, !overwrite, FileManager.default.fileExists(atPath: outPath) {
                 return .failed(path: item.input, reason: "\(outPath) exists and is not in the manifest (use --overwrite to replace it)")
             }
             let encoded = try process(bytes, item: item, format: format)
-            let entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
+            var entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
                                        outputBytes: encoded.bytes.count, outputSHA256: ContentHash.hex(encoded.bytes),
                                        settings: fingerprint, width: encoded.width, height: encoded.height)
+            var depthFiles: (images: DepthImages, depth: String, preview: String)?
+            if let depth {
+                let names = DepthImages.names(beside: item.output)
+                let depthPath = outputDirectory + "/" + names.depth, previewPath = outputDirectory + "/" + names.preview
+                let images = try DepthImages(depth.estimate(encoded.image), depthPath: depthPath, previewPath: previewPath)
+                depthFiles = (images, depthPath, previewPath)
+                entry.depth = names.depth
+                entry.depthPreview = names.preview
+            }
             try makeDirectory((outPath as NSString).deletingLastPathComponent)
             try await store.record(entry)
             try AtomicFile.write(encoded.bytes, to: outPath)
+            var written = [outPath]
+            if let depthFiles {
+                try depthFiles.images.write(depthPath: depthFiles.depth, previewPath: depthFiles.preview)
+                written += [depthFiles.depth, depthFiles.preview]
+            }
+            await afterWrite?(written)
             return .converted(path: item.input, output: item.output)
         } catch let error as CodecError {
             return .failed(path: item.input, reason: "\(error.phase) error: \(error.reason)")
@@ -113,7 +135,7 @@ public struct BatchConverter: Sendable {
     }
 
     /// Decode (scaled down by the JPEG decoder when a resize allows it), resize, filter, encode.
-    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat) throws -> (bytes: [UInt8], width: Int, height: Int) {
+    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat) throws -> (bytes: [UInt8], width: Int, height: Int, image: Image) {
         var options = DecodeOptions(maxPixels: settings.maxPixels)
         var target: (width: Int, height: Int)?
         if let resize = settings.resize {
@@ -130,12 +152,20 @@ public struct BatchConverter: Sendable {
         case .jpeg: out = try Codecs.encodeJPEG(image, quality: settings.quality, path: item.output)
         case .png: out = try Codecs.encodePNG(image, path: item.output)
         }
-        return (out, image.width, image.height)
+        return (out, image.width, image.height, image)
     }
 
     func outputMatches(_ path: String, _ entry: Manifest.Entry) -> Bool {
         guard let bytes = try? FileBytes.read(path), bytes.count == entry.outputBytes else { return false }
         return ContentHash.hex(bytes) == entry.outputSHA256
+    }
+
+    /// True when depth is not asked for, or the entry's depth files are there.
+    func depthDone(_ entry: Manifest.Entry) -> Bool {
+        guard depth != nil else { return true }
+        guard let d = entry.depth, let p = entry.depthPreview else { return false }
+        let fm = FileManager.default
+        return fm.fileExists(atPath: outputDirectory + "/" + d) && fm.fileExists(atPath: outputDirectory + "/" + p)
     }
 
     func makeDirectory(_ path: String) throws(ConvertError) {

@@ -26,6 +26,10 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var width: Int
         /// Output height in pixels.
         public var height: Int
+        /// The 16-bit depth PNG made beside the output (`--depth`), relative to the output folder.
+        public var depth: String? = nil
+        /// The colourised depth preview PNG made beside the output (`--depth`).
+        public var depthPreview: String? = nil
     }
 
     /// What wrote the manifest.

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import GraniteCodecs
 import GraniteConvert
+import GraniteML
 
 /// `granite convert`: batch-convert images and folders into an output folder.
 struct ConvertCommand: AsyncParsableCommand {
@@ -14,7 +15,10 @@ struct ConvertCommand: AsyncParsableCommand {
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
         .jpe or .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
         sniffed from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
-        a re-run skips outputs that are done and unchanged and redoes the rest.
+        a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
+        NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin queues every \
+        file written for pinning on a Kubo node (as `granite pin` does) while the batch runs; what \
+        is not pinned at the end stays journaled for `granite pin --retry`.
 
         Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its \
         manifest not writable); 2 some inputs failed (each reported on stderr with its path and \
@@ -57,10 +61,32 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Redo every output, and replace files the manifest does not know.")
     var overwrite = false
 
+    @Flag(help: "Also write NAME.depth.png (16-bit depth) and NAME.depth-preview.png beside each output.")
+    var depth = false
+
+    @Option(help: ArgumentHelp("The depth model (ONNX file or folder) for --depth.", valueName: "path"))
+    var model: String?
+
+    @Flag(help: "Pin every file written on a Kubo node (journaled; the node being down is only a warning).")
+    var pin = false
+
+    @Option(help: ArgumentHelp("Kubo RPC API for --pin: multiaddr or URL (default as `granite pin`).", valueName: "addr"))
+    var api: String?
+
+    @Option(name: .customLong("cid-version"), help: "CID version for --pin: 0 or 1.")
+    var cidVersion: Int = 1
+
+    @Option(name: .customLong("pin-wait"), help: ArgumentHelp("Seconds to wait for pinning at the end.", valueName: "seconds"))
+    var pinWait: Int = 30
+
     func validate() throws {
         if resize != nil && fit != nil { throw ValidationError("--resize and --fit cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
+        guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
+        guard pinWait >= 0 else { throw ValidationError("--pin-wait must be 0 or more, got \(pinWait)") }
+        if model != nil && !depth { throw ValidationError("--model needs --depth") }
+        if (api != nil || pinWait != 30) && !pin { throw ValidationError("--api and --pin-wait need --pin") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
@@ -80,16 +106,46 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func run() async throws {
         let summary: ConvertSummary
+        var converter: BatchConverter
         do {
             let (settings, chain) = try makeSettings()
-            let converter = BatchConverter(inputs: inputs, outputDirectory: output, settings: settings,
-                                           processor: chain, jobs: jobs, overwrite: overwrite)
+            converter = BatchConverter(inputs: inputs, outputDirectory: output, settings: settings,
+                                       processor: chain, jobs: jobs, overwrite: overwrite)
+        } catch {
+            printError("granite convert: \(error.description)")
+            throw ExitCode(error.exitCode)
+        }
+        if depth {
+            do {
+                converter.depth = try DepthEstimator(modelPath: model)
+            } catch {
+                printError("granite convert: --depth: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        var pinning: ConvertPinning?
+        if pin {
+            do {
+                let p = try await ConvertPinning(api: api, apiAuth: nil, cidVersion: cidVersion)
+                converter.afterWrite = { await p.submit($0) }
+                pinning = p
+            } catch {
+                printError("granite convert: --pin: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        do {
             summary = try await converter.run()
         } catch {
             printError("granite convert: \(error.description)")
             throw ExitCode(error.exitCode)
         }
         print(summary.line)
+        if let pinning {
+            for line in await pinning.finish(timeout: .seconds(pinWait)) {
+                if line.hasPrefix("warning") { printError("granite convert: " + line) } else { print(line) }
+            }
+        }
         if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }
     }
 }

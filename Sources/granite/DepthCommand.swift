@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraniteCodecs
+import GraniteConvert
 import GraniteMedia
 import GraniteML
 
@@ -56,8 +57,7 @@ struct DepthCommand: AsyncParsableCommand {
                 let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
                 let depthPath = (output as NSString).appendingPathComponent("\(stem).depth.png")
                 let previewPath = (output as NSString).appendingPathComponent("\(stem).preview.png")
-                try AtomicFile.write(Codecs.encodePNG(map.to16BitPNGImage(), path: depthPath), to: depthPath)
-                try AtomicFile.write(Codecs.encodePNG(map.colorized(), path: previewPath), to: previewPath)
+                try DepthImages(map, depthPath: depthPath, previewPath: previewPath).write(depthPath: depthPath, previewPath: previewPath)
                 print("\(file) -> \(depthPath), \(previewPath)")
             } catch {
                 Self.report("granite depth: \(file): \(error)")

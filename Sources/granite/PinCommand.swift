@@ -58,13 +58,10 @@ struct PinCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var config = KuboClient.Configuration()
-        config.maxAttempts = attempts
-        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: apiAuth),
-                                configuration: config)
-        let journal = try PinJournal(path: self.journal ?? PinJournal.defaultPath())
-        let options = ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap)
-        let pinner = try Pinner(client: client, journal: journal, options: options, concurrency: concurrency)
+        let pinner = try Self.makePinner(api: api, apiAuth: apiAuth, journal: self.journal, attempts: attempts,
+                                         options: ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap),
+                                         concurrency: concurrency)
+        let journal = pinner.journal
         if !paths.isEmpty { _ = try pinner.enqueue(paths: paths, carPath: car) }
         let pending = try journal.state().pending
         let bar = PinProgressBar(jobs: pending, enabled: !json && isatty(STDERR_FILENO) == 1)
@@ -72,5 +69,19 @@ struct PinCommand: AsyncParsableCommand {
         bar.finish()
         try PinSummary(report: report, car: car, journal: journal.path).print(json: json)
         if !report.problems.isEmpty { throw ExitCode(1) }
+    }
+}
+
+extension PinCommand {
+    /// The node (--api, $IPFS_API, the repo's api file), its auth and the journal, as `granite pin`
+    /// and `granite convert --pin` resolve them.
+    static func makePinner(api: String?, apiAuth: String?, journal: String?, attempts: Int,
+                           options: ImportOptions, concurrency: Int) throws -> Pinner {
+        var config = KuboClient.Configuration()
+        config.maxAttempts = attempts
+        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: apiAuth),
+                                configuration: config)
+        let journal = try PinJournal(path: journal ?? PinJournal.defaultPath())
+        return try Pinner(client: client, journal: journal, options: options, concurrency: concurrency)
     }
 }

@@ -11,13 +11,16 @@ final class ConvertCLITests: XCTestCase {
     INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe or
     .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed from the
     bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips outputs
-    that are done and unchanged and redoes the rest.
+    that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png (16-bit) and
+    NAME.depth-preview.png beside each output; --pin queues every file written for pinning on a Kubo
+    node (as `granite pin` does) while the batch runs; what is not pinned at the end stays journaled
+    for `granite pin --retry`.
 
     Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
     converted; 64 usage error; 66 an INPUT does not exist.
 
-    USAGE: granite convert <inputs> ... --output <outdir> [--filter <spec> ...] [--cpu] [--resize <size>] [--fit <WxH>] [--format <format>] [--quality <quality>] [--jobs <jobs>] [--max-pixels <n>] [--overwrite]
+    USAGE: granite convert [<options>] <inputs> ... --output <outdir>
 
     ARGUMENTS:
       <inputs>                Image files or folders to convert.
@@ -37,6 +40,15 @@ final class ConvertCLITests: XCTestCase {
       --max-pixels <n>        Refuse inputs with more pixels than this (decompression bombs). (default:
                               100000000)
       --overwrite             Redo every output, and replace files the manifest does not know.
+      --depth                 Also write NAME.depth.png (16-bit depth) and NAME.depth-preview.png
+                              beside each output.
+      --model <path>          The depth model (ONNX file or folder) for --depth.
+      --pin                   Pin every file written on a Kubo node (journaled; the node being down is
+                              only a warning).
+      --api <addr>            Kubo RPC API for --pin: multiaddr or URL (default as `granite pin`).
+      --cid-version <cid-version>
+                              CID version for --pin: 0 or 1. (default: 1)
+      --pin-wait <seconds>    Seconds to wait for pinning at the end. (default: 30)
       --version               Show the version.
       -h, --help              Show help information.
 
