@@ -90,9 +90,6 @@ final class Mailbox: Sendable {
         drain(first: nil, on: nil)
     }
 
-    /// Whether the mailbox refuses jobs.
-    var isClosed: Bool { lock.withLock { state.closed } }
-
     /// Runs jobs until the queue is empty, hopping to executors or into a Task where needed.
     private func drain(first: Job?, on current: GraniteExecutor?) {
         var next = first
