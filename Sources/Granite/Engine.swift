@@ -4,8 +4,8 @@ import Synchronization
 protocol EngineHost: GraniteNode {
     associatedtype State: GraniteState
     /// Called on the drainer after an event was reduced (render, links).
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool)
-    /// Called instead of ``didReduce(_:fromLink:failed:)`` when someone watches state changes.
+    func didReduce(behavior: GraniteEventBehavior, fromLink: Bool, failed: Bool)
+    /// Called instead of ``didReduce(behavior:fromLink:failed:)`` when someone watches state changes.
     func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?)
     /// Runs one render job.
     func performRender(fromLink: Bool)
@@ -38,7 +38,12 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     /// The published state, read under `lock`.
     @exclusivity(unchecked) nonisolated(unsafe) private var current: State
     /// The drainer's latest state; published to `current` when the mailbox next takes its lock.
-    @exclusivity(unchecked) nonisolated(unsafe) private var working: State
+    /// Lives in its own allocation so a reducer gets it by address (no generic pointer helpers).
+    private let workingSlot: UnsafeMutablePointer<State>
+    private var working: State {
+        unsafeAddress { UnsafePointer(workingSlot) }
+        unsafeMutableAddress { workingSlot }
+    }
     @exclusivity(unchecked) nonisolated(unsafe) private var dirty = false
     /// Effects of synchronous reducers, performed after their state is published.
     private let outbox = Outbox()
@@ -46,8 +51,13 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     /// identifiers beats hashing.
     @exclusivity(unchecked) private var routeKeys: [ObjectIdentifier] = []
     @exclusivity(unchecked) private var routeList: [Route] = []
+    /// The routes again, fixed after init, read on the hot path without reference counting
+    /// (`routeList` owns them).
+    @exclusivity(unchecked) private var routeTable: UnsafeMutableBufferPointer<(key: ObjectIdentifier, route: Unmanaged<Route>)>
     private(set) var tableError: GraniteError?
     @exclusivity(unchecked) private(set) var mailbox: Mailbox!
+    /// `mailbox` without reference counting (the engine owns it for life).
+    @exclusivity(unchecked) private var mailboxRef: Unmanaged<Mailbox>?
     /// Set once, right after init, before any event; never changes after. The host owns the
     /// engine, so it outlives it; `Unmanaged` keeps reference counting off the hot path.
     @exclusivity(unchecked) private var hostRef: Unmanaged<Host>!
@@ -56,13 +66,17 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         get { hostRef.takeUnretainedValue() }
         set {
             hostRef = Unmanaged.passUnretained(newValue)
-            connection = GraniteConnection(node: newValue, replyTo: nil, outbox: outbox)
+            let connection = GraniteConnection(node: newValue, replyTo: nil, outbox: outbox)
+            if connectionReady { connectionSlot.pointee = connection } else { connectionSlot.initialize(to: connection) }
+            connectionReady = true
         }
     }
 
-    /// The connection reducers get when nobody waits for a reply: made once, so the hot path
-    /// does not retain the node per event.
-    @exclusivity(unchecked) private var connection: GraniteConnection!
+    /// The connection reducers get when nobody waits for a reply: made once (when the host is
+    /// set) and borrowed in place, so the hot path neither copies nor retains it.
+    /// Uninitialised until the host is set (`connectionReady`).
+    private let connectionSlot: UnsafeMutablePointer<GraniteConnection>
+    @exclusivity(unchecked) private var connectionReady = false
 
     @inline(__always)
     private func withHost<R>(_ body: (Host) -> R) -> R {
@@ -71,7 +85,10 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
 
     init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
         current = state
-        working = state
+        workingSlot = .allocate(capacity: 1)
+        workingSlot.initialize(to: state)
+        routeTable = UnsafeMutableBufferPointer(start: nil, count: 0)
+        connectionSlot = .allocate(capacity: 1)
         mailbox = Mailbox(owner: self, home: home, lock: lock)
         for expedition in expeditions {
             guard let route = expedition.box.makeRoute(for: self) else {
@@ -86,13 +103,34 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             routeKeys.append(expedition.eventKey.id)
             routeList.append(route)
         }
+        let table = UnsafeMutableBufferPointer<(key: ObjectIdentifier, route: Unmanaged<Route>)>
+            .allocate(capacity: routeList.count)
+        for (i, route) in routeList.enumerated() {
+            table[i] = (routeKeys[i], Unmanaged.passUnretained(route))
+        }
+        routeTable = table
+        mailboxRef = Unmanaged.passUnretained(mailbox)
+    }
+
+    deinit {
+        workingSlot.deinitialize(count: 1)
+        workingSlot.deallocate()
+        routeTable.deallocate()
+        if connectionReady { connectionSlot.deinitialize(count: 1) }
+        connectionSlot.deallocate()
     }
 
     @inline(__always)
     func route(_ key: EventKey) -> Route? {
+        routeRef(key)?.takeUnretainedValue()
+    }
+
+    /// The route for `key` without touching its reference count.
+    @inline(__always)
+    private func routeRef(_ key: EventKey) -> Unmanaged<Route>? {
         var i = 0
-        while i < routeKeys.count {
-            if routeKeys[i] == key.id { return routeList[i] }
+        while i < routeTable.count {
+            if routeTable[i].key == key.id { return routeTable[i].route }
             i += 1
         }
         return nil
@@ -117,29 +155,41 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     }
 
     @inline(__always)
-    func reduceSync(
-        _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool,
-        _ reduce: (inout State, GraniteConnection) -> Void
+    func reduceSync<Event: GraniteEvent>(
+        _ event: Event, replyTo: (any GraniteNode)?, fromLink: Bool,
+        _ reduce: (UnsafeMutableRawPointer, GraniteConnection) -> Void
     ) {
         withHost { host in
-            let connection = replyTo == nil ? self.connection! : GraniteConnection(node: host, replyTo: replyTo, outbox: outbox)
             // Only the drainer (us) touches `working`: no lock. The mailbox publishes it.
             outbox.begin()
             if host.wantsBefore {
                 let before = working
-                reduce(&working, connection)
+                reduceWithConnection(replyTo: replyTo, host: host, reduce)
                 outbox.end()
                 dirty = true
                 if !outbox.isEmpty { commit() }
                 host.didReduce(event, fromLink: fromLink, before: before, after: working, error: nil)
             } else {
-                reduce(&working, connection)
+                reduceWithConnection(replyTo: replyTo, host: host, reduce)
                 outbox.end()
                 dirty = true
                 if !outbox.isEmpty { commit() }
-                host.didReduce(event, fromLink: fromLink, failed: false)
+                host.didReduce(behavior: event.behavior, fromLink: fromLink, failed: false)
             }
             outbox.flush(node: host, replyTo: replyTo)
+        }
+    }
+
+    /// Runs `reduce` on `working` (by address) with the prebuilt connection (borrowed in place: no copy, no
+    /// reference counting) or, when someone waits for a reply, one made for it.
+    @inline(__always)
+    private func reduceWithConnection(
+        replyTo: (any GraniteNode)?, host: Host, _ reduce: (UnsafeMutableRawPointer, GraniteConnection) -> Void
+    ) {
+        if replyTo == nil {
+            reduce(UnsafeMutableRawPointer(workingSlot), connectionSlot.pointee)
+        } else {
+            reduce(UnsafeMutableRawPointer(workingSlot), GraniteConnection(node: host, replyTo: replyTo, outbox: outbox))
         }
     }
 
@@ -165,7 +215,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         if host.wantsBefore {
             host.didReduce(event, fromLink: fromLink, before: before, after: working, error: failure)
         } else {
-            host.didReduce(event, fromLink: fromLink, failed: failure != nil)
+            host.didReduce(behavior: event.behavior, fromLink: fromLink, failed: failure != nil)
         }
     }
 
@@ -207,14 +257,22 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         submitting(event, key: key, replyTo: replyTo, fromLink: fromLink) == .queued
     }
 
+    /// Reduces the event inline when the mailbox is idle and the route is synchronous with no
+    /// executor; otherwise queues it. Generic, so the fast path neither boxes the event nor casts it.
     @inline(__always)
-    func submitting(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?, fromLink: Bool) -> Submitted {
-        guard let route = route(key) else { return .noRoute }
-        if !route.isAsync, event.executor == nil, mailbox.tryAcquireInline() {
-            route.runSync(event, replyTo: replyTo, fromLink: fromLink)
-            mailbox.drainRest()
+    func submitting<Event: GraniteEvent>(
+        _ event: Event, key: EventKey, replyTo: (any GraniteNode)?, fromLink: Bool
+    ) -> Submitted {
+        guard let routeRef = routeRef(key) else { return .noRoute }
+        let inline = routeRef._withUnsafeGuaranteedRef { route in
+            !route.isAsync && event.executor == nil && mailboxRef!._withUnsafeGuaranteedRef { $0.tryAcquireInline() }
+        }
+        if inline {
+            routeRef._withUnsafeGuaranteedRef { $0.runSync(typed: event, replyTo: replyTo, fromLink: fromLink) }
+            mailboxRef!._withUnsafeGuaranteedRef { $0.drainRest { self.commitLocked() } }
             return .queued
         }
-        return mailbox.submit(.event(event, route, replyTo: replyTo, fromLink: fromLink)) ? .queued : .closed
+        let job = Job.event(event, routeRef.takeUnretainedValue(), replyTo: replyTo, fromLink: fromLink)
+        return mailbox.submit(job) ? .queued : .closed
     }
 }

@@ -140,8 +140,8 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     // MARK: EngineHost
 
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool) {
-        if !failed && event.behavior != .quiet { render(fromLink: fromLink) }
+    func didReduce(behavior: GraniteEventBehavior, fromLink: Bool, failed: Bool) {
+        if !failed && behavior != .quiet { render(fromLink: fromLink) }
     }
 
     func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?) {

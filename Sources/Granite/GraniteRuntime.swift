@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import Synchronization
 
@@ -14,16 +15,21 @@ public final class GraniteRuntime: Sendable {
         var configured: [String] = []
         /// Mounted components, held until they unmount (a mounted component is part of the program).
         var mounted: [ObjectIdentifier: [any GraniteNode]] = [:]
-        var errors: [GraniteError] = []
+        /// The most recent errors (at most `errorLimit`); `errorCount` counts every one ever reported.
+        var errors = Deque<GraniteError>()
+        var errorCount = 0
         var onError: (@Sendable (GraniteError) -> Void)?
     }
 
     private let inner = Mutex(Inner())
     private let logger: Logger
+    /// How many recent errors ``errors`` keeps; older ones are only counted and logged.
+    public let errorLimit: Int
 
-    /// A fresh runtime with no dependencies created yet.
-    public init(logger: Logger = Logger(label: "granite")) {
+    /// A fresh runtime with no dependencies created yet; it keeps the last `errorLimit` errors.
+    public init(logger: Logger = Logger(label: "granite"), errorLimit: Int = 1024) {
         self.logger = logger
+        self.errorLimit = max(1, errorLimit)
     }
 
     /// Installs a handler for errors raised where no caller can catch them (routing, async reducers).
@@ -31,8 +37,23 @@ public final class GraniteRuntime: Sendable {
         inner.withLock { $0.onError = handler }
     }
 
-    /// Every error reported so far, oldest first.
-    public var errors: [GraniteError] { inner.withLock { $0.errors } }
+    /// The most recent errors (at most ``errorLimit``), oldest first. A long-running program that
+    /// keeps failing does not grow without bound: ``errorCount`` still counts every one.
+    public var errors: [GraniteError] { inner.withLock { Array($0.errors) } }
+
+    /// How many errors were reported since the runtime was made (also those no longer kept).
+    public var errorCount: Int { inner.withLock { $0.errorCount } }
+
+    /// The errors reported after the first `count` ever reported (as far as they are still kept),
+    /// how many of those were no longer kept, and the total so far (the next call's `count`).
+    public func errors(after count: Int) -> (errors: [GraniteError], lost: Int, total: Int) {
+        inner.withLock { inner in
+            let firstKept = inner.errorCount - inner.errors.count
+            let skip = max(0, count - firstKept)
+            let lost = max(0, firstKept - count)
+            return (Array(inner.errors.dropFirst(skip)), lost, inner.errorCount)
+        }
+    }
 
     /// Dependency type names in the order they were configured.
     public var configurationOrder: [String] { inner.withLock { $0.configured } }
@@ -40,6 +61,8 @@ public final class GraniteRuntime: Sendable {
     func report(_ error: GraniteError) {
         let handler = inner.withLock { inner in
             inner.errors.append(error)
+            inner.errorCount += 1
+            if inner.errors.count > errorLimit { inner.errors.removeFirst() }
             return inner.onError
         }
         logger.error("\(error.description)")

@@ -109,7 +109,7 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
 
     // MARK: EngineHost and GraniteNode
 
-    func didReduce(_ event: any GraniteEvent, fromLink: Bool, failed: Bool) {}
+    func didReduce(behavior: GraniteEventBehavior, fromLink: Bool, failed: Bool) {}
     func didReduce(_ event: any GraniteEvent, fromLink: Bool, before: State, after: State, error: GraniteError?) {}
     func performRender(fromLink: Bool) {}
     func detach() {}

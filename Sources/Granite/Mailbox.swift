@@ -85,9 +85,18 @@ final class Mailbox: Sendable {
         }
     }
 
-    /// Runs what was queued while the inline job ran, then goes idle.
-    func drainRest() {
-        drain(first: nil, on: nil)
+    /// Publishes the inline job's state and goes idle, or runs what was queued meanwhile.
+    /// `commitLocked` is the owner's, passed in so the hot path makes no witness call.
+    @inline(__always)
+    func drainRest(_ commitLocked: () -> Void) {
+        // The common case in one lock round trip: nothing queued, nobody waiting, still open.
+        let idle: Bool = lock.withLock {
+            commitLocked()
+            guard state.queue.isEmpty, !state.closed, state.waiters.isEmpty else { return false }
+            state.running = false
+            return true
+        }
+        if !idle { drain(first: nil, on: nil) }
     }
 
     /// Runs jobs until the queue is empty, hopping to executors or into a Task where needed.

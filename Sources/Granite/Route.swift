@@ -10,6 +10,12 @@ class Route: @unchecked Sendable {
         preconditionFailure("runSync on an async route")
     }
 
+    /// Reduces a synchronous event whose static type is the route's event type (the router
+    /// matched its key), with no existential box and no dynamic cast.
+    func runSync<Event: GraniteEvent>(typed event: Event, replyTo: (any GraniteNode)?, fromLink: Bool) {
+        preconditionFailure("runSync on an async route")
+    }
+
     /// Reduces an asynchronous event.
     func runAsync(_ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool) async {
         preconditionFailure("runAsync on a sync route")
@@ -28,15 +34,18 @@ final class SyncRoute<Host: EngineHost, E: GraniteExpedition>: Route, @unchecked
     }
 
     override func runSync(_ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool) {
-        let typed = event as! E.ExpeditionEvent
+        runSync(typed: event, replyTo: replyTo, fromLink: fromLink)  // opens the existential
+    }
+
+    override func runSync<Event: GraniteEvent>(typed event: Event, replyTo: (any GraniteNode)?, fromLink: Bool) {
+        // The router matched `EventKey(Event.self)` to this route, so `Event` is `E.ExpeditionEvent`.
+        assert(Event.self == E.ExpeditionEvent.self, "route for \(E.ExpeditionEvent.self) got \(Event.self)")
         engine._withUnsafeGuaranteedRef { engine in
             engine.reduceSync(event, replyTo: replyTo, fromLink: fromLink) { state, connection in
-                // The box checked at init that Host.State is E.ExpeditionState.
-                withUnsafeMutablePointer(to: &state) { pointer in
-                    pointer.withMemoryRebound(to: E.ExpeditionState.self, capacity: 1) {
-                        expedition.reduce(event: typed, state: &$0.pointee, connection: connection)
-                    }
-                }
+                // The box checked at init that Host.State is E.ExpeditionState; `state` points at it.
+                expedition.reduce(event: unsafeBitCast(event, to: E.ExpeditionEvent.self),
+                                  state: &state.assumingMemoryBound(to: E.ExpeditionState.self).pointee,
+                                  connection: connection)
             }
         }
     }

@@ -95,13 +95,15 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
         _ expected: [GraniteError],
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) {
-        let all = runtime.errors
-        let seen = log.withLock { log -> Int in
-            let seen = log.errorsSeen
-            log.errorsSeen = all.count
-            return seen
+        let (fresh, lost) = log.withLock { log -> ([GraniteError], Int) in
+            let (fresh, lost, total) = runtime.errors(after: log.errorsSeen)
+            log.errorsSeen = total
+            return (fresh, lost)
         }
-        let fresh = Array(all.dropFirst(seen))
+        if lost > 0 {
+            reportIssue("errors: \(lost) more were reported than the runtime keeps (errorLimit \(runtime.errorLimit))",
+                        fileID: fileID, filePath: filePath, line: line, column: column)
+        }
         if fresh != expected {
             reportIssue("errors: expected \(expected), got \(fresh)", fileID: fileID, filePath: filePath, line: line, column: column)
         }
@@ -118,21 +120,22 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
     // MARK: Checking
 
     private func failOnUnasserted(before what: String, fileID: StaticString, filePath: StaticString, line: UInt, column: UInt) {
-        let (steps, errors) = log.withLock { log -> ([GraniteRecord<State>], [GraniteError]) in
+        let (steps, errors, lost) = log.withLock { log -> ([GraniteRecord<State>], [GraniteError], Int) in
             let steps = log.steps
             log.steps = []
             if let last = steps.last { log.asserted = last.after }
-            let errors = Array(runtime.errors.dropFirst(log.errorsSeen))
-            log.errorsSeen += errors.count
-            return (steps, errors)
+            let (errors, lost, total) = runtime.errors(after: log.errorsSeen)
+            log.errorsSeen = total
+            return (steps, errors, lost)
         }
         if !steps.isEmpty {
             let names = steps.map { $0.event.map { String(describing: type(of: $0)) } ?? "render" }
             reportIssue("unasserted steps before \(what): \(names.joined(separator: ", "))",
                         fileID: fileID, filePath: filePath, line: line, column: column)
         }
-        if !errors.isEmpty {
-            reportIssue("unasserted errors before \(what): \(errors.map(\.description))",
+        if !errors.isEmpty || lost > 0 {
+            let more = lost > 0 ? " and \(lost) older ones no longer kept" : ""
+            reportIssue("unasserted errors before \(what): \(errors.map(\.description))\(more)",
                         fileID: fileID, filePath: filePath, line: line, column: column)
         }
     }
