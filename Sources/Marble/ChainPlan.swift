@@ -66,8 +66,15 @@ final class ChainPlan {
                                 made.append(buffer)
                                 return buffer
                             })
-            if let shaderFormat {
-                try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
+            // YUYV: the first filter may convert while it loads; otherwise a conversion pass.
+            let yuyvSource: UInt32 = shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
+                ? (range == .limited ? 1 : 2) : 0
+            if let shaderFormat, yuyvSource == 0 {
+                if shaderFormat == 0 && key.width % 8 == 0 {
+                    try io.dispatch(&recorder, .convert, spec: [0, range == .limited ? 0 : 1, 1], tile: (16 * 16, 4), local: (16, 4))
+                } else {
+                    try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
+                }
             }
             var index = 0
             while index < kernels.count {
@@ -75,7 +82,8 @@ final class ChainPlan {
                 // A following affine colour filter rides along as the epilogue of this one's last pass.
                 let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColour : nil
                 recorder.barrier()
-                io.source = BufferSlice(buffers.0)
+                io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input) : BufferSlice(buffers.0)
+                io.yuyvSource = index == 0 ? yuyvSource : 0
                 io.destination = BufferSlice(buffers.1)
                 io.sourceSize = sizes[index]
                 io.destinationSize = sizes[index + 1]

@@ -78,6 +78,10 @@ struct GodRay: FilterKernel {
         try io.dispatch(&recorder, .godRay, spec: [samples, 0], source: light, destination: rays,
                         sourceSize: half, destinationSize: half)
         recorder.barrier()
-        try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays)
+        if io.sourceSize.width % 8 == 0 {
+            try io.dispatch(&recorder, .godRay, spec: [samples, 1, 1], aux: rays, tile: (16 * 16, 4), local: (16, 4))
+        } else {
+            try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays)
+        }
     }
 }
