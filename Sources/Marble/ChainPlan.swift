@@ -27,6 +27,7 @@ final class ChainPlan {
     let outputSize: (width: Int, height: Int)
     let sizes: [(width: Int, height: Int)]
     var scratch: [GPUBuffer] = []
+    var scratchImages: [GPUImage] = []
 
     let ping: GPUBuffer
     let pong: GPUBuffer
@@ -52,6 +53,7 @@ final class ChainPlan {
         self.sizes = sizes
 
         var made: [GPUBuffer] = []
+        var madeImages: [GPUImage] = []
         let params = self.params, depth = self.depth, input = self.input
         let depthSize = (width: key.depthWidth, height: key.depthHeight)
         let slot = self.slot
@@ -65,6 +67,10 @@ final class ChainPlan {
                                 let buffer = try pool.take(size: size)
                                 made.append(buffer)
                                 return buffer
+                            }, scratchImage: { width, height in
+                                let image = try pool.takeImage(width: width, height: height)
+                                madeImages.append(image)
+                                return image
                             })
             // YUYV: the first filter may convert while it loads; otherwise a conversion pass.
             let yuyvSource: UInt32 = shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
@@ -98,6 +104,7 @@ final class ChainPlan {
         output = buffers.0
         recordedSteps = steps
         scratch = made
+        scratchImages = madeImages
     }
 
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
@@ -105,6 +112,7 @@ final class ChainPlan {
         guard (try? sequence.wait()) != nil else { return }
         let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + scratch
         for buffer in all { pool.give(buffer) }
+        for image in scratchImages { pool.give(image) }
     }
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.

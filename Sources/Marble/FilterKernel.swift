@@ -63,6 +63,8 @@ struct StepIO {
     var depthSize: (width: Int, height: Int)
     /// Makes buffers that live as long as the recorded chain.
     var scratch: (Int) throws -> GPUBuffer
+    /// Makes storage images (width, height) that live as long as the recorded chain.
+    var scratchImage: (Int, Int) throws -> GPUImage
     /// A fused affine colour filter (3×3 + offset) applied when writing `destination`, or nil.
     var epilogue: [Float]?
     /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
@@ -76,13 +78,13 @@ struct StepIO {
     /// Whether rows of `width` pixels are whole quads (the shaders' VEC paths: uvec4 loads and stores).
     static func quadRows(_ width: Int) -> Bool { width % 4 == 0 }
 
-    /// Binds the usual four buffers and dispatches enough `local`-sized workgroups (64×1 by
+    /// Binds the usual four buffers (then `images` from binding 4) and dispatches enough `local`-sized workgroups (64×1 by
     /// default) to cover the destination, each covering `tile` pixels.
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
-                  local: (x: Int, y: Int) = (64, 1)) throws {
+                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = []) throws {
         var spec = spec
         let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
         if fused != nil || local != (64, 1) {
@@ -95,15 +97,17 @@ struct StepIO {
                 spec += [UInt32](repeating: 0, count: StepIO.localSizeConstantID - spec.count) + [UInt32(local.x), UInt32(local.y)]
             }
         }
-        let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, bindings: 4, specialization: spec)
+        // Bindings 0-3 are the usual buffers; storage images, when the shader has any, follow from 4.
+        let layout = [GPUBindingKind](repeating: .buffer, count: 4) + images.map { _ in .image }
+        let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, layout: layout, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
         let size = SIMD4<Int32>(Int32(sourceSize.width), Int32(sourceSize.height),
                                 Int32(destinationSize.width), Int32(destinationSize.height))
         let push = [size, a, b].flatMap { [UInt32(bitPattern: $0.x), UInt32(bitPattern: $0.y),
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
-        try recorder.dispatch(pipeline, buffers: [source ?? self.source, destination ?? self.destination, params, aux ?? depth],
-                              push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
+        let buffers = [source ?? self.source, destination ?? self.destination, params, aux ?? depth]
+        try recorder.dispatch(pipeline, bindings: buffers.map { .buffer($0) } + images.map { .image($0) }, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
                                                    (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
 }
