@@ -120,6 +120,7 @@ struct Shader: Sendable {
     static let colour = Shader(name: "colour", words: SPIRV.colour)
     static let blur = Shader(name: "blur", words: SPIRV.blur)
     static let blurBlock = Shader(name: "blur_block", words: SPIRV.blur_block)
+    static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)
     static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)

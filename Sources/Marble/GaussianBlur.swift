@@ -111,15 +111,17 @@ package struct GaussianBlur: FilterKernel {
                 // Quad rows: 16 pixels an invocation in 16×4 groups (YUYV converted on the way in).
                 try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants + [1, io.yuyvSource], destination: tmp,
                                 tile: (16 * block, 4), local: (16, 4))
-                recorder.barrier()
-                // Columns stay one pixel wide: measured on lavapipe, quad columns (4 SoA components
-                // live at once) run slower than single columns, 9.9 vs 7.5 ms at 1280×720.
-                try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, block))
             } else {
                 try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * block, 1))
-                recorder.barrier()
-                try io.dispatch(&recorder, .blurBlock, spec: [radius, 1] + constants, source: tmp, destination: blurred, tile: (64, block))
             }
+            // Columns read an image copy of the rows: imageLoad gathers cost less than buffer loads on
+            // lavapipe, and the copy is cheap (quad columns were tried too: slower, 9.9 vs 7.5 ms).
+            let rows = try io.scratchImage(io.sourceSize.width, io.sourceSize.height)
+            recorder.barrier()
+            try recorder.copy(from: tmp.buffer, to: rows)
+            recorder.barrier()
+            try io.dispatch(&recorder, .blurColumns, spec: [radius, 1] + constants, source: tmp, destination: blurred,
+                            tile: (64, block), images: [rows])
         } else if style == .unrolled && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             try io.dispatch(&recorder, .blur, spec: [radius, 0] + constants, destination: tmp)
