@@ -15,6 +15,8 @@ final class ChainPlan {
         var format: PixelFormat
         var depthWidth: Int
         var depthHeight: Int
+        /// Which of the plans for this shape (a `FilterPipeline` keeps two frames in flight).
+        var slot = 0
     }
 
     let key: Key
@@ -117,6 +119,12 @@ final class ChainPlan {
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.
     func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws -> Image {
+        try start(image, depth: depthMap, kernels: kernels, time: time)
+        return try finish()
+    }
+
+    /// Writes the frame's pixels and floats and submits, without waiting (the plan must be idle).
+    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws {
         try input.write(image.bytes)
         if let depthMap { try depth.write(values: depthMap.values) }
         for (index, kernel) in kernels.enumerated() {
@@ -124,7 +132,12 @@ final class ChainPlan {
             precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
             try params.write(values: floats, at: slot * (index + 1))
         }
-        try sequence.run()
+        try sequence.submit()
+    }
+
+    /// Waits for the submission `start` made and reads the result.
+    func finish() throws -> Image {
+        try sequence.wait()
         let bytes = try output.read(count: outputSize.width * outputSize.height * 4)
         return try Image(width: outputSize.width, height: outputSize.height, format: .rgba8, bytes: bytes)
     }
