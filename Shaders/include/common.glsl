@@ -5,14 +5,21 @@
 //   binding 0: source pixels          binding 1: destination pixels
 //   binding 2: float parameters       binding 3: auxiliary data (weights, depth, original)
 //   push: size = (srcW, srcH, dstW, dstH), a and b = filter-specific integers
+// The workgroup is 64x1 unless the chain specialises ids 60/61 (StepIO.dispatch(local:)).
 #ifndef GRANITE_CUSTOM_LOCAL_SIZE
-layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1, local_size_x_id = 60, local_size_y_id = 61) in;
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer Source { uint src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; };
+// The same two buffers seen as quads of 4 pixels. On lavapipe every buffer access is a loop over
+// the SIMD lanes, whatever its width, so one uvec4 access costs about what one uint access does:
+// shaders whose rows are whole quads (width % 4 == 0, their VEC constant) move 4 pixels at a time.
+layout(std430, set = 0, binding = 0) readonly buffer SourceQuads { uvec4 src4[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer DestinationQuads { uvec4 dst4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
 layout(std430, set = 0, binding = 3) buffer Aux { uint aux[]; };
+layout(std430, set = 0, binding = 3) buffer AuxQuads { uvec4 aux4[]; };
 layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
 
 #include "pixels.glsl"
@@ -43,6 +50,29 @@ uint epilogue(uint p) {
     return (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (p & 0xff000000u);
 }
 
+
+uvec4 epilogue4(uvec4 p) { return uvec4(epilogue(p.x), epilogue(p.y), epilogue(p.z), epilogue(p.w)); }
+
+// Quad q of a row starting at quad rowQuad, clamped into the row (quadsPerRow quads). A window
+// of pixels x0 - R ... read as quads floor((x0 - R) / 4) ... this way replicates the edges for free:
+// a position left of the row falls in a clamped first quad whose .x is pixel 0, one right of it
+// in a clamped last quad whose .w is pixel w - 1.
+uvec4 srcQuad(int rowQuad, int q, int quadsPerRow) { return src4[rowQuad + clamp(q, 0, quadsPerRow - 1)]; }
+
+// The 16 pixels x0 + s ... x0 + s + 15 of a row (x0 % 16 == 0, any shift s, each position
+// clamped into the row), from 5 clamped quads: the phase s & 3 picks among 4 constant offsets.
+void srcWindow16(int rowQuad, int quads, int x0, int s, int w, out uint win[16]) {
+    uvec4 q[5];
+    int first = (x0 + s) >> 2, phase = s & 3;
+    for (int k = 0; k < 5; k++) q[k] = srcQuad(rowQuad, first + k, quads);
+    for (int n = 0; n < 16; n++) {
+        uint v0 = q[n >> 2][n & 3], v1 = q[(n + 1) >> 2][(n + 1) & 3];
+        uint v2 = q[(n + 2) >> 2][(n + 2) & 3], v3 = q[(n + 3) >> 2][(n + 3) & 3];
+        uint v = phase == 0 ? v0 : (phase == 1 ? v1 : (phase == 2 ? v2 : v3));
+        int x = x0 + s + n;
+        win[n] = x < 0 ? q[0].x : (x >= w ? q[4].w : v);
+    }
+}
 
 uint srcAt(int x, int y) {
     return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];

@@ -117,15 +117,16 @@ public final class CommandSequence {
 
     func allocateSet(_ pipeline: ComputePipeline) throws -> VkDescriptorSet {
         if let pool = descriptorPools.last, let set = try? allocate(from: pool, pipeline) { return set }
-        var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount: 256)
+        var sizes = [VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount: 256),
+                     VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount: 64)]
         var info = VkDescriptorPoolCreateInfo()
         info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
         info.maxSets = 64
-        info.poolSizeCount = 1
+        info.poolSizeCount = UInt32(sizes.count)
         var pool: VkDescriptorPool?
         let device = context.device
-        try withUnsafePointer(to: &size) { sizePointer in
-            info.pPoolSizes = sizePointer
+        try sizes.withUnsafeMutableBufferPointer { sizePointer in
+            info.pPoolSizes = UnsafePointer(sizePointer.baseAddress)
             try vk("vkCreateDescriptorPool") { vkCreateDescriptorPool(device, &info, nil, &pool) }
         }
         descriptorPools.append(pool!)

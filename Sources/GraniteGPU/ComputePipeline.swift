@@ -3,8 +3,16 @@ import CVulkan
 /// What makes two pipelines the same: the shader and its specialization constants.
 struct PipelineKey: Hashable {
     var name: String
-    var bindings: Int
+    var bindings: [GPUBindingKind]
     var specialization: [UInt32]
+}
+
+/// The kind of one descriptor binding of a compute shader.
+public enum GPUBindingKind: Hashable, Sendable {
+    /// A storage buffer.
+    case buffer
+    /// A storage image (`GPUImage`).
+    case image
 }
 
 /// A compute pipeline from SPIR-V: shader module, a descriptor-set layout of storage buffers
@@ -17,19 +25,21 @@ public final class ComputePipeline: @unchecked Sendable {
     public static let pushConstantSize = 128
     /// A name for errors and debugging (usually the shader's).
     public let name: String
-    /// How many storage-buffer bindings the shader declares.
-    public let bindingCount: Int
+    /// The kinds of the shader's bindings 0..<n at set 0.
+    public let bindingKinds: [GPUBindingKind]
+    /// How many bindings the shader declares.
+    public var bindingCount: Int { bindingKinds.count }
     let device: VkDevice
     let setLayout: VkDescriptorSetLayout
     let layout: VkPipelineLayout
     let pipeline: VkPipeline
 
-    init(device: VkDevice, name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32]) throws {
+    init(device: VkDevice, name: String, spirv: [UInt32], bindings: [GPUBindingKind], specialization: [UInt32]) throws {
         guard spirv.count > 5, spirv[0] == 0x0723_0203 else {
             throw GPUError.invalidPipeline(name: name, reason: "not SPIR-V (bad magic number)")
         }
         self.name = name
-        self.bindingCount = bindings
+        self.bindingKinds = bindings
         self.device = device
         var module: VkShaderModule?
         try spirv.withUnsafeBufferPointer { code in
@@ -41,10 +51,10 @@ public final class ComputePipeline: @unchecked Sendable {
         }
         defer { vkDestroyShaderModule(device, module, nil) }
 
-        var layoutBindings = (0..<bindings).map { index in
+        var layoutBindings = bindings.indices.map { index in
             var binding = VkDescriptorSetLayoutBinding()
             binding.binding = UInt32(index)
-            binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            binding.descriptorType = bindings[index] == .image ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
             binding.descriptorCount = 1
             binding.stageFlags = VkShaderStageFlags(VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
             return binding
@@ -52,7 +62,7 @@ public final class ComputePipeline: @unchecked Sendable {
         var setLayout: VkDescriptorSetLayout?
         var setInfo = VkDescriptorSetLayoutCreateInfo()
         setInfo.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-        setInfo.bindingCount = UInt32(bindings)
+        setInfo.bindingCount = UInt32(bindings.count)
         try layoutBindings.withUnsafeMutableBufferPointer { pointer in
             setInfo.pBindings = UnsafePointer(pointer.baseAddress)
             try vk("vkCreateDescriptorSetLayout") { vkCreateDescriptorSetLayout(device, &setInfo, nil, &setLayout) }
@@ -135,10 +145,16 @@ extension GPUContext {
     ///   - bindings: how many storage buffers the shader binds at set 0, bindings 0..<n.
     ///   - specialization: 4-byte constants for `constant_id` 0, 1, ... (use `Float.bitPattern` for floats).
     public func pipeline(named name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32] = []) throws -> ComputePipeline {
-        let key = PipelineKey(name: name, bindings: bindings, specialization: specialization)
+        try pipeline(named: name, spirv: spirv, layout: [GPUBindingKind](repeating: .buffer, count: bindings), specialization: specialization)
+    }
+
+    /// The pipeline for `spirv` whose bindings 0..<n at set 0 are of the kinds in `layout`
+    /// (buffers and storage images), made once and cached like `pipeline(named:spirv:bindings:)`.
+    public func pipeline(named name: String, spirv: [UInt32], layout: [GPUBindingKind], specialization: [UInt32] = []) throws -> ComputePipeline {
+        let key = PipelineKey(name: name, bindings: layout, specialization: specialization)
         return try pipelineLock.withLock { () throws -> ComputePipeline in
             if let cached = pipelines[key] { return cached }
-            let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: bindings, specialization: specialization)
+            let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: layout, specialization: specialization)
             pipelines[key] = made
             return made
         }

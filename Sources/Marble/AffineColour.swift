@@ -8,6 +8,8 @@ import GraniteGPU
 struct AffineColour: FilterKernel {
     /// Row-major 3×3 matrix then the offset, on the 0...1 scale.
     let matrix: [Float]
+    /// The matrix that changes nothing (the epilogue's defaults in `common.glsl`).
+    static let identity: [Float] = [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
 
     static let brightness = FilterDescription(
         name: "brightness", summary: "Brightness, contrast and saturation in one colour matrix.",

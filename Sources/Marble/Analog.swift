@@ -58,6 +58,8 @@ struct Analog: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .analog, spec: [UInt32(blend)], tile: (64 * 8, 1))
+        let quads = StepIO.quadRows(io.sourceSize.width)
+        try io.dispatch(&recorder, .analog, spec: [UInt32(blend), quads ? 1 : 0],
+                        tile: quads ? (16 * 16, 4) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
     }
 }

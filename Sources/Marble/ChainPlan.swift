@@ -15,6 +15,8 @@ final class ChainPlan {
         var format: PixelFormat
         var depthWidth: Int
         var depthHeight: Int
+        /// Which of the plans for this shape (a `FilterPipeline` keeps two frames in flight).
+        var slot = 0
     }
 
     let key: Key
@@ -27,6 +29,7 @@ final class ChainPlan {
     let outputSize: (width: Int, height: Int)
     let sizes: [(width: Int, height: Int)]
     var scratch: [GPUBuffer] = []
+    var scratchImages: [GPUImage] = []
 
     let ping: GPUBuffer
     let pong: GPUBuffer
@@ -52,6 +55,7 @@ final class ChainPlan {
         self.sizes = sizes
 
         var made: [GPUBuffer] = []
+        var madeImages: [GPUImage] = []
         let params = self.params, depth = self.depth, input = self.input
         let depthSize = (width: key.depthWidth, height: key.depthHeight)
         let slot = self.slot
@@ -65,9 +69,20 @@ final class ChainPlan {
                                 let buffer = try pool.take(size: size)
                                 made.append(buffer)
                                 return buffer
+                            }, scratchImage: { width, height in
+                                let image = try pool.takeImage(width: width, height: height)
+                                madeImages.append(image)
+                                return image
                             })
-            if let shaderFormat {
-                try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
+            // YUYV: the first filter may convert while it loads; otherwise a conversion pass.
+            let yuyvSource: UInt32 = shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
+                ? (range == .limited ? 1 : 2) : 0
+            if let shaderFormat, yuyvSource == 0 {
+                if shaderFormat == 0 && key.width % 8 == 0 {
+                    try io.dispatch(&recorder, .convert, spec: [0, range == .limited ? 0 : 1, 1], tile: (16 * 16, 4), local: (16, 4))
+                } else {
+                    try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
+                }
             }
             var index = 0
             while index < kernels.count {
@@ -75,7 +90,8 @@ final class ChainPlan {
                 // A following affine colour filter rides along as the epilogue of this one's last pass.
                 let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColour : nil
                 recorder.barrier()
-                io.source = BufferSlice(buffers.0)
+                io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input) : BufferSlice(buffers.0)
+                io.yuyvSource = index == 0 ? yuyvSource : 0
                 io.destination = BufferSlice(buffers.1)
                 io.sourceSize = sizes[index]
                 io.destinationSize = sizes[index + 1]
@@ -90,6 +106,7 @@ final class ChainPlan {
         output = buffers.0
         recordedSteps = steps
         scratch = made
+        scratchImages = madeImages
     }
 
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
@@ -97,10 +114,17 @@ final class ChainPlan {
         guard (try? sequence.wait()) != nil else { return }
         let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + scratch
         for buffer in all { pool.give(buffer) }
+        for image in scratchImages { pool.give(image) }
     }
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.
     func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws -> Image {
+        try start(image, depth: depthMap, kernels: kernels, time: time)
+        return try finish()
+    }
+
+    /// Writes the frame's pixels and floats and submits, without waiting (the plan must be idle).
+    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws {
         try input.write(image.bytes)
         if let depthMap { try depth.write(values: depthMap.values) }
         for (index, kernel) in kernels.enumerated() {
@@ -108,7 +132,12 @@ final class ChainPlan {
             precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
             try params.write(values: floats, at: slot * (index + 1))
         }
-        try sequence.run()
+        try sequence.submit()
+    }
+
+    /// Waits for the submission `start` made and reads the result.
+    func finish() throws -> Image {
+        try sequence.wait()
         let bytes = try output.read(count: outputSize.width * outputSize.height * 4)
         return try Image(width: outputSize.width, height: outputSize.height, format: .rgba8, bytes: bytes)
     }

@@ -22,6 +22,8 @@ public final class FilterChain: @unchecked Sendable {
     private var plans: [ChainPlan] = []
     private var pool: BufferPool?
     private static let maxPlans = 4
+    /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.
+    private var started: [Int: ChainPlan] = [:]
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
     public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColourRange = .limited) throws {
@@ -51,6 +53,28 @@ public final class FilterChain: @unchecked Sendable {
             let plan = try plan(for: key)
             return try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
         }
+    }
+
+    /// Uploads and submits `image` on plan `slot` without waiting; `finishFrame(slot:)` reads it.
+    /// Used by `FilterPipeline` (two slots, so one frame computes while the other is read and filled).
+    func startFrame(_ image: Image, depth: Image?, time: Float, slot: Int) throws {
+        let depthPlane = try FilterChain.depthPlane(depth)
+        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
+                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: slot)
+        _ = try ColourConversion.shaderFormat(image.format)
+        try lock.withLock {
+            precondition(started[slot] == nil, "slot \(slot) started twice")
+            let plan = try plan(for: key)
+            try plan.start(image, depth: depthPlane, kernels: kernels, time: time)
+            started[slot] = plan
+        }
+    }
+
+    /// Waits for the frame started on `slot` and returns it.
+    func finishFrame(slot: Int) throws -> Image {
+        let plan: ChainPlan? = lock.withLock { started.removeValue(forKey: slot) }
+        guard let plan else { preconditionFailure("slot \(slot) not started") }
+        return try plan.finish()
     }
 
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
@@ -92,7 +116,11 @@ public final class FilterChain: @unchecked Sendable {
         self.pool = pool
         let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool)
         plans.append(plan)
-        if plans.count > FilterChain.maxPlans { plans.removeFirst().recycle(into: pool) }
+        // Evict the least recently used plan that has no frame in flight for a FilterPipeline.
+        if plans.count > FilterChain.maxPlans,
+           let victim = plans.firstIndex(where: { plan in !started.values.contains { $0 === plan } }) {
+            plans.remove(at: victim).recycle(into: pool)
+        }
         return plan
     }
 

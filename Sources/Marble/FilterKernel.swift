@@ -16,12 +16,16 @@ protocol FilterKernel: Sendable {
     /// Whether a following affine colour filter may be fused into this filter's last pass
     /// (its shaders write through `epilogue()` in `common.glsl`).
     var acceptsEpilogue: Bool { get }
+    /// Whether, as the first filter, it can read a `width`-wide YUYV frame itself (converting while
+    /// loading, `StepIO.yuyvSource`), so the chain skips its conversion pass.
+    func readsYUYV(width: Int) -> Bool
 }
 
 extension FilterKernel {
     func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (width, height) }
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
     var acceptsEpilogue: Bool { true }
+    func readsYUYV(width: Int) -> Bool { false }
 }
 
 /// What a CPU reference filter sees besides its input.
@@ -59,31 +63,51 @@ struct StepIO {
     var depthSize: (width: Int, height: Int)
     /// Makes buffers that live as long as the recorded chain.
     var scratch: (Int) throws -> GPUBuffer
+    /// Makes storage images (width, height) that live as long as the recorded chain.
+    var scratchImage: (Int, Int) throws -> GPUImage
     /// A fused affine colour filter (3×3 + offset) applied when writing `destination`, or nil.
     var epilogue: [Float]?
     /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
     static let epilogueConstantID = 40
+    /// The specialization-constant ids of the workgroup size in `common.glsl` (x, then y).
+    static let localSizeConstantID = 60
+    /// The source is the raw YUYV frame (only for a kernel whose `readsYUYV` said yes):
+    /// 0 no (RGBA8), 1 YUYV limited range, 2 YUYV full range.
+    var yuyvSource: UInt32 = 0
 
-    /// Binds the usual four buffers and dispatches one thread per destination pixel (64×1 groups).
+    /// Whether rows of `width` pixels are whole quads (the shaders' VEC paths: uvec4 loads and stores).
+    static func quadRows(_ width: Int) -> Bool { width % 4 == 0 }
+
+    /// Binds the usual four buffers (then `images` from binding 4) and dispatches enough `local`-sized workgroups (64×1 by
+    /// default) to cover the destination, each covering `tile` pixels.
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
-                  a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1)) throws {
+                  a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
+                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = []) throws {
         var spec = spec
-        if let epilogue, (destination ?? self.destination).buffer === self.destination.buffer {
-            // Constants the shader does not declare are ignored, so pad up to the epilogue's ids.
+        let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
+        if fused != nil || local != (64, 1) {
+            // Constants the shader does not declare are ignored, so pad up to the epilogue's ids
+            // (EPILOGUE = 0 and the identity when nothing is fused) and the workgroup size's.
             precondition(spec.count <= StepIO.epilogueConstantID)
-            spec += [UInt32](repeating: 0, count: StepIO.epilogueConstantID - spec.count) + [1] + epilogue.map(\.bitPattern)
+            spec += [UInt32](repeating: 0, count: StepIO.epilogueConstantID - spec.count)
+            spec += [fused == nil ? 0 : 1] + (fused ?? AffineColour.identity).map(\.bitPattern)
+            if local != (64, 1) {
+                spec += [UInt32](repeating: 0, count: StepIO.localSizeConstantID - spec.count) + [UInt32(local.x), UInt32(local.y)]
+            }
         }
-        let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, bindings: 4, specialization: spec)
+        // Bindings 0-3 are the usual buffers; storage images, when the shader has any, follow from 4.
+        let layout = [GPUBindingKind](repeating: .buffer, count: 4) + images.map { _ in .image }
+        let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, layout: layout, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
         let size = SIMD4<Int32>(Int32(sourceSize.width), Int32(sourceSize.height),
                                 Int32(destinationSize.width), Int32(destinationSize.height))
         let push = [size, a, b].flatMap { [UInt32(bitPattern: $0.x), UInt32(bitPattern: $0.y),
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
-        try recorder.dispatch(pipeline, buffers: [source ?? self.source, destination ?? self.destination, params, aux ?? depth],
-                              push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
+        let buffers = [source ?? self.source, destination ?? self.destination, params, aux ?? depth]
+        try recorder.dispatch(pipeline, bindings: buffers.map { .buffer($0) } + images.map { .image($0) }, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
                                                    (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
 }
@@ -96,6 +120,7 @@ struct Shader: Sendable {
     static let colour = Shader(name: "colour", words: SPIRV.colour)
     static let blur = Shader(name: "blur", words: SPIRV.blur)
     static let blurBlock = Shader(name: "blur_block", words: SPIRV.blur_block)
+    static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)
     static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)

@@ -4,7 +4,7 @@ import GraniteGPU
 /// God rays (`godray.comp`): light shafts from a (gently moving) light point.
 ///
 /// ```
-///  src ─half-res light map (colour · luma²)─► light ─march 24 steps to the light─► rays ─add─► dst
+///  src ─half-res light map (colour · luma²)─► light (storage image) ─march 24 steps to the light─► rays ─add─► dst
 /// ```
 struct GodRay: FilterKernel {
     static let samples = 24
@@ -70,14 +70,18 @@ struct GodRay: FilterKernel {
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
         let half = (width: (io.sourceSize.width + 1) / 2, height: (io.sourceSize.height + 1) / 2)
-        let light = BufferSlice(try io.scratch(half.width * half.height * 4))
+        let light = try io.scratchImage(half.width, half.height)
         let rays = BufferSlice(try io.scratch(half.width * half.height * 4))
         let samples = UInt32(GodRay.samples)
-        try io.dispatch(&recorder, .godRay, spec: [samples, 2], destination: light, destinationSize: half)
+        try io.dispatch(&recorder, .godRay, spec: [samples, 2], destination: rays, destinationSize: half, images: [light])
         recorder.barrier()
-        try io.dispatch(&recorder, .godRay, spec: [samples, 0], source: light, destination: rays,
-                        sourceSize: half, destinationSize: half)
+        try io.dispatch(&recorder, .godRay, spec: [samples, 0], destination: rays, sourceSize: half, destinationSize: half,
+                        images: [light])
         recorder.barrier()
-        try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays)
+        if io.sourceSize.width % 8 == 0 {
+            try io.dispatch(&recorder, .godRay, spec: [samples, 1, 1], aux: rays, tile: (16 * 16, 4), local: (16, 4), images: [light])
+        } else {
+            try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays, images: [light])
+        }
     }
 }

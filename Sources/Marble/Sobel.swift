@@ -60,9 +60,10 @@ struct Sobel: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0],
+        let quads = StepIO.quadRows(io.sourceSize.width)
+        try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
                         b: SIMD4(Sobel.inkColour.x, Sobel.inkColour.y, Sobel.inkColour.z, Int32(bitPattern: Sobel.paper)),
-                        tile: (64 * 8, 1))
+                        tile: quads ? (16 * 16, 4) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
     }
 }

@@ -7,7 +7,8 @@ import Marble
 /// `granite-bench filters`: Marble chains on the Vulkan device next to ffmpeg's CPU filters, same run.
 ///
 /// ```
-///  YUYV 1280x720 ─► FilterChain.apply (upload, one submission, download) ─► fps, ms/frame
+///  YUYV 1280x720 ─► FilterPipeline.push (2 frames in flight) / FilterChain.apply (upload, one
+///                   submission, wait, download) ─► fps, ms/frame
 ///  ffmpeg -f lavfi testsrc2 ─► gblur, edgedetect, colorchannelmixer (-threads 2) ─► -f null
 ///  (ffmpeg per frame = (time for N+1 frames − time for 1 frame) / N: start-up excluded)
 /// ```
@@ -41,7 +42,15 @@ struct FiltersBench: ParsableCommand {
         for (label, text) in chains {
             let filters = try FilterChain(text.isEmpty ? [] : FilterSpec.parseChain(text), context: context)
             var index = 0
-            cases.append((label, {
+            // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.
+            cases.append((label + ", pipelined", {
+                try FiltersBench.seconds {
+                    let pipeline = FilterPipeline(filters)
+                    for _ in 0..<frames { _ = try pipeline.push(input, time: Float(index) / 30); index += 1 }
+                    _ = try pipeline.finish()
+                }
+            }))
+            cases.append((label + ", apply", {
                 try FiltersBench.seconds { for _ in 0..<frames { _ = try filters.apply(input, time: Float(index) / 30); index += 1 } }
             }))
         }
@@ -78,7 +87,7 @@ struct FiltersBench: ParsableCommand {
         let anchor = cases.firstIndex { $0.0 == anchorLabel }
         print("(cpu ms/frame: CPU time of all threads — ours incl. lavapipe's, ffmpeg's as a child — less sensitive to a busy machine)")
         for (index, (label, _)) in cases.enumerated() {
-            let name = label.padding(toLength: 64, withPad: " ", startingAt: 0)
+            let name = label.padding(toLength: 74, withPad: " ", startingAt: 0)
             let ratio = anchor.map { String(format: "  %5.2fx ffmpeg fps, %5.2fx its cpu/frame", perFrame[$0] / perFrame[index],
                                             cpuPerFrame[$0] / cpuPerFrame[index]) } ?? ""
             print(name + String(format: " %8.1f fps %8.2f ms/frame %8.2f cpu ms/frame", 1 / perFrame[index], perFrame[index] * 1000,

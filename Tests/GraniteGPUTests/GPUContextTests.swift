@@ -94,6 +94,42 @@ struct GPUContextTests {
         #expect(try b.read(count: 32, at: 32) == [UInt8](repeating: 7, count: 32), "second submission reruns the copy")
     }
 
+    /// Storage images: buffer → image → buffer copies in the general layout, recorded once and
+    /// submitted twice; bounds are checked; the pool hands an image back by its size.
+    @Test func imagesRoundTripThroughCopies() throws {
+        guard let context = Self.context() else { return }
+        let image = try GPUImage(context: context, width: 5, height: 3)
+        #expect(image.byteCount == 60)
+        let source = try GPUBuffer(context: context, size: 60), target = try GPUBuffer(context: context, size: 72)
+        let sequence = try CommandSequence(context: context)
+        try sequence.record { recorder in
+            try recorder.copy(from: source, to: image)
+            recorder.barrier()
+            try recorder.copy(from: image, to: target, offset: 12)
+        }
+        for round in 0..<2 {
+            let texels = (0..<15).map { UInt32($0 * 0x0101_0101 + round) }
+            try source.write(values: texels)
+            try sequence.run()
+            #expect(try target.read(UInt32.self, count: 15, at: 12) == texels, "round \(round)")
+        }
+        let small = try GPUBuffer(context: context, size: 56)
+        let failing = try CommandSequence(context: context)
+        #expect(throws: GPUError.outOfBounds(what: "copy to image", offset: 0, count: 60, size: 56)) {
+            try failing.record { recorder in try recorder.copy(from: small, to: image) }
+        }
+        #expect(throws: GPUError.outOfBounds(what: "copy from image", offset: 16, count: 60, size: 72)) {
+            try failing.record { recorder in try recorder.copy(from: image, to: target, offset: 16) }
+        }
+        #expect(throws: GPUError.self) { try GPUImage(context: context, width: 0, height: 4) }
+        let pool = BufferPool(context: context)
+        let taken = try pool.takeImage(width: 8, height: 2)
+        pool.give(taken)
+        #expect(pool.idleCount == 1)
+        #expect(try pool.takeImage(width: 8, height: 2) === taken)
+        #expect(try pool.takeImage(width: 2, height: 8) !== taken)
+    }
+
     @Test func rejectsNonSPIRV() {
         guard let context = Self.context() else { return }
         #expect(throws: GPUError.invalidPipeline(name: "junk", reason: "not SPIR-V (bad magic number)")) {

@@ -5,8 +5,10 @@ import Testing
 
 /// GPU against CPU reference for every filter, on odd sizes with a fixed seed.
 /// Integer filters must match exactly; float ones within 1 LSB.
+/// 40 and 44 wide take the shaders' quad paths (width % 8 == 0, and % 4 == 0 only; neither a
+/// multiple of 16, so the last invocation of a row is partly outside it).
 @Suite(.serialized) struct GPUReferenceTests {
-    static let sizes = [(13, 7), (127, 63), (317, 129)]
+    static let sizes = [(13, 7), (127, 63), (317, 129), (40, 9), (44, 10)]
 
     /// Filter spec and the largest difference allowed (0 = exact).
     static let cases: [(String, Int)] = [
@@ -110,6 +112,23 @@ import Testing
             let cpu = try chain.applyCPU(input)
             #expect(gpu.format == .rgba8 && gpu.width == w && gpu.height == h)
             #expect(gpu == cpu, "\(format) \(range) at \(w)x\(h): \(Difference(gpu, cpu))")
+        }
+    }
+
+    /// YUYV straight into a first blur (converted while it loads its rows, no conversion pass)
+    /// and the benchmark's two chains (320×180: a 16:9 frame whose rows are whole blocks, like 1280×720).
+    @Test(arguments: ColourRange.allCases)
+    func yuyvIntoFirstFilterMatchesReference(_ range: ColourRange) throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chains = ["blur:sigma=2 | sobel | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131",
+                      "blur:sigma=9", "blur:sigma=0.5 | ink", "ink | godRay | analog"]
+        for text in chains {
+            let chain = try FilterChain(FilterSpec.parseChain(text), context: context, range: range)
+            for (w, h) in [(40, 9), (48, 7), (44, 10), (13, 7), (320, 180)] {
+                let input = Fixtures.image(w, h, format: .yuyv)
+                let difference = Difference(try chain.apply(input, time: 0.5), try chain.applyCPU(input, time: 0.5))
+                #expect(difference.maxDelta <= 1, "\(text) \(range) at \(w)x\(h): \(difference)")
+            }
         }
     }
 

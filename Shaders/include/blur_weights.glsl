@@ -1,0 +1,29 @@
+// The separable gaussian's constants, shared by blur_block.comp and blur_columns.comp: the radius,
+// the direction (0 rows, 1 columns) and the Q8 weights W0..W24 (W0 + 2 * sum(W1..) == 256).
+layout(constant_id = 0) const int RADIUS = 1;
+layout(constant_id = 1) const int DIR = 0;
+layout(constant_id = 2) const uint W0 = 0u;
+layout(constant_id = 3) const uint W1 = 0u;
+layout(constant_id = 4) const uint W2 = 0u;
+layout(constant_id = 5) const uint W3 = 0u;
+layout(constant_id = 6) const uint W4 = 0u;
+layout(constant_id = 7) const uint W5 = 0u;
+layout(constant_id = 8) const uint W6 = 0u;
+layout(constant_id = 9) const uint W7 = 0u;
+layout(constant_id = 10) const uint W8 = 0u;
+layout(constant_id = 11) const uint W9 = 0u;
+layout(constant_id = 12) const uint W10 = 0u;
+layout(constant_id = 13) const uint W11 = 0u;
+layout(constant_id = 14) const uint W12 = 0u;
+layout(constant_id = 15) const uint W13 = 0u;
+layout(constant_id = 16) const uint W14 = 0u;
+layout(constant_id = 17) const uint W15 = 0u;
+layout(constant_id = 18) const uint W16 = 0u;
+layout(constant_id = 19) const uint W17 = 0u;
+layout(constant_id = 20) const uint W18 = 0u;
+layout(constant_id = 21) const uint W19 = 0u;
+layout(constant_id = 22) const uint W20 = 0u;
+layout(constant_id = 23) const uint W21 = 0u;
+layout(constant_id = 24) const uint W22 = 0u;
+layout(constant_id = 25) const uint W23 = 0u;
+layout(constant_id = 26) const uint W24 = 0u;
