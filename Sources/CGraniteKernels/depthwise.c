@@ -1,0 +1,148 @@
+// Quantised depthwise convolution on exact integers held in floats, and nearest upsampling.
+//
+// The input plane is turned into centred integers (q - zero point) once, padded with zeros
+// and split into `sw` column phases so that every tap of a strided row is a unit-stride read:
+// padded column x*sw + kj lives in phase kj % sw at index x + kj / sw. Products of 8-bit
+// integers and their sums over a kernel stay far below 2^24, so the float sums are exact and
+// equal to ONNX Runtime's int32 ones; requantisation then follows QLinearConv.
+#include "common.h"
+
+#include <string.h>
+
+#define GK_DW_CHUNK 32
+
+typedef struct {
+    int hp, pw;   /* padded rows, columns per phase */
+} dw_geometry;
+
+GK_INLINE dw_geometry dw_geo(int h, int w, int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow) {
+    int hp = h + pt, need = (oh - 1) * sh + kh;
+    if (need > hp) hp = need;
+    int wp = w + pl, needw = (ow - 1) * sw + kw;
+    if (needw > wp) wp = needw;
+    dw_geometry g = {hp, (wp + sw - 1) / sw};
+    return g;
+}
+
+size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow) {
+    dw_geometry g = dw_geo(h, w, kh, kw, sh, sw, pt, pl, oh, ow);
+    return (size_t)sw * g.hp * g.pw + GK_DW_CHUNK + kw;
+}
+
+GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
+                       int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch, float *out) {
+    dw_geometry g = dw_geo(h, w, kh, kw, sh, sw, pt, pl, oh, ow);
+    size_t phase = (size_t)g.hp * g.pw;
+    memset(scratch, 0, (sw * phase + GK_DW_CHUNK + kw) * sizeof(float));
+    for (int y = 0; y < h; y++) {
+        const float *s = src + (size_t)y * w;
+        float *row = scratch + (size_t)(y + pt) * g.pw;
+        if (sw == 1) {
+            float *d = row + pl;
+            for (int x = 0; x < w; x++) d[x] = gk_rint(s[x] * inv);
+        } else {
+            for (int x = 0; x < w; x++) {
+                int px = x + pl;
+                row[(size_t)(px % sw) * phase + px / sw] = gk_rint(s[x] * inv);
+            }
+        }
+    }
+    const float bias = (float)rq->bias[ch], scale = rq->scale[ch];
+    const float shift = rq->shift ? rq->shift[ch] : 0.0f;
+    for (int y = 0; y < oh; y++) {
+        float *o = out + (size_t)y * ow;
+        for (int x0 = 0; x0 < ow; x0 += GK_DW_CHUNK) {
+            float acc[GK_DW_CHUNK];
+            for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] = 0.0f;
+            for (int ki = 0; ki < kh; ki++) {
+                const float *r = scratch + (size_t)(y * sh + ki) * g.pw + x0;
+                for (int kj = 0; kj < kw; kj++) {
+                    const float wv = k[ki * kw + kj];
+                    const float *s = r + (size_t)(kj % sw) * phase + kj / sw;
+                    for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] += wv * s[i];
+                }
+            }
+            int cnt = ow - x0 < GK_DW_CHUNK ? ow - x0 : GK_DW_CHUNK;
+            if (rq->requant) {
+                for (int i = 0; i < GK_DW_CHUNK; i++) {
+                    acc[i] = gk_rint(gk_clampf((acc[i] + bias) * scale, rq->lo, rq->hi)) * rq->out_scale;
+                }
+            } else {
+                for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] = (acc[i] + bias) * scale + shift;
+            }
+            memcpy(o + x0, acc, (size_t)cnt * sizeof(float));
+        }
+    }
+}
+
+static void dw_portable(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
+                        int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch, float *out) {
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+}
+
+#if GK_X86
+GK_TARGET_AVX2 static void dw_avx2(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
+                                   int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch,
+                                   float *out) {
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+}
+
+GK_TARGET_VNNI static void dw_avx512(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
+                                     int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int ch,
+                                     float *scratch, float *out) {
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+}
+#endif
+
+void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, const float *k, int kh, int kw, int sh,
+                  int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int channel, float *scratch,
+                  float *out) {
+#if GK_X86
+    if (level >= GK_AVX512VNNI) {
+        dw_avx512(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+        return;
+    }
+    if (level >= GK_AVX2) {
+        dw_avx2(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+        return;
+    }
+#endif
+    dw_portable(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+}
+
+// MARK: nearest upsampling by integer factors
+
+GK_INLINE void up_body(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
+    int ow = w * fx;
+    for (int p = 0; p < planes; p++) {
+        const float *s = src + (size_t)p * h * w;
+        float *d = dst + (size_t)p * h * fy * ow;
+        for (int y = 0; y < h; y++) {
+            float *row = d + (size_t)y * fy * ow;
+            const float *in = s + (size_t)y * w;
+            if (fx == 2) {
+                for (int x = 0; x < w; x++) { row[2 * x] = in[x]; row[2 * x + 1] = in[x]; }
+            } else {
+                for (int x = 0; x < ow; x++) row[x] = in[x / fx];
+            }
+            for (int r = 1; r < fy; r++) memcpy(row + (size_t)r * ow, row, (size_t)ow * sizeof(float));
+        }
+    }
+}
+
+static void up_portable(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
+    up_body(src, planes, h, w, fy, fx, dst);
+}
+
+#if GK_X86
+GK_TARGET_AVX2 static void up_avx2(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
+    up_body(src, planes, h, w, fy, fx, dst);
+}
+#endif
+
+void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
+#if GK_X86
+    if (level >= GK_AVX2) { up_avx2(src, planes, h, w, fy, fx, dst); return; }
+#endif
+    up_portable(src, planes, h, w, fy, fx, dst);
+}
