@@ -1,4 +1,4 @@
-// Quantised depthwise convolution on exact integers held in floats, and nearest upsampling.
+// Quantised depthwise convolution on exact integers held in floats,.
 //
 // The input plane is turned into centred integers (q - zero point) once, padded with zeros
 // and split into `sw` column phases so that every tap of a strided row is a unit-stride read:
@@ -37,13 +37,28 @@ GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k
     for (int y = 0; y < h; y++) {
         const float *s = src + (size_t)y * w;
         float *row = scratch + (size_t)(y + pt) * g.pw;
-        if (sw == 1) {
+        if (sw == 1 && inv > 0) {
             float *d = row + pl;
             for (int x = 0; x < w; x++) d[x] = gk_rint(s[x] * inv);
+        } else if (sw == 1) {
+            memcpy(row + pl, s, (size_t)w * sizeof(float));
+        } else if (sw == 2) {
+            // Even padded columns to phase 0, odd ones to phase 1 (no division in the loop).
+            int first = pl & 1;
+            float *even = row + (pl + first) / 2, *odd = row + phase + (pl + 1 - first) / 2;
+            const float *se = s + first, *so = s + (1 - first);
+            int ne = (w - first + 1) / 2, no = (w - (1 - first) + 1) / 2;
+            if (inv > 0) {
+                for (int i = 0; i < ne; i++) even[i] = gk_rint(se[2 * i] * inv);
+                for (int i = 0; i < no; i++) odd[i] = gk_rint(so[2 * i] * inv);
+            } else {
+                for (int i = 0; i < ne; i++) even[i] = se[2 * i];
+                for (int i = 0; i < no; i++) odd[i] = so[2 * i];
+            }
         } else {
             for (int x = 0; x < w; x++) {
                 int px = x + pl;
-                row[(size_t)(px % sw) * phase + px / sw] = gk_rint(s[x] * inv);
+                row[(size_t)(px % sw) * phase + px / sw] = inv > 0 ? gk_rint(s[x] * inv) : s[x];
             }
         }
     }
@@ -108,41 +123,4 @@ void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, co
     }
 #endif
     dw_portable(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
-}
-
-// MARK: nearest upsampling by integer factors
-
-GK_INLINE void up_body(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
-    int ow = w * fx;
-    for (int p = 0; p < planes; p++) {
-        const float *s = src + (size_t)p * h * w;
-        float *d = dst + (size_t)p * h * fy * ow;
-        for (int y = 0; y < h; y++) {
-            float *row = d + (size_t)y * fy * ow;
-            const float *in = s + (size_t)y * w;
-            if (fx == 2) {
-                for (int x = 0; x < w; x++) { row[2 * x] = in[x]; row[2 * x + 1] = in[x]; }
-            } else {
-                for (int x = 0; x < ow; x++) row[x] = in[x / fx];
-            }
-            for (int r = 1; r < fy; r++) memcpy(row + (size_t)r * ow, row, (size_t)ow * sizeof(float));
-        }
-    }
-}
-
-static void up_portable(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
-    up_body(src, planes, h, w, fy, fx, dst);
-}
-
-#if GK_X86
-GK_TARGET_AVX2 static void up_avx2(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
-    up_body(src, planes, h, w, fy, fx, dst);
-}
-#endif
-
-void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, int fy, int fx, float *dst) {
-#if GK_X86
-    if (level >= GK_AVX2) { up_avx2(src, planes, h, w, fy, fx, dst); return; }
-#endif
-    up_portable(src, planes, h, w, fy, fx, dst);
 }

@@ -60,10 +60,16 @@ size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int p
 /* One depthwise plane: quantises src (h x w) to centred integers rint(x * inv_scale) held as
  * floats, pads it (zero = the zero point) and convolves with the integer kernel k (kh x kw,
  * strides sh/sw, pads top/left pt/pl), then requantises channel `channel` of rq into out
- * (oh x ow). Sums are exact: |products| < 2^16 and at most 2^8 of them per output. */
+ * (oh x ow). Sums are exact: |products| < 2^16 and at most 2^8 of them per output.
+ * With inv_scale <= 0 the plane is used as it is (a float depthwise convolution; use a
+ * float-mode rq with scale 1 and the bias as shift). */
 void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, const float *k, int kh, int kw,
                   int sh, int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int channel,
                   float *scratch, float *out);
+
+/* In place: p = rint(clamp(p / scale, qlo, qhi)) * scale (QuantizeLinear then DequantizeLinear
+ * in centred units; qlo, qhi integers within +-2^22). */
+void gk_fake_quant(int level, float *p, size_t count, float scale, float qlo, float qhi);
 
 /* Nearest upsampling of `planes` planes (h x w) by integer factors fy, fx (output pixel
  * (y, x) reads input (y / fy, x / fx)). */

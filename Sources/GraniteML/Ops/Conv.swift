@@ -30,7 +30,18 @@ enum Conv {
         let kArea = g.kernel[0] * g.kernel[1]
         let plane = oh * ow
         let outShape = [n, m, oh, ow]
+        if let q = c.node.quantized,
+           let prepared = quantized(c, q, input: x.shape, weights: w.shape, bias: bias, g: g, group: group, outShape: outShape) {
+            return prepared
+        }
 
+        if group == ch && m == ch && g.dilations == [1, 1] {
+            // The vectorised C kernel (float mode: scale 1, bias as the shift).
+            let tables = RequantTables(bias: [Int32](repeating: 0, count: m), scale: [Float](repeating: 1, count: m),
+                                       shift: biasValues, requant: nil)
+            return depthwise(c, input: x.shape, kernels: KernelWeights(weights), kernel: [w.shape[2], w.shape[3]], tables: tables,
+                             inverseScale: 0, g: g, outShape: outShape, epilogue: epilogue, level: KernelLevel.current)
+        }
         if group == ch && m == ch {
             return .single(outShape) { io in
                 weights.withUnsafeBufferPointer { wp in
