@@ -30,6 +30,30 @@ void gk_fake_quant(int level, float *p, size_t count, float scale, float qlo, fl
     fq_portable(p, count, scale, qlo, qhi);
 }
 
+// MARK: quantisation (QuantizeLinear values, as floats)
+
+GK_INLINE void q_body(const float *src, float *dst, size_t count, float scale, float qlo, float qhi, float zero) {
+    for (size_t i = 0; i < count; i++) dst[i] = gk_rint(gk_clampf(src[i] / scale, qlo, qhi)) + zero;
+}
+
+static void q_portable(const float *src, float *dst, size_t count, float scale, float qlo, float qhi, float zero) {
+    q_body(src, dst, count, scale, qlo, qhi, zero);
+}
+
+#if GK_X86
+GK_TARGET_AVX2 static void q_avx2(const float *src, float *dst, size_t count, float scale, float qlo, float qhi,
+                                  float zero) {
+    q_body(src, dst, count, scale, qlo, qhi, zero);
+}
+#endif
+
+void gk_quantize(int level, const float *src, float *dst, size_t count, float scale, float qlo, float qhi, float zero) {
+#if GK_X86
+    if (level >= GK_AVX2) { q_avx2(src, dst, count, scale, qlo, qhi, zero); return; }
+#endif
+    q_portable(src, dst, count, scale, qlo, qhi, zero);
+}
+
 // MARK: nearest upsampling by integer factors
 
 GK_INLINE void up_body(const float *src, int planes, int h, int w, int fy, int fx, float *dst) {

@@ -71,6 +71,10 @@ void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, co
  * in centred units; qlo, qhi integers within +-2^22). */
 void gk_fake_quant(int level, float *p, size_t count, float scale, float qlo, float qhi);
 
+/* dst = rint(clamp(src / scale, qlo, qhi)) + zero: QuantizeLinear (qlo, qhi = range - zero,
+ * integers within +-2^22), results held as floats. */
+void gk_quantize(int level, const float *src, float *dst, size_t count, float scale, float qlo, float qhi, float zero);
+
 /* Nearest upsampling of `planes` planes (h x w) by integer factors fy, fx (output pixel
  * (y, x) reads input (y / fy, x / fx)). */
 void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, int fy, int fx, float *dst);
