@@ -9,7 +9,8 @@
 
 #include <string.h>
 
-#define GK_DW_CHUNK 32
+#define GK_DW_CHUNK 64
+#define GK_DW_MAX_TAPS 64
 
 typedef struct {
     int hp, pw;   /* padded rows, columns per phase */
@@ -27,6 +28,41 @@ GK_INLINE dw_geometry dw_geo(int h, int w, int kh, int kw, int sh, int sw, int p
 size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow) {
     dw_geometry g = dw_geo(h, w, kh, kw, sh, sw, pt, pl, oh, ow);
     return (size_t)sw * g.hp * g.pw + GK_DW_CHUNK + kw;
+}
+
+/* Output rows in chunks of `chunk` columns (a constant after inlining, so the sums stay in
+ * registers); each tap is one broadcast weight times a unit-stride row at a fixed offset. */
+GK_INLINE void dw_rows(const float *scratch, int pw, size_t phase, const float *k, int kh, int kw, int sh, int sw,
+                       int oh, int ow, const gk_requant *rq, int ch, float *out, const int chunk) {
+    const float bias = (float)rq->bias[ch], scale = rq->scale[ch];
+    const float shift = rq->shift ? rq->shift[ch] : 0.0f;
+    size_t offsets[GK_DW_MAX_TAPS];
+    int taps = kh * kw;
+    for (int ki = 0; ki < kh; ki++) {
+        for (int kj = 0; kj < kw; kj++) offsets[ki * kw + kj] = (size_t)ki * pw + (size_t)(kj % sw) * phase + kj / sw;
+    }
+    for (int y = 0; y < oh; y++) {
+        float *o = out + (size_t)y * ow;
+        const float *base = scratch + (size_t)y * sh * pw;
+        for (int x0 = 0; x0 < ow; x0 += chunk) {
+            float acc[GK_DW_CHUNK];
+            for (int i = 0; i < chunk; i++) acc[i] = 0.0f;
+            for (int t = 0; t < taps; t++) {
+                const float wv = k[t];
+                const float *s = base + x0 + offsets[t];
+                for (int i = 0; i < chunk; i++) acc[i] += wv * s[i];
+            }
+            int cnt = ow - x0 < chunk ? ow - x0 : chunk;
+            if (rq->requant) {
+                for (int i = 0; i < chunk; i++) {
+                    acc[i] = gk_rint(gk_clampf((acc[i] + bias) * scale, rq->lo, rq->hi)) * rq->out_scale;
+                }
+            } else {
+                for (int i = 0; i < chunk; i++) acc[i] = (acc[i] + bias) * scale + shift;
+            }
+            memcpy(o + x0, acc, (size_t)cnt * sizeof(float));
+        }
+    }
 }
 
 GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
@@ -62,32 +98,9 @@ GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k
             }
         }
     }
-    const float bias = (float)rq->bias[ch], scale = rq->scale[ch];
-    const float shift = rq->shift ? rq->shift[ch] : 0.0f;
-    for (int y = 0; y < oh; y++) {
-        float *o = out + (size_t)y * ow;
-        for (int x0 = 0; x0 < ow; x0 += GK_DW_CHUNK) {
-            float acc[GK_DW_CHUNK];
-            for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] = 0.0f;
-            for (int ki = 0; ki < kh; ki++) {
-                const float *r = scratch + (size_t)(y * sh + ki) * g.pw + x0;
-                for (int kj = 0; kj < kw; kj++) {
-                    const float wv = k[ki * kw + kj];
-                    const float *s = r + (size_t)(kj % sw) * phase + kj / sw;
-                    for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] += wv * s[i];
-                }
-            }
-            int cnt = ow - x0 < GK_DW_CHUNK ? ow - x0 : GK_DW_CHUNK;
-            if (rq->requant) {
-                for (int i = 0; i < GK_DW_CHUNK; i++) {
-                    acc[i] = gk_rint(gk_clampf((acc[i] + bias) * scale, rq->lo, rq->hi)) * rq->out_scale;
-                }
-            } else {
-                for (int i = 0; i < GK_DW_CHUNK; i++) acc[i] = (acc[i] + bias) * scale + shift;
-            }
-            memcpy(o + x0, acc, (size_t)cnt * sizeof(float));
-        }
-    }
+    if (ow <= 16) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 16);
+    else if (ow <= 32) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 32);
+    else dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, GK_DW_CHUNK);
 }
 
 static void dw_portable(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,

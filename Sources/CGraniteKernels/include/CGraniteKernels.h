@@ -60,7 +60,8 @@ size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int p
 /* One depthwise plane: quantises src (h x w) to centred integers rint(x * inv_scale) held as
  * floats, pads it (zero = the zero point) and convolves with the integer kernel k (kh x kw,
  * strides sh/sw, pads top/left pt/pl), then requantises channel `channel` of rq into out
- * (oh x ow). Sums are exact: |products| < 2^16 and at most 2^8 of them per output.
+ * (oh x ow). Sums are exact: |products| < 2^16 and at most 64 of them per output
+ * (kh * kw <= 64; larger kernels are the caller's to refuse).
  * With inv_scale <= 0 the plane is used as it is (a float depthwise convolution; use a
  * float-mode rq with scale 1 and the bias as shift). */
 void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, const float *k, int kh, int kw,

@@ -35,7 +35,7 @@ enum Conv {
             return prepared
         }
 
-        if group == ch && m == ch && g.dilations == [1, 1] {
+        if group == ch && m == ch && g.dilations == [1, 1] && kArea <= 64 {
             // The vectorised C kernel (float mode: scale 1, bias as the shift).
             let tables = RequantTables(bias: [Int32](repeating: 0, count: m), scale: [Float](repeating: 1, count: m),
                                        shift: biasValues, requant: nil)

@@ -111,6 +111,7 @@ extension Conv {
         let level = KernelLevel.current
         let inv = 1 / q.inputScale
         if group == ch && m == ch && weights[1] == 1 {
+            guard weights[2] * weights[3] <= 64 else { return nil }
             let tables = RequantTables(bias: q.bias ?? [Int32](repeating: 0, count: m), scale: scales, shift: nil, requant: requant)
             return depthwise(c, input: input, kernels: KernelWeights(q.weights.map { Float($0) }), kernel: [weights[2], weights[3]],
                              tables: tables, inverseScale: inv, g: g, outShape: outShape, epilogue: [], level: level)
