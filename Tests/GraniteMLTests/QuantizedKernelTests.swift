@@ -164,6 +164,32 @@ final class QuantizedKernelTests: XCTestCase {
         }
     }
 
+    /// The float GEMM (AVX-512 build where present, portable reference otherwise) against a
+    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk.
+    func testFloatGemmMatchesReference() {
+        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256)].enumerated() {
+            var r = Numbers(state: UInt64(50 + index))
+            let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
+            let b = (0..<(k * n)).map { _ in Float(r.next(-100...100)) / 64 }
+            var expected = [Float](repeating: 0, count: m * n)
+            for i in 0..<m {
+                for j in 0..<n {
+                    var s = 0.0
+                    for p in 0..<k { s += Double(a[i * k + p]) * Double(b[p * n + j]) }
+                    expected[i * n + j] = Float(s)
+                }
+            }
+            for level in levels {
+                var c = [Float](repeating: .nan, count: m * n)
+                let split = Int32(n / 2 / 16 * 16)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n))
+                let worst = zip(c, expected).map { abs($0 - $1) }.max() ?? .nan
+                XCTAssertLessThan(worst, 1e-3, "\(m)×\(n)×\(k) level \(level)")
+            }
+        }
+    }
+
     func testNearestUpsampling() {
         for (planes, h, w, fy, fx) in [(3, 5, 7, 2, 2), (2, 4, 3, 3, 1), (1, 1, 9, 1, 2), (2, 3, 3, 2, 3)] {
             let src = (0..<(planes * h * w)).map { Float($0) * 0.5 - 3 }

@@ -35,6 +35,14 @@ typedef struct {
     int requant;
 } gk_requant;
 
+/* True when gk_sgemm has a fast build for `level` (AVX-512); otherwise use a BLAS. */
+int gk_sgemm_available(int level);
+
+/* Float C[:, n0:n1] = A (m x k, row stride lda) * B (k x n, row stride ldb), row-major,
+ * C overwritten (row stride ldc). */
+void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
+              int n1);
+
 /* Bytes of packed activations for a k x n operand (panels of 16 columns, k in groups of 4). */
 size_t gk_qgemm_packed_b_size(int k, int n);
 
