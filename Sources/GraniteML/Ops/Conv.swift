@@ -1,7 +1,7 @@
 import CBLAS
 
-/// Conv: pointwise convolutions straight into `cblas_sgemm`, depthwise ones with a direct
-/// kernel, the rest through im2col + `cblas_sgemm`; bias and the fused epilogue are applied
+/// Conv: pointwise convolutions straight into a GEMM (``Gemm``), depthwise ones with a direct
+/// kernel, the rest through im2col + GEMM; bias and the fused epilogue are applied
 /// per output channel while it is still in cache.
 enum Conv {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
