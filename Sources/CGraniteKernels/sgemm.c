@@ -50,8 +50,54 @@ GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, f
         }                                                                                                       \
         break;
 
-GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, const float *b, int ldb, float *c,
-                                        int ldc, int n0, int n1) {
+/* Copies rows [k0, k0 + kc) of columns [x, x + cols) of B into buf (64 floats a row). */
+GK_INLINE void sg_pack_plain(const float *b, int ldb, int k0, int kc, int x, int cols, float *buf) {
+    for (int kk = 0; kk < kc; kk++) {
+        const float *src = b + (size_t)(k0 + kk) * ldb + x;
+        float *dst = buf + (size_t)kk * 64;
+        memcpy(dst, src, (size_t)cols * sizeof(float));
+        if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
+    }
+}
+
+/* The same from the im2col matrix of a convolution, read straight from the input. */
+GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, int cols, float *buf) {
+    const int taps = g->kh * g->kw;
+    for (int kk = 0; kk < kc; kk++) {
+        int row = k0 + kk, ch = row / taps, t = row % taps, ki = t / g->kw, kj = t % g->kw;
+        float *dst = buf + (size_t)kk * 64;
+        if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
+        for (int p = x; p < x + cols;) {
+            int y = p / g->ow, xo = p % g->ow;
+            int seg = g->ow - xo < x + cols - p ? g->ow - xo : x + cols - p;
+            float *d = dst + (p - x);
+            int iy = y * g->sh - g->pt + ki * g->dh;
+            if (iy < 0 || iy >= g->h) {
+                memset(d, 0, (size_t)seg * sizeof(float));
+            } else {
+                const float *in = g->input + ((size_t)ch * g->h + iy) * g->w;
+                int ix0 = xo * g->sw - g->pl + kj * g->dw;
+                if (g->sw == 1) {
+                    int lo = ix0 < 0 ? -ix0 : 0, hi = g->w - ix0 < seg ? g->w - ix0 : seg;
+                    if (hi < lo) hi = lo;
+                    if (lo > seg) lo = hi = seg;
+                    if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
+                    if (hi > lo) memcpy(d + lo, in + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
+                    if (seg > hi) memset(d + hi, 0, (size_t)(seg - hi) * sizeof(float));
+                } else {
+                    for (int s = 0; s < seg; s++) {
+                        int ix = ix0 + s * g->sw;
+                        d[s] = ix >= 0 && ix < g->w ? in[ix] : 0.0f;
+                    }
+                }
+            }
+            p += seg;
+        }
+    }
+}
+
+GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, const float *b, int ldb,
+                                        const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1) {
     float buf[GK_SG_KC * 64];
     for (int x = n0; x < n1; x += 64) {
         int cols = n1 - x < 64 ? n1 - x : 64;
@@ -59,12 +105,8 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
         __mmask16 last = (cols % 16) ? (__mmask16)((1u << (cols % 16)) - 1) : (__mmask16)0xFFFF;
         for (int k0 = 0; k0 < k; k0 += GK_SG_KC) {
             int kc = k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC;
-            for (int kk = 0; kk < kc; kk++) {
-                const float *src = b + (size_t)(k0 + kk) * ldb + x;
-                float *dst = buf + (size_t)kk * 64;
-                memcpy(dst, src, (size_t)cols * sizeof(float));
-                if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
-            }
+            if (conv) sg_pack_conv(conv, k0, kc, x, cols, buf);
+            else sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
             for (int y = 0; y < m; y += 6) {
                 int rows = m - y < 6 ? m - y : 6;
                 const float *ap = a + (size_t)y * lda + k0;
@@ -79,13 +121,35 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
               int n1) {
 #if GK_X86
-    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, c, ldc, n0, n1); return; }
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1); return; }
 #endif
     // Portable reference (callers use OpenBLAS instead where gk_sgemm_available is false).
     for (int i = 0; i < m; i++) {
         for (int j = n0; j < n1; j++) {
             float s = 0;
             for (int kk = 0; kk < k; kk++) s += a[(size_t)i * lda + kk] * b[(size_t)kk * ldb + j];
+            c[(size_t)i * ldc + j] = s;
+        }
+    }
+}
+
+void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
+                   int n1) {
+    int k = g->channels * g->kh * g->kw;
+#if GK_X86
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1); return; }
+#endif
+    // Portable reference (callers use im2col + BLAS instead where gk_sgemm_available is false).
+    for (int j = n0; j < n1; j++) {
+        int y = j / g->ow, xo = j % g->ow;
+        for (int i = 0; i < m; i++) {
+            float s = 0;
+            for (int r = 0; r < k; r++) {
+                int taps = g->kh * g->kw, ch = r / taps, t = r % taps, ki = t / g->kw, kj = t % g->kw;
+                int iy = y * g->sh - g->pt + ki * g->dh, ix = xo * g->sw - g->pl + kj * g->dw;
+                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;
+                s += a[(size_t)i * lda + r] * g->input[((size_t)ch * g->h + iy) * g->w + ix];
+            }
             c[(size_t)i * ldc + j] = s;
         }
     }

@@ -29,6 +29,15 @@ final class ModelReferenceTests: XCTestCase {
         assertClose(actual, expected)
     }
 
+    /// The same with the C kernels capped at AVX2: OpenBLAS and stored im2col blocks instead of
+    /// GraniteML's AVX-512 GEMM (the path CPUs without AVX-512 take).
+    func testPPOCRDetector256WithoutAVX512Kernels() throws {
+        KernelLevel.cap.store(KernelLevel.avx2, ordering: .relaxed)
+        defer { KernelLevel.cap.store(-1, ordering: .relaxed) }
+        let (actual, expected) = try run("ppocr-det-256")
+        assertClose(actual, expected)
+    }
+
     func testPPOCRDetector640TwoThreads() throws {
         let (actual, expected) = try run("ppocr-det-640", threads: 2)
         assertClose(actual, expected)

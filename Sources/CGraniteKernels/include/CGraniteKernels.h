@@ -43,6 +43,20 @@ int gk_sgemm_available(int level);
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
               int n1);
 
+/* A 2-D convolution's input and window, for gk_sgemm_conv. */
+typedef struct {
+    const float *input;          /* channels x h x w */
+    int channels, h, w;
+    int kh, kw, sh, sw, dh, dw;  /* kernel, strides, dilations */
+    int pt, pl;                  /* pads top / left */
+    int ow;                      /* output width (column j is output pixel (j / ow, j % ow)) */
+} gk_conv_geometry;
+
+/* C[:, n0:n1] = A (m x channels*kh*kw) * im2col(input)[:, n0:n1], the im2col matrix never
+ * stored: GEMM tiles are filled straight from the input. */
+void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
+                   int n1);
+
 /* Bytes of packed activations for a k x n operand (panels of 16 columns, k in groups of 4). */
 size_t gk_qgemm_packed_b_size(int k, int n);
 
