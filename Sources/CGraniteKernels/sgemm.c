@@ -60,38 +60,52 @@ GK_INLINE void sg_pack_plain(const float *b, int ldb, int k0, int kc, int x, int
     }
 }
 
-/* The same from the im2col matrix of a convolution, read straight from the input. */
+/* The same from the im2col matrix of a convolution, read straight from the input. The tile's
+ * columns are cut into output-row segments once; the k rows step through (channel, ki, kj)
+ * without divisions. */
 GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, int cols, float *buf) {
+    int segY[65], segX[65], segLen[65], nseg = 0;
+    for (int p = x; p < x + cols;) {
+        int y = p / g->ow, xo = p - y * g->ow;
+        int seg = g->ow - xo < x + cols - p ? g->ow - xo : x + cols - p;
+        segY[nseg] = y;
+        segX[nseg] = xo;
+        segLen[nseg++] = seg;
+        p += seg;
+    }
     const int taps = g->kh * g->kw;
+    int ch = k0 / taps, t = k0 % taps, ki = t / g->kw, kj = t % g->kw;
     for (int kk = 0; kk < kc; kk++) {
-        int row = k0 + kk, ch = row / taps, t = row % taps, ki = t / g->kw, kj = t % g->kw;
-        float *dst = buf + (size_t)kk * 64;
-        if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
-        for (int p = x; p < x + cols;) {
-            int y = p / g->ow, xo = p % g->ow;
-            int seg = g->ow - xo < x + cols - p ? g->ow - xo : x + cols - p;
-            float *d = dst + (p - x);
-            int iy = y * g->sh - g->pt + ki * g->dh;
+        float *d = buf + (size_t)kk * 64;
+        if (cols < 64) memset(d + cols, 0, (size_t)(64 - cols) * sizeof(float));
+        const float *plane = g->input + (size_t)ch * g->h * g->w;
+        for (int s = 0; s < nseg; s++) {
+            int seg = segLen[s];
+            int iy = segY[s] * g->sh - g->pt + ki * g->dh;
             if (iy < 0 || iy >= g->h) {
                 memset(d, 0, (size_t)seg * sizeof(float));
             } else {
-                const float *in = g->input + ((size_t)ch * g->h + iy) * g->w;
-                int ix0 = xo * g->sw - g->pl + kj * g->dw;
+                const float *in = plane + (size_t)iy * g->w;
+                int ix0 = segX[s] * g->sw - g->pl + kj * g->dw;
                 if (g->sw == 1) {
                     int lo = ix0 < 0 ? -ix0 : 0, hi = g->w - ix0 < seg ? g->w - ix0 : seg;
+                    if (lo > seg) lo = seg;
                     if (hi < lo) hi = lo;
-                    if (lo > seg) lo = hi = seg;
                     if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
                     if (hi > lo) memcpy(d + lo, in + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
                     if (seg > hi) memset(d + hi, 0, (size_t)(seg - hi) * sizeof(float));
                 } else {
-                    for (int s = 0; s < seg; s++) {
-                        int ix = ix0 + s * g->sw;
-                        d[s] = ix >= 0 && ix < g->w ? in[ix] : 0.0f;
+                    for (int e = 0; e < seg; e++) {
+                        int ix = ix0 + e * g->sw;
+                        d[e] = ix >= 0 && ix < g->w ? in[ix] : 0.0f;
                     }
                 }
             }
-            p += seg;
+            d += seg;
+        }
+        if (++kj == g->kw) {
+            kj = 0;
+            if (++ki == g->kh) { ki = 0; ch++; }
         }
     }
 }
