@@ -113,11 +113,14 @@ let package = Package(
 
         // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
         .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        // C kernels (quantised GEMM / depthwise / upsampling), chosen at run time by CPUID. Always
+        // optimised, also in debug builds, so the tests that run them stay quick.
+        .target(name: "CGraniteKernels", cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "GraniteML", dependencies: [
-            "CBLAS", "GraniteMedia",
+            "CBLAS", "CGraniteKernels", "GraniteMedia",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
-        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "GraniteMedia"]),
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "CGraniteKernels", "GraniteMedia"]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",

@@ -1,3 +1,4 @@
+import CGraniteKernels
 import Foundation
 
 /// An element-wise step fused onto the end of a kernel: an activation, or a QuantizeLinear →
@@ -10,6 +11,9 @@ enum Epilogue: Sendable, Equatable {
     case hardSigmoid(alpha: Float, beta: Float)
     case sigmoid
     case fakeQuant(scale: Float, zeroPoint: Float, lo: Float, hi: Float)
+    /// A fake-quantisation step proven to be a no-op (the values are already on its grid);
+    /// kept so later passes still know the grid. Does nothing.
+    case onGrid(scale: Float, zeroPoint: Float, lo: Float, hi: Float)
     /// `x op c`, or `c op x` when `constantFirst` (Add, Sub, Mul, Div with a constant scalar).
     case scalar(op: ScalarOp, value: Float, constantFirst: Bool)
     /// `x * clamp(x + add, lo, hi)`: the body of HardSwish as exporters spell it (then `/ 6`).
@@ -27,6 +31,14 @@ enum Epilogue: Sendable, Equatable {
             case "Div": self = .div
             default: return nil
             }
+        }
+    }
+
+    /// The quantisation grid (scale, zero point, integer range) of a fake-quantisation step.
+    var grid: (scale: Float, zeroPoint: Float, lo: Float, hi: Float)? {
+        switch self {
+        case let .fakeQuant(scale, zeroPoint, lo, hi), let .onGrid(scale, zeroPoint, lo, hi): (scale, zeroPoint, lo, hi)
+        default: nil
         }
     }
 
@@ -59,12 +71,11 @@ enum Epilogue: Sendable, Equatable {
             }
         case let .gatedClip(add, lo, hi):
             for i in 0..<count { let v = p[i]; p[i] = v * min(max(v + add, lo), hi) }
+        case .onGrid:
+            break
         case let .fakeQuant(scale, zeroPoint, lo, hi):
-            let qlo = lo - zeroPoint, qhi = hi - zeroPoint
-            for i in 0..<count {
-                let q = min(max(p[i] / scale, qlo), qhi).rounded(.toNearestOrEven)
-                p[i] = q * scale
-            }
+            // rint(clamp(p / scale, lo − zp, hi − zp)) · scale, vectorised in C.
+            gk_fake_quant(Int32(KernelLevel.current), p, count, scale, lo - zeroPoint, hi - zeroPoint)
         }
     }
 

@@ -20,6 +20,9 @@ struct Node: Sendable {
     var attributes: [String: Attribute]
     /// Element-wise steps fused onto output 0 at load (activations, quantise-dequantise pairs).
     var epilogue: [Epilogue] = []
+    /// Integer operands of a Conv whose input and weights are quantised (set by the optimizer;
+    /// the Conv then runs on int8 kernels, see ``QuantizedConv``).
+    var quantized: QuantizedConv?
 
     func int(_ key: String, _ fallback: Int) -> Int {
         if case let .int(v)? = attributes[key] { return v }
@@ -85,6 +88,8 @@ struct Graph: Sendable {
     var opset: Int
     /// Where the model came from (for error messages).
     var path: String
+    /// The integer source of constants folded from DequantizeLinear (weights, biases).
+    var quantized: [String: QuantizedConstant] = [:]
 
     /// How many nodes read each value, plus one for each graph output.
     func useCounts() -> [String: Int] {

@@ -47,6 +47,8 @@ struct BuildContext {
     let node: Node
     let inputs: [OpInput?]
     let opset: Int
+    /// Worker threads the kernel will run with (1 when folding constants at load).
+    var threads: Int = 1
 
     /// A required input.
     func input(_ i: Int) throws(MLError) -> OpInput {

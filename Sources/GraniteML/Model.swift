@@ -140,6 +140,19 @@ public final class Model: Sendable {
 
     /// The ops of the optimised graph, in order (for tests and diagnostics).
     var plannedOps: [String] { graph.nodes.map { $0.epilogue.isEmpty ? $0.op : "\($0.op)+\($0.epilogue.count)" } }
+
+    /// The instruction set GraniteML's C kernels use on this machine ("avx512vnni", "avx2",
+    /// "portable"), after any `GRANITE_ML_ISA` cap.
+    public static var kernelInstructionSet: String {
+        switch KernelLevel.current {
+        case KernelLevel.avx512vnni: "avx512vnni"
+        case KernelLevel.avx2: "avx2"
+        default: "portable"
+        }
+    }
+
+    /// How many Conv nodes were matched to the int8 kernels (tests).
+    var quantizedConvs: Int { graph.nodes.filter { $0.quantized != nil }.count }
 }
 
 /// Plans by input shapes; keeps the few most recent (a camera rarely changes size).

@@ -7,6 +7,8 @@ enum Optimizer {
         g = try foldBatchNorms(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
+        g = dropRepeatedFakeQuants(g)
+        g = QuantizedConv.mark(g)
         return g
     }
 
@@ -20,6 +22,7 @@ enum Optimizer {
             guard allConstant, !node.inputs.isEmpty else { kept.append(node); continue }
             let operands = inputs.map { $0.map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
             let context = BuildContext(node: node, inputs: operands, opset: g.opset)
+            QuantizedConv.record(node, inputs, into: &g)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, t) in zip(node.outputs, tensors) where !name.isEmpty { g.constants[name] = t }
@@ -203,6 +206,29 @@ enum Optimizer {
             removed.insert(i)
         }
         g.nodes = g.nodes.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
+        return g
+    }
+
+    /// Drops a fake-quantisation step from ops that only move values (nearest Resize, MaxPool,
+    /// Concat, Transpose, Reshape...) when every input already went through the same step:
+    /// values on the grid stay on it, so the step would change nothing.
+    static func dropRepeatedFakeQuants(_ graph: Graph) -> Graph {
+        var g = graph
+        var producer: [String: Int] = [:]
+        for (i, node) in g.nodes.enumerated() { for o in node.outputs { producer[o] = i } }
+        let moving: Set<String> = ["MaxPool", "Concat", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"]
+        for (i, node) in g.nodes.enumerated() where node.epilogue.count == 1 {
+            guard case let .fakeQuant(scale, zero, lo, hi) = node.epilogue[0] else { continue }
+            let nearest = (node.op == "Resize" || node.op == "Upsample") && node.string("mode", "nearest") == "nearest"
+            guard nearest || moving.contains(node.op), node.op != "MaxPool" || node.outputs.count == 1 else { continue }
+            let data = node.op == "Concat" ? node.inputs : [node.inputs[0]]
+            let onGrid = data.allSatisfy { name in
+                guard let p = producer[name], p != i else { return false }
+                guard let grid = g.nodes[p].epilogue.last?.grid else { return false }
+                return grid == (scale, zero, lo, hi)
+            }
+            if onGrid { g.nodes[i].epilogue = [.onGrid(scale: scale, zeroPoint: zero, lo: lo, hi: hi)] }
+        }
         return g
     }
 

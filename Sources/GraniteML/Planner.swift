@@ -54,7 +54,7 @@ struct Planner {
                     operands.append(OpInput(shape: activations[id].shape, type: activations[id].type, constant: nil))
                 }
             }
-            let context = BuildContext(node: node, inputs: operands, opset: graph.opset)
+            let context = BuildContext(node: node, inputs: operands, opset: graph.opset, threads: threads)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, tensor) in zip(node.outputs, tensors) where !name.isEmpty { values[name] = .constant(tensor) }
@@ -139,7 +139,7 @@ struct Planner {
         let group = node.int("group", 1)
         let stride = node.ints("strides")?.first ?? 1
         let kind = group > 1 && w.shape[1] == 1 ? "depthwise" : (w.shape[2] * w.shape[3] == 1 && stride == 1 ? "pointwise" : "im2col")
-        return "Conv/\(kind)\(w.shape[2])x\(w.shape[3])s\(stride)"
+        return "Conv/\(node.quantized != nil && kind != "im2col" ? "int8-" : "")\(kind)\(w.shape[2])x\(w.shape[3])s\(stride)"
     }
 
     /// Gives each activation an arena offset so that values alive at the same time never

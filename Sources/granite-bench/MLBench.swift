@@ -18,6 +18,7 @@ struct MLBench: AsyncParsableCommand {
     @Option(help: "Python with onnxruntime (default: .venv/bin/python).") var python = ".venv/bin/python"
     @Option(parsing: .upToNextOption, help: "Thread counts to measure.") var threads: [Int] = [1, 2]
     @Flag(help: "Also print GraniteML's time per op type (one timed run each).") var profile = false
+    @Option(parsing: .upToNextOption, help: "Only the models whose file name contains one of these.") var only: [String] = []
 
     struct Case {
         let label: String
@@ -36,7 +37,8 @@ struct MLBench: AsyncParsableCommand {
     func run() async throws {
         print("model                  threads  GraniteML ms  ORT ms   GraniteML/ORT")
         var ortVersion = "?"
-        for c in Self.cases {
+        let loadBefore = Self.loadAverage()
+        for c in Self.cases where only.isEmpty || only.contains(where: { c.file.contains($0) }) {
             let path = (models as NSString).appendingPathComponent(c.file)
             for t in threads {
                 let model = try Model(path: path, threads: t)
@@ -73,7 +75,14 @@ struct MLBench: AsyncParsableCommand {
             }
         }
         print("median of \(runs) runs each after \(warmup) warm-up runs, GraniteML and ONNX Runtime \(ortVersion) in alternating rounds of 5; "
-              + "OPENBLAS_CORETYPE=\(ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? "unset")")
+              + "OPENBLAS_CORETYPE=\(ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? "unset"); "
+              + "int8 kernels: \(Model.kernelInstructionSet); load average \(loadBefore) before, \(Self.loadAverage()) after")
+    }
+
+    /// The 1-minute load average (Linux), or "?".
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
+        return String(text.split(separator: " ").first ?? "?")
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -1,7 +1,7 @@
-import CBLAS
+import CGraniteKernels
 
-/// Conv: pointwise convolutions straight into `cblas_sgemm`, depthwise ones with a direct
-/// kernel, the rest through im2col + `cblas_sgemm`; bias and the fused epilogue are applied
+/// Conv: pointwise convolutions straight into a GEMM (``Gemm``), depthwise ones with a direct
+/// kernel, the rest through im2col + GEMM; bias and the fused epilogue are applied
 /// per output channel while it is still in cache.
 enum Conv {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
@@ -30,7 +30,18 @@ enum Conv {
         let kArea = g.kernel[0] * g.kernel[1]
         let plane = oh * ow
         let outShape = [n, m, oh, ow]
+        if let q = c.node.quantized,
+           let prepared = quantized(c, q, input: x.shape, weights: w.shape, bias: bias, g: g, group: group, outShape: outShape) {
+            return prepared
+        }
 
+        if group == ch && m == ch && g.dilations == [1, 1] && kArea <= 64 {
+            // The vectorised C kernel (float mode: scale 1, bias as the shift).
+            let tables = RequantTables(bias: [Int32](repeating: 0, count: m), scale: [Float](repeating: 1, count: m),
+                                       shift: biasValues, requant: nil)
+            return depthwise(c, input: x.shape, kernels: KernelWeights(weights), kernel: [w.shape[2], w.shape[3]], tables: tables,
+                             inverseScale: 0, g: g, outShape: outShape, epilogue: epilogue, level: KernelLevel.current)
+        }
         if group == ch && m == ch {
             return .single(outShape) { io in
                 weights.withUnsafeBufferPointer { wp in
@@ -40,9 +51,13 @@ enum Conv {
             }
         }
         let pointwise = kArea == 1 && g.strides == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0]
-        // im2col in blocks of output rows so the column matrix stays near 2 MB (in cache).
+        // With GraniteML's own GEMM the im2col matrix is never stored: its tiles are read
+        // straight from the input. Otherwise im2col in blocks of output rows so the column
+        // matrix stays near 2 MB (in cache), then BLAS.
+        let level = Int32(KernelLevel.current)
+        let direct = gk_sgemm_available(level) != 0
         let blockRows = max(1, min(oh, (512 * 1024) / max(cg * kArea * ow, 1)))
-        let scratch = pointwise ? 0 : cg * kArea * blockRows * ow
+        let scratch = pointwise || direct ? 0 : cg * kArea * blockRows * ow
         return .single(outShape, scratch: scratch) { io in
             let input = io.input(0), out = io.outputs[0]
             weights.withUnsafeBufferPointer { wp in
@@ -53,6 +68,26 @@ enum Conv {
                         let a = wp.baseAddress! + gi * mg * cg * kArea
                         if pointwise {
                             Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane, threads: io.threads)
+                            continue
+                        }
+                        if direct {
+                            var geometry = gk_conv_geometry(
+                                input: src, channels: Int32(cg), h: Int32(h), w: Int32(wd), kh: Int32(g.kernel[0]),
+                                kw: Int32(g.kernel[1]), sh: Int32(g.strides[0]), sw: Int32(g.strides[1]),
+                                dh: Int32(g.dilations[0]), dw: Int32(g.dilations[1]), pt: Int32(g.padBegin[0]),
+                                pl: Int32(g.padBegin[1]), ow: Int32(ow))
+                            let parts = mg * plane * cg * kArea >= 1 << 21 && plane >= 64 * io.threads ? io.threads : 1
+                            withUnsafePointer(to: &geometry) { gp in
+                                parallelFor(parts, threads: parts) { chunks in
+                                    for part in chunks {
+                                        let lo = (plane * part / parts) & ~15
+                                        let hi = part == parts - 1 ? plane : (plane * (part + 1) / parts) & ~15
+                                        if hi > lo {
+                                            gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(lo), Int32(hi))
+                                        }
+                                    }
+                                }
+                            }
                             continue
                         }
                         for y0 in stride(from: 0, to: oh, by: blockRows) {

@@ -1,6 +1,4 @@
-import CBLAS
-
-/// ConvTranspose: `cblas_sgemm` of the transposed weights with the input, then col2im
+/// ConvTranspose: a GEMM of the transposed weights with the input, then col2im
 /// scatters the columns into the output.
 enum ConvTranspose {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
@@ -46,7 +44,14 @@ enum ConvTranspose {
         }
         let (oh, ow) = (outSize[0], outSize[1])
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty") }
-        let weights = w.values
+        // Weights are [cg, mg·kh·kw] per group; transposed once here so the GEMM reads them row-major.
+        var weights = [Float](repeating: 0, count: w.count)
+        let per = mg * kernel[0] * kernel[1]
+        for gi in 0..<group {
+            for r in 0..<per {
+                for ci in 0..<cg { weights[gi * cg * per + r * cg + ci] = w.values[gi * cg * per + ci * per + r] }
+            }
+        }
         let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
         let epilogue = c.node.epilogue
         let kArea = kernel[0] * kernel[1]
@@ -57,9 +62,8 @@ enum ConvTranspose {
             weights.withUnsafeBufferPointer { wp in
                 for b in 0..<n {
                     for gi in 0..<group {
-                        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(rows), Int32(plane), Int32(cg),
-                                    1, wp.baseAddress! + gi * cg * rows, Int32(rows),
-                                    src + (b * ch + gi * cg) * plane, Int32(plane), 0, io.scratch, Int32(plane))
+                        Gemm.multiply(m: rows, n: plane, k: cg, wp.baseAddress! + gi * cg * rows, lda: cg,
+                                      src + (b * ch + gi * cg) * plane, ldb: plane, io.scratch, ldc: plane, threads: io.threads)
                         let dst = out + (b * m + gi * mg) * oh * ow
                         parallelFor(mg, threads: io.threads) { channels in
                             for oc in channels {

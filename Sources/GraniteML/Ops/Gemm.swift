@@ -1,20 +1,28 @@
 import CBLAS
+import CGraniteKernels
 
-/// Row-major `C = A·B` (A: m×k, B: k×n, no transposes) through `cblas_sgemm`, split into column
-/// blocks across GraniteML's own threads. OpenBLAS itself runs single-threaded (set by
-/// ``Model``), so one pool of workers serves both GEMMs and the other kernels instead of two
-/// pools spinning against each other on a small machine.
+/// Row-major `C = A·B` (A: m×k, B: k×n, no transposes), split into column blocks across
+/// GraniteML's own threads: GraniteML's AVX-512 kernel where the CPU has it (about twice
+/// OpenBLAS's speed on convolution shapes here), else `cblas_sgemm`. OpenBLAS itself runs
+/// single-threaded (set by ``Model``), so one pool of workers serves both GEMMs and the other
+/// kernels instead of two pools spinning against each other on a small machine.
 enum Gemm {
     static func multiply(m: Int, n: Int, k: Int, _ a: UnsafePointer<Float>, lda: Int, _ b: UnsafePointer<Float>, ldb: Int,
                          _ c: UnsafeMutablePointer<Float>, ldc: Int, threads: Int) {
         let parts = m * n * k >= 1 << 21 && n >= 64 * threads ? threads : 1
+        let level = Int32(KernelLevel.current)
+        let own = gk_sgemm_available(level) != 0
         parallelFor(parts, threads: parts) { chunks in
             for part in chunks {
                 // Column blocks aligned to 16 floats (64 bytes).
                 let lo = (n * part / parts) & ~15, hi = part == parts - 1 ? n : (n * (part + 1) / parts) & ~15
                 if hi <= lo { continue }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(hi - lo), Int32(k), 1,
-                            a, Int32(lda), b + lo, Int32(ldb), 0, c + lo, Int32(ldc))
+                if own {
+                    gk_sgemm(level, Int32(m), Int32(k), a, Int32(lda), b, Int32(ldb), c, Int32(ldc), Int32(lo), Int32(hi))
+                } else {
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(hi - lo), Int32(k), 1,
+                                a, Int32(lda), b + lo, Int32(ldb), 0, c + lo, Int32(ldc))
+                }
             }
         }
     }

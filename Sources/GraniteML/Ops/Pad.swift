@@ -31,11 +31,24 @@ enum Pad {
         if mode == "reflect", (0..<rank).contains(where: { (pads[$0] > 0 || pads[$0 + rank] > 0) && x.shape[$0] < 2 }) {
             throw c.invalid("reflect padding needs at least 2 values on each padded axis")
         }
+        // Constant padding: trailing axes without pads merge into the one before (NHWC images
+        // padded in H and W become rows of W·C values copied at memory speed).
+        var xs = x.shape, ps = pads, r = rank
+        while mode == "constant", r > 1, ps[r - 1] == 0, ps[2 * r - 1] == 0 {
+            let k = xs.removeLast()
+            var begin = Array(ps[0..<r].dropLast()), end = Array(ps[r...].dropLast())
+            r -= 1
+            xs[r - 1] *= k
+            begin[r - 1] *= k
+            end[r - 1] *= k
+            ps = begin + end
+        }
+        let os = (0..<r).map { xs[$0] + ps[$0] + ps[$0 + r] }
         // Per axis, the input index each output index reads, or -1 for the constant.
-        let maps: [[Int]] = (0..<rank).map { a in
-            let n = x.shape[a]
-            return (0..<outShape[a]).map { o in
-                var i = o - pads[a]
+        let maps: [[Int]] = (0..<r).map { a in
+            let n = xs[a]
+            return (0..<os[a]).map { o in
+                var i = o - ps[a]
                 if i >= 0 && i < n { return i }
                 switch mode {
                 case "edge": return min(max(i, 0), n - 1)
@@ -47,21 +60,21 @@ enum Pad {
                 }
             }
         }
-        var strides = [Int](repeating: 1, count: rank)
-        if rank > 1 { for a in stride(from: rank - 2, through: 0, by: -1) { strides[a] = strides[a + 1] * x.shape[a + 1] } }
+        var strides = [Int](repeating: 1, count: r)
+        if r > 1 { for a in stride(from: r - 2, through: 0, by: -1) { strides[a] = strides[a + 1] * xs[a + 1] } }
         let total = outShape.reduce(1, *)
         return .single(outShape, x.type) { io in
-            guard total > 0, rank > 0 else { return }
+            guard total > 0, r > 0 else { return }
             let src = io.input(0), out = io.outputs[0]
-            let inner = outShape[rank - 1], last = maps[rank - 1]
+            let inner = os[r - 1], last = maps[r - 1]
             // The run of the last axis that maps straight onto the input.
-            let lo = max(pads[rank - 1], 0), hi = min(inner, pads[rank - 1] + x.shape[rank - 1])
+            let lo = max(ps[r - 1], 0), hi = min(inner, ps[r - 1] + xs[r - 1])
             var index = RowIndex()
             for row in 0..<(total / inner) {
                 let d = out + row * inner
                 var base = 0
                 var outside = false
-                for a in 0..<(rank - 1) {
+                for a in 0..<(r - 1) {
                     let m = maps[a][index[a]]
                     if m < 0 { outside = true; break }
                     base += m * strides[a]
@@ -70,12 +83,12 @@ enum Pad {
                     d.update(repeating: value, count: inner)
                 } else if mode == "constant" {
                     if lo > 0 { d.update(repeating: value, count: min(lo, inner)) }
-                    if hi > lo { (d + lo).update(from: src + base + (lo - pads[rank - 1]), count: hi - lo) }
+                    if hi > lo { (d + lo).update(from: src + base + (lo - ps[r - 1]), count: hi - lo) }
                     if hi < inner { (d + max(hi, 0)).update(repeating: value, count: inner - max(hi, 0)) }
                 } else {
                     for i in 0..<inner { d[i] = src[base + last[i]] }
                 }
-                advanceRow(&index, outShape)
+                advanceRow(&index, os)
             }
         }
     }

@@ -1,3 +1,5 @@
+import CGraniteKernels
+
 /// QuantizeLinear and DequantizeLinear, per tensor or per axis, with ONNX Runtime's
 /// arithmetic: `q = saturate(rint(x / scale) + zp)` rounding half to even, and
 /// `x = (q - zp) * scale` in single precision.
@@ -45,9 +47,9 @@ enum Quantization {
             for start in stride(from: 0, to: n, by: p.inner) {
                 let ch = (start / p.inner) % p.channels
                 let scale = p.scales[ch], zero = p.zeroPoints[ch]
-                for i in start..<min(start + p.inner, n) {
-                    d[i] = min(max((s[i] / scale).rounded(.toNearestOrEven) + zero, range.lowerBound), range.upperBound)
-                }
+                // rint(clamp(x / scale, lo − zp, hi − zp)) + zp, vectorised in C.
+                gk_quantize(Int32(KernelLevel.current), s + start, d + start, min(p.inner, n - start), scale,
+                            range.lowerBound - zero, range.upperBound - zero, zero)
             }
         }
     }

@@ -1,3 +1,4 @@
+import CGraniteKernels
 import Foundation
 
 /// Resize (opsets 10–19) and Upsample: nearest (all four rounding modes) on any axes, linear
@@ -93,6 +94,7 @@ enum Resize {
 
     private static func nearest(_ inShape: [Int], _ outShape: [Int], _ maps: [[Int]], type: Tensor.ElementType) -> Prepared {
         let rank = inShape.count
+        if let upsample = integerUpsample(inShape, outShape, maps, type: type) { return upsample }
         var inStrides = [Int](repeating: 1, count: rank)
         for a in stride(from: rank - 2, through: 0, by: -1) { inStrides[a] = inStrides[a + 1] * inShape[a + 1] }
         let inner = outShape[rank - 1]
@@ -114,6 +116,27 @@ enum Resize {
                 }
                 previous = base
                 advanceRow(&index, outShape)
+            }
+        }
+    }
+
+    /// Nearest upscaling of the last two axes by whole factors where output (y, x) reads input
+    /// (y / fy, x / fx) — the common "upsample ×2": row copies at memory speed (C kernel).
+    private static func integerUpsample(_ inShape: [Int], _ outShape: [Int], _ maps: [[Int]], type: Tensor.ElementType) -> Prepared? {
+        let rank = inShape.count
+        guard rank >= 2, (0..<(rank - 2)).allSatisfy({ inShape[$0] == outShape[$0] }) else { return nil }
+        let (h, w) = (inShape[rank - 2], inShape[rank - 1])
+        guard h > 0, w > 0, outShape[rank - 2] % h == 0, outShape[rank - 1] % w == 0 else { return nil }
+        let (fy, fx) = (outShape[rank - 2] / h, outShape[rank - 1] / w)
+        guard maps[rank - 2].enumerated().allSatisfy({ $0.element == $0.offset / fy }),
+              maps[rank - 1].enumerated().allSatisfy({ $0.element == $0.offset / fx }) else { return nil }
+        let planes = inShape.reduce(1, *) / (h * w)
+        let level = Int32(KernelLevel.current)
+        return .single(outShape, type) { io in
+            let src = io.input(0), out = io.outputs[0]
+            parallelFor(planes, threads: planes * h * w * fy * fx >= 1 << 16 ? io.threads : 1) { range in
+                gk_upsample_nearest(level, src + range.lowerBound * h * w, Int32(range.count), Int32(h), Int32(w),
+                                    Int32(fy), Int32(fx), out + range.lowerBound * h * w * fy * fx)
             }
         }
     }

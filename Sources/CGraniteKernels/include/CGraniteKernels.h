@@ -1,0 +1,105 @@
+#ifndef CGRANITEKERNELS_H
+#define CGRANITEKERNELS_H
+
+/* Integer and vector kernels for GraniteML's quantised (QDQ) convolutions.
+ *
+ * Every kernel exists in three builds chosen at run time: AVX-512 VNNI, AVX2 (+FMA) and
+ * portable C. The integer arithmetic is exact in all three (u8 x s8 products summed in int32,
+ * no int16 saturation), so they agree bit for bit; only speed differs.
+ *
+ * Requantisation follows ONNX Runtime's QLinearConv:
+ *   v = float(acc + bias) * scale;  q = rint(clamp(v, lo, hi))   (half to even)
+ * and the kernels write q * out_scale (the dequantised value the float graph carries). */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Instruction-set levels. */
+enum { GK_PORTABLE = 0, GK_AVX2 = 1, GK_AVX512VNNI = 2 };
+
+/* The best level this CPU supports, capped by the environment variable GRANITE_ML_ISA
+ * ("portable", "avx2", "avx512vnni") when it is set. Detected once. */
+int gk_detect_level(void);
+
+/* The best level this CPU supports, ignoring the environment. */
+int gk_cpu_level(void);
+
+/* Per output channel requantisation. With requant == 0 the kernel writes
+ * float(acc + bias) * scale + shift and does no clamping or rounding. */
+typedef struct {
+    const int32_t *bias;   /* per channel, added to the int32 sum (zero-point corrections folded in) */
+    const float *scale;    /* per channel multiplier */
+    const float *shift;    /* per channel, float mode only; may be NULL */
+    float lo, hi;          /* clamp of the scaled value, integers (requant mode) */
+    float out_scale;       /* the rounded value times this is written (requant mode) */
+    int requant;
+} gk_requant;
+
+/* True when gk_sgemm has a fast build for `level` (AVX-512); otherwise use a BLAS. */
+int gk_sgemm_available(int level);
+
+/* Float C[:, n0:n1] = A (m x k, row stride lda) * B (k x n, row stride ldb), row-major,
+ * C overwritten (row stride ldc). */
+void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
+              int n1);
+
+/* A 2-D convolution's input and window, for gk_sgemm_conv. */
+typedef struct {
+    const float *input;          /* channels x h x w */
+    int channels, h, w;
+    int kh, kw, sh, sw, dh, dw;  /* kernel, strides, dilations */
+    int pt, pl;                  /* pads top / left */
+    int ow;                      /* output width (column j is output pixel (j / ow, j % ow)) */
+} gk_conv_geometry;
+
+/* C[:, n0:n1] = A (m x channels*kh*kw) * im2col(input)[:, n0:n1], the im2col matrix never
+ * stored: GEMM tiles are filled straight from the input. */
+void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
+                   int n1);
+
+/* Bytes of packed activations for a k x n operand (panels of 16 columns, k in groups of 4). */
+size_t gk_qgemm_packed_b_size(int k, int n);
+
+/* Bytes of packed weights for an m x k operand (blocks of 4 rows, k in groups of 4). */
+size_t gk_qgemm_packed_a_size(int m, int k);
+
+/* Packs s8 weights (row-major m x k) and writes each row's sum to wsum. */
+void gk_qgemm_pack_a(const int8_t *w, int m, int k, int8_t *packed, int32_t *wsum);
+
+/* Quantises columns [p0*16, p1*16) of a float k x n operand (row stride ld) to u8 with
+ * u = clamp(rint(x * inv_scale) + offset, 0, 255) and packs them. */
+void gk_qgemm_pack_b(int level, const float *src, int ld, int k, int n, int p0, int p1,
+                     float inv_scale, int offset, uint8_t *packed);
+
+/* out[m][n] = requant(sum_k A[m][k] * B[k][n]) for rows [m0, m1) (m0 a multiple of 4) and
+ * columns [n0, n1) (n0 a multiple of 16); out has row stride ldc. */
+void gk_qgemm(int level, const int8_t *packed_a, const uint8_t *packed_b, int m, int k, int n,
+              int m0, int m1, int n0, int n1, const gk_requant *rq, float *out, int ldc);
+
+/* Floats of scratch gk_dw_prepare needs for one plane. */
+size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int pl, int oh, int ow);
+
+/* One depthwise plane: quantises src (h x w) to centred integers rint(x * inv_scale) held as
+ * floats, pads it (zero = the zero point) and convolves with the integer kernel k (kh x kw,
+ * strides sh/sw, pads top/left pt/pl), then requantises channel `channel` of rq into out
+ * (oh x ow). Sums are exact: |products| < 2^16 and at most 64 of them per output
+ * (kh * kw <= 64; larger kernels are the caller's to refuse).
+ * With inv_scale <= 0 the plane is used as it is (a float depthwise convolution; use a
+ * float-mode rq with scale 1 and the bias as shift). */
+void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, const float *k, int kh, int kw,
+                  int sh, int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int channel,
+                  float *scratch, float *out);
+
+/* In place: p = rint(clamp(p / scale, qlo, qhi)) * scale (QuantizeLinear then DequantizeLinear
+ * in centred units; qlo, qhi integers within +-2^22). */
+void gk_fake_quant(int level, float *p, size_t count, float scale, float qlo, float qhi);
+
+/* dst = rint(clamp(src / scale, qlo, qhi)) + zero: QuantizeLinear (qlo, qhi = range - zero,
+ * integers within +-2^22), results held as floats. */
+void gk_quantize(int level, const float *src, float *dst, size_t count, float scale, float qlo, float qhi, float zero);
+
+/* Nearest upsampling of `planes` planes (h x w) by integer factors fy, fx (output pixel
+ * (y, x) reads input (y / fy, x / fx)). */
+void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, int fy, int fx, float *dst);
+
+#endif

@@ -1,0 +1,263 @@
+import CGraniteKernels
+import XCTest
+@testable import GraniteML
+
+/// The C kernels of the int8 path (CGraniteKernels) against straightforward Swift references
+/// with exact integer sums, at every instruction-set level this CPU has: the portable C build
+/// always, AVX2 and AVX-512 VNNI where present. Results must match bit for bit.
+final class QuantizedKernelTests: XCTestCase {
+    /// Levels to test; prints the ones this CPU cannot run.
+    private var levels: [Int] {
+        let top = Int(gk_cpu_level())
+        if top < KernelLevel.avx512vnni { print("QuantizedKernelTests: CPU level \(top); higher SIMD levels not tested here") }
+        return Array(KernelLevel.portable...top)
+    }
+
+    /// A small deterministic generator (no Foundation randomness, same values every run).
+    private struct Numbers {
+        var state: UInt64
+        mutating func next(_ range: ClosedRange<Int>) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return range.lowerBound + Int((state >> 33) % UInt64(range.count))
+        }
+    }
+
+    private func requant(_ acc: Int64, _ bias: Int32, _ scale: Float, lo: Float, hi: Float, out: Float) -> Float {
+        let v = Float(Int32(truncatingIfNeeded: acc) &+ bias) * scale
+        return min(max(v, lo), hi).rounded(.toNearestOrEven) * out
+    }
+
+    private struct GemmCase {
+        let m: Int, k: Int, n: Int
+        /// Input u8 = centred + offset.
+        let offset: Int
+        let input: (inout Numbers, Int) -> Int
+        let weight: (inout Numbers, Int) -> Int
+        let scale: Float
+        let lo: Float, hi: Float
+    }
+
+    func testQuantizedGemmMatchesExactReference() {
+        let random: (inout Numbers, Int) -> Int = { r, _ in r.next(0...255) }
+        let randomW: (inout Numbers, Int) -> Int = { r, _ in r.next(-128...127) }
+        let cases = [
+            // Odd sizes everywhere, zero point 128 (uint8 activations), ties at scale 0.5.
+            GemmCase(m: 5, k: 7, n: 13, offset: 128, input: random, weight: randomW, scale: 0.5, lo: -128, hi: 127),
+            GemmCase(m: 17, k: 250, n: 33, offset: 37, input: random, weight: randomW, scale: 0.0007, lo: -37, hi: 218),
+            GemmCase(m: 64, k: 32, n: 1000, offset: 0, input: random, weight: randomW, scale: 0.001, lo: 0, hi: 255),
+            GemmCase(m: 3, k: 1, n: 70, offset: 200, input: random, weight: randomW, scale: 1, lo: -200, hi: 55),
+            // Saturation edges: 255 × 127 and 255 × −128 pairs overflow int16 (VPMADDUBSW); long k.
+            GemmCase(m: 6, k: 1027, n: 40, offset: 0, input: { _, _ in 255 }, weight: { _, i in i % 2 == 0 ? 127 : -128 },
+                     scale: 1e-4, lo: -128, hi: 127),
+            GemmCase(m: 4, k: 515, n: 17, offset: 5, input: { _, _ in 255 }, weight: { _, _ in 127 },
+                     scale: 3e-5, lo: -5, hi: 250),
+        ]
+        for (index, t) in cases.enumerated() {
+            var r = Numbers(state: UInt64(index + 1))
+            let sx: Float = 0.02
+            let u = (0..<(t.k * t.n)).map { t.input(&r, $0) }
+            let x = u.map { Float($0 - t.offset) * sx }
+            let w = (0..<(t.m * t.k)).map { Int8(t.weight(&r, $0)) }
+            let bias = (0..<t.m).map { _ in Int32(r.next(-20000...20000)) }
+            let scales = (0..<t.m).map { t.scale * Float(1 + $0 % 3) }
+            var expected = [Float](repeating: 0, count: t.m * t.n)
+            for i in 0..<t.m {
+                for j in 0..<t.n {
+                    var acc: Int64 = 0
+                    for c in 0..<t.k { acc += Int64(u[c * t.n + j] - t.offset) * Int64(w[i * t.k + c]) }
+                    expected[i * t.n + j] = requant(acc, bias[i], scales[i], lo: t.lo, hi: t.hi, out: 0.25)
+                }
+            }
+            var packedA = [Int8](repeating: 0, count: gk_qgemm_packed_a_size(Int32(t.m), Int32(t.k)))
+            var sums = [Int32](repeating: 0, count: t.m)
+            gk_qgemm_pack_a(w, Int32(t.m), Int32(t.k), &packedA, &sums)
+            let adjusted = (0..<t.m).map { bias[$0] - Int32(t.offset) * sums[$0] }
+            let tables = RequantTables(bias: adjusted, scale: scales, shift: nil,
+                                       requant: .init(lo: t.lo, hi: t.hi, outScale: 0.25))
+            for level in levels {
+                var packedB = [UInt8](repeating: 0, count: gk_qgemm_packed_b_size(Int32(t.k), Int32(t.n)))
+                var out = [Float](repeating: .nan, count: t.m * t.n)
+                let panels = Int32((t.n + 15) / 16)
+                gk_qgemm_pack_b(Int32(level), x, Int32(t.n), Int32(t.k), Int32(t.n), 0, panels, 1 / sx, Int32(t.offset), &packedB)
+                // Split rows and columns as the threaded caller does.
+                let mh = Int32(t.m / 2 / 4 * 4), nh = Int32(t.n / 2 / 16 * 16)
+                for (m0, m1, n0, n1) in [(0, mh, 0, nh), (mh, Int32(t.m), 0, nh), (0, Int32(t.m), nh, Int32(t.n))] {
+                    gk_qgemm(Int32(level), packedA, packedB, Int32(t.m), Int32(t.k), Int32(t.n), m0, m1, n0, n1,
+                             tables.pointer, &out, Int32(t.n))
+                }
+                let bad = zip(out, expected).filter { $0 != $1 }.count
+                XCTAssertEqual(bad, 0, "case \(index) (\(t.m)×\(t.k)×\(t.n)) level \(level): \(bad) mismatches")
+            }
+        }
+    }
+
+    func testQuantizedGemmFloatOutput() {
+        let (m, k, n) = (9, 20, 21)
+        var r = Numbers(state: 7)
+        let u = (0..<(k * n)).map { _ in r.next(0...255) }
+        let w = (0..<(m * k)).map { _ in Int8(r.next(-128...127)) }
+        var packedA = [Int8](repeating: 0, count: gk_qgemm_packed_a_size(Int32(m), Int32(k)))
+        var sums = [Int32](repeating: 0, count: m)
+        gk_qgemm_pack_a(w, Int32(m), Int32(k), &packedA, &sums)
+        let shift = (0..<m).map { Float($0) - 4.5 }
+        let tables = RequantTables(bias: sums.map { -10 * $0 }, scale: [Float](repeating: 0.125, count: m), shift: shift, requant: nil)
+        for level in levels {
+            var packedB = [UInt8](repeating: 0, count: gk_qgemm_packed_b_size(Int32(k), Int32(n)))
+            gk_qgemm_pack_b(Int32(level), u.map { Float($0 - 10) }, Int32(n), Int32(k), Int32(n), 0, Int32((n + 15) / 16), 1, 10, &packedB)
+            var out = [Float](repeating: .nan, count: m * n)
+            gk_qgemm(Int32(level), packedA, packedB, Int32(m), Int32(k), Int32(n), 0, Int32(m), 0, Int32(n), tables.pointer, &out, Int32(n))
+            for i in 0..<m {
+                for j in 0..<n {
+                    var acc = 0
+                    for c in 0..<k { acc += (u[c * n + j] - 10) * Int(w[i * k + c]) }
+                    XCTAssertEqual(out[i * n + j], Float(acc) * 0.125 + shift[i], "level \(level) at \(i),\(j)")
+                }
+            }
+        }
+    }
+
+    func testDepthwiseMatchesExactReference() {
+        // (h, w, kh, kw, sh, sw, pt, pl, pb, pr)
+        let cases = [
+            (11, 13, 3, 3, 1, 1, 1, 1, 1, 1), (17, 9, 5, 5, 1, 1, 2, 2, 2, 2), (15, 16, 3, 3, 2, 2, 0, 0, 1, 1),
+            (7, 7, 5, 5, 2, 2, 2, 2, 2, 2), (40, 70, 3, 3, 2, 2, 1, 1, 1, 1), (5, 6, 1, 3, 1, 3, 0, 2, 0, 0),
+            (9, 45, 3, 5, 2, 1, 0, 3, 2, 0),
+        ]
+        for (index, t) in cases.enumerated() {
+            let (h, w, kh, kw, sh, sw) = (t.0, t.1, t.2, t.3, t.4, t.5)
+            let (pt, pl, pb, pr) = (t.6, t.7, t.8, t.9)
+            let oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pr - kw) / sw + 1
+            var r = Numbers(state: UInt64(100 + index))
+            let sx: Float = 0.013
+            let zero = index % 2 == 0 ? 128 : 0
+            let centred = (0..<(h * w)).map { _ in r.next(0...255) - zero }
+            let x = centred.map { Float($0) * sx }
+            // Centred weights of a uint8 weight with a zero point reach ±255.
+            let kernel = (0..<(kh * kw)).map { _ in Float(r.next(-255...255)) }
+            let bias = Int32(r.next(-5000...5000))
+            let (lo, hi): (Float, Float) = (Float(-zero), Float(255 - zero))
+            let tables = RequantTables(bias: [bias], scale: [0.0011], shift: nil, requant: .init(lo: lo, hi: hi, outScale: 0.5))
+            var expected = [Float](repeating: 0, count: oh * ow)
+            for y in 0..<oh {
+                for xo in 0..<ow {
+                    var acc: Int64 = 0
+                    for i in 0..<kh {
+                        for j in 0..<kw {
+                            let iy = y * sh - pt + i, ix = xo * sw - pl + j
+                            guard iy >= 0, iy < h, ix >= 0, ix < w else { continue }
+                            acc += Int64(centred[iy * w + ix]) * Int64(kernel[i * kw + j])
+                        }
+                    }
+                    expected[y * ow + xo] = requant(acc, bias, 0.0011, lo: lo, hi: hi, out: 0.5)
+                }
+            }
+            let per = gk_dw_scratch(Int32(h), Int32(w), Int32(kh), Int32(kw), Int32(sh), Int32(sw), Int32(pt), Int32(pl),
+                                    Int32(oh), Int32(ow))
+            for level in levels {
+                var scratch = [Float](repeating: .nan, count: per)
+                var out = [Float](repeating: .nan, count: oh * ow)
+                gk_depthwise(Int32(level), x, Int32(h), Int32(w), 1 / sx, kernel, Int32(kh), Int32(kw), Int32(sh), Int32(sw),
+                             Int32(pt), Int32(pl), Int32(oh), Int32(ow), tables.pointer, 0, &scratch, &out)
+                let bad = zip(out, expected).filter { $0 != $1 }.count
+                XCTAssertEqual(bad, 0, "case \(index) \(t) level \(level): \(bad) of \(oh * ow) differ")
+            }
+        }
+    }
+
+    /// The float GEMM (AVX-512 build where present, portable reference otherwise) against a
+    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk.
+    func testFloatGemmMatchesReference() {
+        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256)].enumerated() {
+            var r = Numbers(state: UInt64(50 + index))
+            let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
+            let b = (0..<(k * n)).map { _ in Float(r.next(-100...100)) / 64 }
+            var expected = [Float](repeating: 0, count: m * n)
+            for i in 0..<m {
+                for j in 0..<n {
+                    var s = 0.0
+                    for p in 0..<k { s += Double(a[i * k + p]) * Double(b[p * n + j]) }
+                    expected[i * n + j] = Float(s)
+                }
+            }
+            for level in levels {
+                var c = [Float](repeating: .nan, count: m * n)
+                let split = Int32(n / 2 / 16 * 16)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n))
+                let worst = zip(c, expected).map { abs($0 - $1) }.max() ?? .nan
+                XCTAssertLessThan(worst, 1e-3, "\(m)×\(n)×\(k) level \(level)")
+            }
+        }
+    }
+
+    /// GEMM over the im2col matrix read straight from the input vs a nested-loop reference:
+    /// strides, dilation, asymmetric pads, several channels, K over one 256 chunk.
+    func testConvolutionGemmMatchesReference() {
+        // (channels, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, m)
+        let cases = [(3, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5), (30, 13, 10, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 7),
+                     (4, 12, 12, 3, 2, 1, 2, 2, 1, 2, 0, 2, 1, 13), (2, 70, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6)]
+        for (index, t) in cases.enumerated() {
+            let (ch, h, w, kh, kw, sh, sw, dh, dw) = (t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8)
+            let (pt, pl, pb, pr, m) = (t.9, t.10, t.11, t.12, t.13)
+            let oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1, ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1
+            let k = ch * kh * kw
+            var r = Numbers(state: UInt64(70 + index))
+            let input = (0..<(ch * h * w)).map { _ in Float(r.next(-100...100)) / 64 }
+            let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
+            var expected = [Float](repeating: 0, count: m * oh * ow)
+            for i in 0..<m {
+                for p in 0..<(oh * ow) {
+                    var s = 0.0
+                    for row in 0..<k {
+                        let c = row / (kh * kw), ki = (row / kw) % kh, kj = row % kw
+                        let iy = (p / ow) * sh - pt + ki * dh, ix = (p % ow) * sw - pl + kj * dw
+                        guard iy >= 0, iy < h, ix >= 0, ix < w else { continue }
+                        s += Double(a[i * k + row]) * Double(input[(c * h + iy) * w + ix])
+                    }
+                    expected[i * oh * ow + p] = Float(s)
+                }
+            }
+            for level in levels {
+                var out = [Float](repeating: .nan, count: m * oh * ow)
+                input.withUnsafeBufferPointer { ip in
+                    var g = gk_conv_geometry(input: ip.baseAddress, channels: Int32(ch), h: Int32(h), w: Int32(w), kh: Int32(kh),
+                                             kw: Int32(kw), sh: Int32(sh), sw: Int32(sw), dh: Int32(dh), dw: Int32(dw),
+                                             pt: Int32(pt), pl: Int32(pl), ow: Int32(ow))
+                    let split = Int32(oh * ow / 2 / 16 * 16)
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), 0, split)
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), split, Int32(oh * ow))
+                }
+                let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
+                XCTAssertLessThan(worst, 1e-3, "case \(index) level \(level)")
+            }
+        }
+    }
+
+    func testNearestUpsampling() {
+        for (planes, h, w, fy, fx) in [(3, 5, 7, 2, 2), (2, 4, 3, 3, 1), (1, 1, 9, 1, 2), (2, 3, 3, 2, 3)] {
+            let src = (0..<(planes * h * w)).map { Float($0) * 0.5 - 3 }
+            var expected: [Float] = []
+            for p in 0..<planes { for y in 0..<(h * fy) { for x in 0..<(w * fx) { expected.append(src[p * h * w + (y / fy) * w + x / fx]) } } }
+            for level in levels {
+                var out = [Float](repeating: .nan, count: expected.count)
+                gk_upsample_nearest(Int32(level), src, Int32(planes), Int32(h), Int32(w), Int32(fy), Int32(fx), &out)
+                XCTAssertEqual(out, expected, "\(planes)×\(h)×\(w) by \(fy)×\(fx) level \(level)")
+            }
+        }
+    }
+
+    func testRequantBoundsFromEpilogue() throws {
+        let fq = Epilogue.fakeQuant(scale: 0.5, zeroPoint: -128, lo: -128, hi: 127)
+        XCTAssertEqual(Conv.Requant([fq]), .init(lo: 0, hi: 255, outScale: 0.5))
+        // Relu and Clip that the quantisation range already implies: fused (as ONNX Runtime does).
+        XCTAssertEqual(Conv.Requant([.relu, fq]), .init(lo: 0, hi: 255, outScale: 0.5))
+        let relu6 = Epilogue.clip(lo: 0, hi: 6)
+        XCTAssertEqual(Conv.Requant([relu6, .fakeQuant(scale: 0.02, zeroPoint: -128, lo: -128, hi: 127)]),
+                       .init(lo: 0, hi: 255, outScale: 0.02))
+        // Ones that cut the range: ORT keeps a float Conv there, and so does GraniteML.
+        XCTAssertNil(Conv.Requant([.relu, .fakeQuant(scale: 0.5, zeroPoint: 10, lo: 0, hi: 255)]))
+        XCTAssertNil(Conv.Requant([relu6, .fakeQuant(scale: 0.1, zeroPoint: -128, lo: -128, hi: 127)]))
+        XCTAssertNil(Conv.Requant([.sigmoid, fq]), "other activations keep the float path")
+        XCTAssertNil(Conv.Requant([.relu]))
+    }
+}
