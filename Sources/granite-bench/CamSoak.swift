@@ -94,7 +94,8 @@ struct CamSoak {
                 + ", dropped \(summary.dropped), latency p50 \(fmt(summary.latencyP50 ?? .nan)) ms p99 \(fmt(summary.latencyP99 ?? .nan)) ms"
                 + (depth ? ", depth \(fmt(Double(summary.depthFrames) / summary.seconds)) fps" : "")
                 + (saveEvery != nil ? ", saved \(summary.saved)" : "")
-                + ", renders \(summary.renders)\n  RSS \(mb(t.start.residentKiB)) MB at start → \(mb(end.residentKiB)) MB after \(fmt(summary.seconds)) s"
+                + ", renders \(summary.renders)\n  RSS \(mb(t.start.residentKiB)) MB before the pipeline, "
+                + "\(mb(t.samples.first?.memory.residentKiB ?? 0)) MB at \(fmt(sampleEvery)) s (running) → \(mb(end.residentKiB)) MB after \(fmt(summary.seconds)) s"
                 + " (peak \(mb(t.samples.map(\.memory.residentKiB).max() ?? end.residentKiB)) MB, trend after warm-up \(rate))"
                 + "; runtime errors \(runtime.errors.count)"
         }
@@ -102,15 +103,24 @@ struct CamSoak {
     }
 
     /// ffmpeg reading testsrc2 in real time (`-re`) through the equivalent graph for `anchorSeconds`.
+    /// Its peak RSS comes from GNU time when installed: `wait4`'s figure for a child spawned by
+    /// this process starts from this process's own peak (Linux carries it over at exec).
     func anchor(size: FrameSize) throws {
         let frames = Int(anchorSeconds * fps)
-        let run = try ChildProcess.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-re", "-f", "lavfi",
-                                                  "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
-                                                  "-vf", ffmpegChain, "-f", "null", "-"])
+        let ffmpeg = ["ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error", "-re", "-f", "lavfi",
+                      "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
+                      "-vf", ffmpegChain, "-f", "null", "-"]
+        let timeTool = "/usr/bin/time", report = NSTemporaryDirectory() + "granite-soak-ffmpeg-\(getpid()).rss"
+        let timed = FileManager.default.isExecutableFile(atPath: timeTool)
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let run = timed ? try ChildProcess.run(timeTool, ["-f", "%M", "-o", report] + ffmpeg)
+                        : try ChildProcess.run(ffmpeg[0], Array(ffmpeg.dropFirst()))
         guard run.status == 0 else { throw ValidationError("ffmpeg exited \(run.status)") }
+        let peak = timed ? (try? String(contentsOfFile: report, encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.map { "\(mb($0)) MB" } : nil
         print("\(size): ffmpeg -re testsrc2 + \"\(ffmpegChain)\": \(frames) frames in \(fmt(run.seconds)) s → "
-              + "\(fmt(Double(frames) / run.seconds)) fps (it never drops: behind by \(fmt(max(0, run.seconds - anchorSeconds)))) s)"
-              + ", peak RSS \(mb(run.peakKiB)) MB")
+              + "\(fmt(Double(frames) / run.seconds)) fps (ffmpeg never drops; it fell behind real time by \(fmt(max(0, run.seconds - anchorSeconds))) s)"
+              + ", peak RSS \(peak ?? "not measured (no \(timeTool))")")
     }
 
     func mb(_ kib: Int) -> String { fmt(Double(kib) * 1024 / 1e6) }
