@@ -64,6 +64,7 @@ public final class CamApp: Sendable {
                 try? root.sendEvent(CamEvents.Tick())
             }
         }
+        if let threshold = settings.largeBlockMmapThreshold { MemoryProbe.mapLargeBlocks(atLeast: threshold) }
         let trimmer = settings.memoryTrimInterval.map { seconds in
             Task.detached(priority: .utility) {
                 while !Task.isCancelled {

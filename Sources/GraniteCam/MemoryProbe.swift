@@ -38,6 +38,13 @@ public enum MemoryProbe {
     @discardableResult
     public static func trim() -> Bool { granite_malloc_trim() == 1 }
 
+    /// Makes every allocation of at least `bytes` an mmap of its own, unmapped when freed, and stops
+    /// glibc from raising that threshold; true on success.
+    @discardableResult
+    public static func mapLargeBlocks(atLeast bytes: Int) -> Bool {
+        granite_malloc_set_mmap_threshold(Int32(clamping: bytes)) == 1
+    }
+
     /// `VmRSS` of this process in KiB, read from `/proc/self/status` without Foundation.
     public static func residentKiB() -> Int {
         let fd = open("/proc/self/status", O_RDONLY)

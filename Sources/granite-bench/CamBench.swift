@@ -32,12 +32,15 @@ struct CamBench: AsyncParsableCommand {
     @Option(help: "Soak: seconds of the ffmpeg -re anchor per size.") var anchorSeconds: Double = 60
     @Option(help: "Soak: seconds between malloc_trim calls in the pipeline (0: never, to see the allocator's drift).")
     var trimEvery: Double = 10
+    @Option(help: "Soak: allocations of at least this many bytes get their own mmap (0: glibc's dynamic default).")
+    var mmapThreshold: Int = 1 << 20
 
     func validate() throws {
         if let soak, soak <= 0 { throw ValidationError("--soak takes a positive number of seconds") }
         if sampleEvery <= 0 { throw ValidationError("--sample-every must be positive") }
         if let saveEvery, saveEvery < 1 { throw ValidationError("--save-every must be at least 1") }
         if anchorSeconds <= 0 { throw ValidationError("--anchor-seconds must be positive") }
+        if mmapThreshold < 0 { throw ValidationError("--mmap-threshold must be 0 (glibc default) or positive") }
         if trimEvery < 0 { throw ValidationError("--trim-every must be 0 (never) or positive") }
     }
 
@@ -49,7 +52,7 @@ struct CamBench: AsyncParsableCommand {
             }
             let soaker = CamSoak(seconds: soak, sampleEvery: sampleEvery, chain: chain, ffmpegChain: ffmpegChain, fps: fps,
                                  cpu: cpu, saveEvery: saveEvery, anchorSeconds: anchorSeconds,
-                                 trimInterval: trimEvery > 0 ? trimEvery : nil)
+                                 trimInterval: trimEvery > 0 ? trimEvery : nil, mmapThreshold: mmapThreshold > 0 ? mmapThreshold : nil)
             return try await soaker.run(sizes: list, depth: depth)
         }
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\"; "

@@ -19,6 +19,7 @@ struct CamSoak {
     var saveEvery: Int?
     var anchorSeconds: Double
     var trimInterval: Double?
+    var mmapThreshold: Int?
 
     /// Memory seen during one run.
     struct Timeline {
@@ -41,7 +42,8 @@ struct CamSoak {
     func run(sizes: [FrameSize], depth: Bool) async throws {
         print("granite-bench cam --soak \(fmt(seconds)) s: chain \"\(chain.isEmpty ? "(none: RGBA only)" : chain)\" "
               + "(\(cpu ? "CPU reference" : "Vulkan")), paced \(fmt(fps)) fps, save \(saveEvery.map { "every \($0)th frame as JPEG" } ?? "none")"
-              + "; malloc_trim \(trimInterval.map { "every \(fmt($0)) s" } ?? "never"); RSS sampled every \(fmt(sampleEvery)) s")
+              + "; malloc_trim \(trimInterval.map { "every \(fmt($0)) s" } ?? "never")"
+              + ", own mmap from \(mmapThreshold.map { "\($0) bytes" } ?? "glibc's dynamic threshold"); RSS sampled every \(fmt(sampleEvery)) s")
         for size in sizes {
             for withDepth in depth ? [false, true] : [false] {
                 try await soak(size: size, depth: withDepth)
@@ -56,6 +58,7 @@ struct CamSoak {
         settings.duration = seconds
         settings.depthEvery = depth ? 1 : nil
         settings.memoryTrimInterval = trimInterval
+        settings.largeBlockMmapThreshold = mmapThreshold
         var folder: String?
         if let saveEvery {
             folder = NSTemporaryDirectory() + "granite-soak-\(getpid())-\(size)"
