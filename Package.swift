@@ -128,8 +128,9 @@ let package = Package(
         .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [
-            "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
+            "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

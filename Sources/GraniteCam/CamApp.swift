@@ -64,6 +64,15 @@ public final class CamApp: Sendable {
                 try? root.sendEvent(CamEvents.Tick())
             }
         }
+        if let threshold = settings.largeBlockMmapThreshold { MemoryProbe.mapLargeBlocks(atLeast: threshold) }
+        let trimmer = settings.memoryTrimInterval.map { seconds in
+            Task.detached(priority: .utility) {
+                while !Task.isCancelled {
+                    try? await Task.sleep(nanoseconds: UInt64(max(0.1, seconds) * 1e9))
+                    if !Task.isCancelled { MemoryProbe.trim() }
+                }
+            }
+        }
         let timer = settings.duration.map { seconds in
             Task.detached { [pipeline] in
                 try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
@@ -73,6 +82,7 @@ public final class CamApp: Sendable {
         await pipeline.waitUntilEnded()
         ticker.cancel()
         timer?.cancel()
+        trimmer?.cancel()
         await root.command.settle()
         await root.center.output.command.settle()
         await root.center.depth.command.settle()

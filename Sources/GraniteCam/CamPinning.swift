@@ -29,30 +29,49 @@ public final class CamPinning: Sendable {
     public let endpoint: String
     /// The longest ``finish()`` waits for the node before leaving the rest journaled.
     public let drainTimeout: Duration
+    /// One attempt, short timeouts: asks whether the node is up without the pinner's retries.
+    private let probeClient: KuboClient
     private let jobIDs = Mutex<[String]>([])
     private let drained = Mutex<Bool>(false)
 
-    /// Pinning through `client`, journaled in `journalPath`.
-    public init(client: KuboClient, journalPath: String, drainTimeout: Duration = .seconds(10),
+    /// Pinning through `client`, journaled in `journalPath`; `probeClient` (default `client`)
+    /// answers ``probe()``: give it one attempt and short timeouts so a node that is down is
+    /// reported at once.
+    public init(client: KuboClient, probeClient: KuboClient? = nil, journalPath: String, drainTimeout: Duration = .seconds(10),
                 retryInterval: Duration = .seconds(5)) throws {
         let journal = try PinJournal(path: journalPath)
         pinner = try Pinner(client: client, journal: journal, options: ImportOptions())
         queue = PinQueue(pinner: pinner, retryInterval: retryInterval)
         endpoint = client.endpoint.description
+        self.probeClient = probeClient ?? client
         self.drainTimeout = drainTimeout
+    }
+
+    /// The probe's settings: one attempt, 1 s to connect, 5 s to answer (a node that is down
+    /// is known in about a second instead of after the pinner's ~12 s of retries).
+    public static var probeConfiguration: KuboClient.Configuration {
+        var configuration = KuboClient.Configuration()
+        configuration.maxAttempts = 1
+        configuration.connectTimeout = .seconds(1)
+        configuration.readTimeout = .seconds(5)
+        configuration.requestTimeout = .seconds(5)
+        return configuration
     }
 
     /// The node from `--api` / `$IPFS_API` / the repo's api file, the journal from `--pin-journal`
     /// or `$GRANITE_PIN_JOURNAL` (the same resolution as `granite pin`).
     public static func resolve(api: String?, journal: String?, drainTimeout: Duration) throws -> CamPinning {
-        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: nil))
-        return try CamPinning(client: client, journalPath: journal ?? PinJournal.defaultPath(), drainTimeout: drainTimeout)
+        let endpoint = try KuboEndpoint.resolve(option: api), auth = try KuboAuth.resolve(option: nil)
+        return try CamPinning(client: KuboClient(endpoint: endpoint, auth: auth),
+                              probeClient: KuboClient(endpoint: endpoint, auth: auth, configuration: probeConfiguration),
+                              journalPath: journal ?? PinJournal.defaultPath(), drainTimeout: drainTimeout)
     }
 
-    /// Asks the node for its version; returns a warning when it does not answer (capture goes on).
+    /// Asks the node for its version (one quick attempt); returns a warning when it does not
+    /// answer (capture goes on, files are journaled).
     public func probe() async -> String? {
         do {
-            _ = try await pinner.client.version()
+            _ = try await probeClient.version()
             return nil
         } catch {
             return "IPFS node at \(endpoint) not reachable (\(error)); files are journaled in "
@@ -68,8 +87,15 @@ public final class CamPinning: Sendable {
     }
 
     /// Runs a last pass for at most ``drainTimeout``, stops the worker when it finished, and
-    /// counts this run's jobs.
+    /// counts this run's jobs. A node that does not answer a quick probe gets no last pass: the
+    /// program exits at once and the jobs stay journaled.
     public func finish() async -> Outcome {
+        let ids = jobIDs.withLock { $0 }
+        if !ids.isEmpty, (try? await probeClient.version()) == nil {
+            let queue = self.queue
+            Task { await queue.stop() }   // its pass in flight ends on its own; nothing waits for it
+            return outcome(ids, problem: "IPFS node at \(endpoint) not reachable")
+        }
         let queue = self.queue
         Task { [self] in
             _ = try? await queue.drain()
@@ -80,11 +106,14 @@ public final class CamPinning: Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         if drained.withLock({ $0 }) { await queue.stop() }
-        let ids = jobIDs.withLock { $0 }
+        return outcome(jobIDs.withLock { $0 }, problem: await queue.latestReport.problems.first?.reason ?? "node did not answer in time")
+    }
+
+    /// Counts which of `ids` the journal has done; `problem` is reported when some are not.
+    private func outcome(_ ids: [String], problem: String) -> Outcome {
         let done = Set(((try? pinner.journal.state())?.done ?? []).map(\.id))
         let pinned = ids.filter(done.contains).count
-        let problem = await queue.latestReport.problems.first?.reason
         return Outcome(queued: ids.count, pinned: pinned, remaining: ids.count - pinned,
-                       journal: pinner.journal.path, problem: pinned == ids.count ? nil : problem ?? "node did not answer in time")
+                       journal: pinner.journal.path, problem: pinned == ids.count ? nil : problem)
     }
 }

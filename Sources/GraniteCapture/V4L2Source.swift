@@ -84,11 +84,7 @@ public final class V4L2Source: FrameSource {
             guard info.canCapture else {
                 throw CaptureError.notACaptureDevice(device: path, card: info.card, capabilities: info.capabilities)
             }
-            let chosen = try info.choose(CaptureRequest(format: wanted, size: request.size, fps: request.fps),
-                                         allowMJPEG: decoder != nil)
-            if chosen == .mjpeg && decoder == nil {
-                throw CaptureError.invalidRequest("\(path): MJPEG needs a JPEG decoder; ask for rgb24 to let libv4l2 convert")
-            }
+            let chosen = try chooseFormat(wanted, info: info)
             let format = try device.negotiate(format: chosen, size: request.size, fps: request.fps, info: info)
             try device.startStreaming(count: bufferCount)
             return (device, format, chosen)
@@ -98,13 +94,23 @@ public final class V4L2Source: FrameSource {
         }
     }
 
+    /// The format to negotiate among what `info` offers: `auto` takes MJPEG only when this source
+    /// has a decoder; asking for MJPEG without one is an error.
+    func chooseFormat(_ wanted: CaptureFormat, info: DeviceInfo) throws(CaptureError) -> CaptureFormat {
+        let chosen = try info.choose(CaptureRequest(format: wanted, size: request.size, fps: request.fps),
+                                     allowMJPEG: decoder != nil)
+        if chosen == .mjpeg && decoder == nil {
+            throw CaptureError.invalidRequest("\(path): MJPEG needs a JPEG decoder; ask for rgb24 to let libv4l2 convert")
+        }
+        return chosen
+    }
+
     /// The capture loop: dequeue, unpack, emit; on a transient fault, close and reopen.
     private func capture(_ first: V4L2Device, format first_format: StreamFormat, chosen: CaptureFormat, runner: SourceRunner) {
         var device: V4L2Device? = first
         var format = first_format
-        var sequenceBase: UInt64 = 0
+        var assembler = FrameAssembler(device: path, decoder: decoder)
         var lastFrameAt = monotonicNanos()
-        var lastStamp: UInt64 = 0
         while !runner.isStopping, let current = device {
             do throws(CaptureError) {
                 guard let raw = try current.dequeue(timeoutMillis: 100) else {
@@ -114,30 +120,13 @@ public final class V4L2Source: FrameSource {
                     continue
                 }
                 lastFrameAt = monotonicNanos()
-                let image: Image
-                do {
-                    image = try format.image(from: raw.payload, device: path, decoder: decoder)
-                } catch .decodeFailed(let where_, let reason) {
-                    runner.fault(.decodeFailed(path: where_, reason: reason))
-                    continue
-                }
-                // Some drivers write the timestamp after handing the buffer back (vivid sets it
-                // after vb2_buffer_done), so a fast reader can see the buffer's previous time.
-                // Frames promise monotonic times: replace a backwards one with the dequeue time.
-                var stamp = raw.timestampNanos
-                if stamp <= lastStamp {
-                    stamp = max(monotonicNanos(), lastStamp + 1)
-                    runner.repairedTimestamp()
-                }
-                lastStamp = stamp
-                runner.emit(Frame(image: image, sequence: sequenceBase + raw.sequence,
-                                  timestampNanos: stamp, source: path))
+                assembler.deliver(raw, format: format, runner: runner)
             } catch {
                 current.close()
                 device = nil
                 runner.fault(error)
                 guard error.isTransient else { return }
-                sequenceBase = (runner.lastSequence ?? 0) + 1
+                assembler.sequenceBase = (runner.lastSequence ?? 0) + 1
                 guard let (reopened, newFormat) = reopen(chosen, runner: runner) else { return }
                 device = reopened
                 format = newFormat

@@ -25,8 +25,36 @@ struct CamBench: AsyncParsableCommand {
     @Option(help: "Runs per measurement (median reported).") var runs = 3
     @Flag(help: "Use Marble's CPU reference instead of Vulkan.") var cpu = false
     @Flag(help: "Also run the paced pipeline with depth (FastDepth) offered every frame.") var depth = false
+    @Option(help: "Soak: run the paced pipeline this many seconds per size (and with depth, with --depth), printing RSS as it goes.")
+    var soak: Double?
+    @Option(help: "Soak: seconds between RSS samples.") var sampleEvery: Double = 10
+    @Option(help: "Soak: save every N-th frame as JPEG (to a temporary folder, removed after).") var saveEvery: Int?
+    @Option(help: "Soak: seconds of the ffmpeg -re anchor per size.") var anchorSeconds: Double = 60
+    @Option(help: "Soak: seconds between malloc_trim calls in the pipeline (0: never, to see the allocator's drift).")
+    var trimEvery: Double = 10
+    @Option(help: "Soak: allocations of at least this many bytes get their own mmap (0: glibc's dynamic default).")
+    var mmapThreshold: Int = 1 << 20
+
+    func validate() throws {
+        if let soak, soak <= 0 { throw ValidationError("--soak takes a positive number of seconds") }
+        if sampleEvery <= 0 { throw ValidationError("--sample-every must be positive") }
+        if let saveEvery, saveEvery < 1 { throw ValidationError("--save-every must be at least 1") }
+        if anchorSeconds <= 0 { throw ValidationError("--anchor-seconds must be positive") }
+        if mmapThreshold < 0 { throw ValidationError("--mmap-threshold must be 0 (glibc default) or positive") }
+        if trimEvery < 0 { throw ValidationError("--trim-every must be 0 (never) or positive") }
+    }
 
     func run() async throws {
+        if let soak {
+            let list = try sizes.split(separator: ",").map { text in
+                guard let size = FrameSize(parsing: String(text)) else { throw ValidationError("bad size \(text)") }
+                return size
+            }
+            let soaker = CamSoak(seconds: soak, sampleEvery: sampleEvery, chain: chain, ffmpegChain: ffmpegChain, fps: fps,
+                                 cpu: cpu, saveEvery: saveEvery, anchorSeconds: anchorSeconds,
+                                 trimInterval: trimEvery > 0 ? trimEvery : nil, mmapThreshold: mmapThreshold > 0 ? mmapThreshold : nil)
+            return try await soaker.run(sizes: list, depth: depth)
+        }
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\"; "
               + "\(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let rssStart = residentKiB()

@@ -108,14 +108,14 @@ final class CamPinTests: XCTestCase {
         let started = Date()
         let summary = try await CamApp(pipeline: try CamPipeline(settings: settings(out: out, frames: 6, depthEvery: nil),
                                                                  encoder: CodecsEncoder(.png), pins: pins)).run()
-        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "the drain is bounded")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "a node down at exit gets no drain: the jobs stay journaled at once")
         XCTAssertEqual(summary.frames, 6)
         XCTAssertEqual(summary.saved, 6)
         let outcome = try XCTUnwrap(summary.pinning)
         XCTAssertEqual(outcome.queued, 6)
         XCTAssertEqual(outcome.pinned, 0)
         XCTAssertEqual(outcome.remaining, 6)
-        XCTAssertNotNil(outcome.problem)
+        XCTAssertEqual(outcome.problem, "IPFS node at http://127.0.0.1:1 not reachable")
         let state = try PinJournal(path: journalPath).state()
         XCTAssertEqual(Set(state.pending.flatMap(\.paths)), Set(try files(out, prefix: "frame_").map { out.appendingPathComponent($0).path }),
                        "every frame stays journaled for granite pin --retry")
