@@ -67,7 +67,10 @@ enum Conv {
                         let dst = out + (b * m + gi * mg) * plane
                         let a = wp.baseAddress! + gi * mg * cg * kArea
                         if pointwise {
-                            Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane, threads: io.threads)
+                            Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane,
+                                          threads: io.threads) { columns in
+                                finish(dst, biasValues, from: gi * mg, channels: mg, plane: plane, columns: columns, epilogue: epilogue)
+                            }
                             continue
                         }
                         if direct {
@@ -84,6 +87,8 @@ enum Conv {
                                         let hi = part == parts - 1 ? plane : (plane * (part + 1) / parts) & ~15
                                         if hi > lo {
                                             gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(lo), Int32(hi))
+                                            finish(dst, biasValues, from: gi * mg, channels: mg, plane: plane, columns: lo..<hi,
+                                                   epilogue: epilogue)
                                         }
                                     }
                                 }
@@ -98,7 +103,9 @@ enum Conv {
                                           dst + y0 * ow, ldc: plane, threads: io.threads)
                         }
                     }
-                    finish(out + b * m * plane, biasValues, channels: m, plane: plane, epilogue: epilogue, threads: io.threads)
+                    if !pointwise && !direct {
+                        finish(out + b * m * plane, biasValues, channels: m, plane: plane, epilogue: epilogue, threads: io.threads)
+                    }
                 }
             }
         }
@@ -114,6 +121,19 @@ enum Conv {
                 if b != 0 { for i in 0..<plane { p[i] += b } }
                 Epilogue.apply(epilogue, p, plane)
             }
+        }
+    }
+
+    /// Adds the bias and applies the epilogue to columns `columns` of `channels` output planes
+    /// right after the GEMM wrote them (same thread, still in cache); bias index starts at `first`.
+    static func finish(_ out: UnsafeMutablePointer<Float>, _ bias: [Float], from first: Int, channels: Int, plane: Int,
+                       columns: Range<Int>, epilogue: [Epilogue]) {
+        let count = columns.count
+        for ch in 0..<channels {
+            let p = out + ch * plane + columns.lowerBound
+            let b = bias[first + ch]
+            if b != 0 { for i in 0..<count { p[i] += b } }
+            Epilogue.apply(epilogue, p, count)
         }
     }
 

@@ -19,10 +19,27 @@ enum Elementwise {
         }
         let op = c.node.op
         let total = bc.shape.reduce(1, *)
+        let perChannel = a.shape.count == 4 && bc.shape == a.shape && b.shape == [1, a.shape[1], 1, 1]
+        let plane = perChannel ? a.shape[2] * a.shape[3] : 1
         return .single(bc.shape, type) { io in
             let x = io.input(0), y = io.input(1), out = io.outputs[0]
             if a.shape == b.shape {
                 binarySame(op, x, y, out, total, threads: io.threads, f)
+                return
+            }
+            if perChannel {
+                // [N, C, H, W] with a [1, C, 1, 1] second operand: one scalar per plane, planes split across threads.
+                let planes = plane > 0 ? total / plane : 0, cs = a.shape[1]
+                parallelFor(planes, threads: total >= 65536 ? io.threads : 1) { r in
+                    for pi in r {
+                        let v = y[pi % cs], base = pi * plane
+                        switch op {
+                        case "Add": for i in base..<base + plane { out[i] = x[i] + v }
+                        case "Mul": for i in base..<base + plane { out[i] = x[i] * v }
+                        default: for i in base..<base + plane { out[i] = f(x[i], v) }
+                        }
+                    }
+                }
                 return
             }
             bc.forEachRun { o, ai, bi, n, sa, sb in

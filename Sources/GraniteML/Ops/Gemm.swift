@@ -8,7 +8,8 @@ import CGraniteKernels
 /// kernels instead of two pools spinning against each other on a small machine.
 enum Gemm {
     static func multiply(m: Int, n: Int, k: Int, _ a: UnsafePointer<Float>, lda: Int, _ b: UnsafePointer<Float>, ldb: Int,
-                         _ c: UnsafeMutablePointer<Float>, ldc: Int, threads: Int) {
+                         _ c: UnsafeMutablePointer<Float>, ldc: Int, threads: Int,
+                         then finish: (Range<Int>) -> Void = { _ in }) {
         let parts = m * n * k >= 1 << 21 && n >= 64 * threads ? threads : 1
         let level = Int32(KernelLevel.current)
         let own = gk_sgemm_available(level) != 0
@@ -23,6 +24,7 @@ enum Gemm {
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(hi - lo), Int32(k), 1,
                                 a, Int32(lda), b + lo, Int32(ldb), 0, c + lo, Int32(ldc))
                 }
+                finish(lo..<hi)
             }
         }
     }
