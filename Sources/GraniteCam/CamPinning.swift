@@ -49,14 +49,7 @@ public final class CamPinning: Sendable {
 
     /// The probe's settings: one attempt, 1 s to connect, 5 s to answer (a node that is down
     /// is known in about a second instead of after the pinner's ~12 s of retries).
-    public static var probeConfiguration: KuboClient.Configuration {
-        var configuration = KuboClient.Configuration()
-        configuration.maxAttempts = 1
-        configuration.connectTimeout = .seconds(1)
-        configuration.readTimeout = .seconds(5)
-        configuration.requestTimeout = .seconds(5)
-        return configuration
-    }
+    public static var probeConfiguration: KuboClient.Configuration { .quickProbe }
 
     /// The node from `--api` / `$IPFS_API` / the repo's api file, the journal from `--pin-journal`
     /// or `$GRANITE_PIN_JOURNAL` (the same resolution as `granite pin`).

@@ -32,7 +32,18 @@ final class ConvertPinning: Sendable {
     }
 
     /// Waits up to `timeout` for a pass over everything queued, then reports; never throws.
+    /// A node that does not answer a quick probe gets no wait: the jobs stay journaled.
     func finish(timeout: Duration) async -> [String] {
+        let jobs = submitted.withLock { $0 }
+        if !jobs.isEmpty, (try? await pinner.client.with(configuration: .quickProbe).version()) == nil {
+            let queue = self.queue
+            Task { await queue.stop() }   // a pass in flight ends on its own; nothing waits for it
+            var lines = ["pinned 0 of \(jobs.count) outputs on \(pinner.client.endpoint)"]
+            for failure in failures.withLock({ $0 }) { lines.append("warning: not queued for pinning: \(failure)") }
+            lines.append("warning: IPFS node at \(pinner.client.endpoint) not reachable: \(jobs.count) outputs "
+                         + "stay journaled in \(journalPath): run `granite pin --retry`")
+            return lines
+        }
         let (stream, done) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(2))
         let queue = self.queue
         let drain = Task { () -> PinReport? in
@@ -44,7 +55,6 @@ final class ConvertPinning: Sendable {
         var iterator = stream.makeAsyncIterator()
         let drained = await iterator.next() ?? false
         timer.cancel()
-        let jobs = submitted.withLock { $0 }
         var lines: [String] = []
         let state = try? pinner.journal.state()
         let doneIDs = Set(state?.done.map(\.id) ?? [])

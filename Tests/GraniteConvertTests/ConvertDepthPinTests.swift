@@ -126,10 +126,15 @@ final class ConvertDepthPinTests: XCTestCase {
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         let port = Int(UInt16(bigEndian: addr.sin_port))
         close(fd)
+        let started = ContinuousClock.now
         let r = try ConvertFixtures.runGranite(["convert", input, "-o", out, "--pin", "--api", "http://127.0.0.1:\(port)",
                                                 "--pin-wait", "10"],
                                                environment: ["GRANITE_PIN_JOURNAL": state + "/pins.jsonl"])
+        let elapsed = ContinuousClock.now - started
         XCTAssertEqual(r.status, 0, r.stderr)
+        // A node that does not answer a quick probe gets no --pin-wait: the run ends at once.
+        XCTAssertLessThan(elapsed, .seconds(7), "convert --pin with the node down took \(elapsed)")
+        XCTAssertTrue(r.stderr.contains("not reachable"), r.stderr)
         XCTAssertTrue(r.stdout.contains("converted 3,"), r.stdout)
         XCTAssertTrue(r.stdout.contains("pinned 0 of 3 outputs"), r.stdout)
         XCTAssertTrue(r.stderr.contains("granite pin --retry"), r.stderr)
