@@ -10,6 +10,8 @@ public final class DepthEstimator: Sendable {
     public var description: ModelDescription { ml.description }
     /// The model file in use.
     public var modelPath: String { ml.model.path }
+    /// True when the model normalises its input itself (see ``GraniteML/normalizesInside``).
+    public var normalizesInside: Bool { ml.normalizesInside }
 
     /// Loads a depth model: `modelPath` when given (its description from a sibling JSON,
     /// `Models/` or the built-ins), else `description` along the search path.

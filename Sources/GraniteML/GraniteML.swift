@@ -37,6 +37,13 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
     public let description: ModelDescription
     /// The input kind (`.frame`).
     public let input: InputKind
+    /// True when the model normalises its input itself with the description's mean/std (as
+    /// MiDaS's own ONNX export does); images are then only scaled by `pixelScale`, so the
+    /// same description serves both kinds of export without normalising twice.
+    public let normalizesInside: Bool
+    /// The input preparation actually applied (the description's, less a normalisation the
+    /// model does itself).
+    let feed: ModelDescription.Input
 
     /// Loads the model at `modelPath`, described by `description` (looked up by file name when nil).
     public init(_ modelPath: String, description: ModelDescription? = nil, input: InputKind = .frame,
@@ -58,6 +65,13 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
         guard first.elementType == d.input.dtype else {
             throw .invalidDescription(path: modelPath, reason: "the description says \(d.input.dtype) input, the model takes \(first.elementType)")
         }
+        var feed = d.input
+        normalizesInside = model.inputNormalization?.matches(d.input) ?? false
+        if normalizesInside {
+            feed.mean = [0, 0, 0]
+            feed.std = [1, 1, 1]
+        }
+        self.feed = feed
     }
 
     /// Finds the described model along the search path (see ``ModelLocator``) and loads it.
@@ -69,7 +83,7 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
 
     /// Runs the model on an image.
     public func predict(_ image: Image) throws(MLError) -> Output {
-        let tensor = try ImageTensor.input(image, description.input)
+        let tensor = try ImageTensor.input(image, feed)
         let outputs = try model.run([model.inputs[0].name: tensor])
         let outputName = description.output.name ?? model.outputs[0].name
         let context = PredictionContext(description: description, outputName: outputName,

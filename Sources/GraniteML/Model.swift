@@ -23,6 +23,9 @@ public final class Model: Sendable {
     /// Threads for GraniteML's kernels, GEMMs included (split by columns; OpenBLAS itself is
     /// kept single-threaded so that one pool of workers serves everything).
     public let threads: Int
+    /// The mean/std normalisation the graph applies to its (single) input itself, if it
+    /// starts with one (see ``InputNormalization``).
+    public let inputNormalization: InputNormalization?
     private let graph: Graph
     private let plans: Mutex<PlanCache>
 
@@ -60,6 +63,7 @@ public final class Model: Sendable {
         inputs = parsed.inputs
         outputs = parsed.outputs
         self.threads = max(threads, 1)
+        inputNormalization = parsed.inputs.count == 1 ? InputNormalization.detect(in: parsed, input: parsed.inputs[0].name) : nil
         graph = try Optimizer.optimize(parsed)
         plans = Mutex(PlanCache())
         let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }

@@ -49,6 +49,9 @@ struct DepthCommand: AsyncParsableCommand {
             Self.report("granite depth: \(error)")
             throw ExitCode(1)
         }
+        if estimator.normalizesInside {
+            print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
+        }
         var failed = 0
         for file in files {
             do {
