@@ -63,7 +63,8 @@ struct DepthCommand: AsyncParsableCommand {
                 try DepthImages(map, depthPath: depthPath, previewPath: previewPath).write(depthPath: depthPath, previewPath: previewPath)
                 print("\(file) -> \(depthPath), \(previewPath)")
             } catch {
-                Self.report("granite depth: \(file): \(error)")
+                let message = "\(error)"  // codec errors already start with the path
+                Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
                 failed += 1
             }
         }
