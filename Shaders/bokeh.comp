@@ -14,7 +14,7 @@ void main() {
             uvec4 c = unpackPx(srcAt(x + dx, y + dy));
             float l = float(luma8(c)) / 255.0;
             float l2 = l * l;
-            float weight = 1.0 + f[0] * (l2 * l2);
+            float weight = 1.0 + F(0) * (l2 * l2);
             acc += vec4(c) * weight;
             total += weight;
         }

@@ -3,7 +3,7 @@
 #include "common.glsl"
 // Per-pixel colour operations, chosen by MODE, BLOCK pixels of a row per invocation:
 // 0 affine (3x3 matrix M0..M8 row-major + offset M9..M11, specialization constants so the
-// matrix folds into the code), 1 gamma (exponent f[0]), 2 grayscale, 3 invert,
+// matrix folds into the code), 1 gamma (exponent F(0)), 2 grayscale, 3 invert,
 // 4 threshold (level pc.a.x on integer luma). Alpha is kept.
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const float M0 = 1.0;
@@ -30,7 +30,7 @@ uint colour(uint p) {
         o.b = M6 * v.r + M7 * v.g + M8 * v.b + M11;
         return (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (p & 0xff000000u);
     } else if (MODE == 1) {
-        vec3 v = pow(vec3(c.rgb) / 255.0, vec3(f[0]));
+        vec3 v = pow(vec3(c.rgb) / 255.0, vec3(F(0)));
         return (packPxF(vec4(v, 0.0)) & 0x00ffffffu) | (p & 0xff000000u);
     } else if (MODE == 2) {
         uint l = uint(luma8(c));

@@ -5,5 +5,5 @@
 void main() {
     GRANITE_PIXEL(x, y)
     float d = depthAt(x, y);
-    dst[y * pc.size.x + x] = epilogue((d >= f[0] && d <= f[1]) ? src[y * pc.size.x + x] : 0u);
+    dst[y * pc.size.x + x] = epilogue((d >= F(0) && d <= F(1)) ? src[y * pc.size.x + x] : 0u);
 }

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
-// God rays at half resolution (the shafts are smooth), in three passes:
+// God rays at half resolution (the shafts are smooth), in two passes (three for rows of odd quads):
 // MODE 2: the light map, each half-res pixel's colour times its luma squared (bright areas shine),
 //         stored in the storage image `light` (binding 4);
 // MODE 0: march SAMPLES steps over the light map towards the light, in fixed point (1/256 px, so
@@ -9,12 +9,12 @@
 //         (imageLoad: on lavapipe a gather from an image costs less than one from a storage
 //         buffer, 6.0 vs 8.4 ms for this pass at 1280x720);
 // MODE 1: add the rays to the full-resolution image (nearest ray pixel). Every mode binds the image.
+// MODE 3 (width % 4 == 0): MODE 0 and MODE 1 in one pass: an invocation marches two neighbouring
+//         half-resolution pixels and adds them straight to the 4x2 full-resolution block they
+//         cover (two quads in, two out), so the rays never go through memory.
 // f: decay, weight, exposure, light x*256, light y*256 (full-res pixels), density*256.
 layout(constant_id = 0) const int SAMPLES = 24;
 layout(constant_id = 1) const int MODE = 0;
-// VEC 1 (MODE 1, width % 8 == 0, so half-resolution rows are whole quads too): 16 pixels an
-// invocation, 4 quads of image and 2 of rays in, 4 quads out.
-layout(constant_id = 2) const int VEC = 0;
 layout(set = 0, binding = 4, r32ui) uniform uimage2D light;
 
 uint addRay(uint p, uint ray) {
@@ -22,18 +22,37 @@ uint addRay(uint p, uint ray) {
     return epilogue(packPx(uvec4(min(o.rgb + unpackPx(ray).rgb, uvec3(255u)), o.a)));
 }
 
+// The rays at half-resolution pixel (x, y) of a w1 + 1 by h1 + 1 light map, as a packed pixel.
+uint march(int x, int y, int w1, int h1) {
+    int px = x << 8, py = y << 8;
+    int density = int(F(5));
+    int stepX = ((px - int(F(3)) / 2) / 256 * density) / SAMPLES;
+    int stepY = ((py - int(F(4)) / 2) / 256 * density) / SAMPLES;
+    vec3 acc = vec3(0.0);
+    float illumination = 1.0, decay = F(0), weight = F(1);
+    [[unroll]] for (int i = 0; i < SAMPLES; i++) {
+        px -= stepX;
+        py -= stepY;
+        acc += vec3(unpackPx(imageLoad(light, ivec2(clamp(px >> 8, 0, w1), clamp(py >> 8, 0, h1))).x).rgb) * (illumination * weight);
+        illumination *= decay;
+    }
+    vec3 r = acc * (F(2) / float(SAMPLES));
+    return packPx(uvec4(uvec3(clamp(r, 0.0, 255.0) + 0.5), 255u));
+}
+
 void main() {
-    if (MODE == 1 && VEC == 1) {
-        int w = pc.size.x, x0 = int(gl_GlobalInvocationID.x) * 16, y = int(gl_GlobalInvocationID.y);
-        if (x0 >= w || y >= pc.size.y) return;
-        int out0 = (y * w + x0) >> 2, ray0 = ((y >> 1) * (w >> 1) + (x0 >> 1)) >> 2;
-        uvec4 ra = aux4[ray0], rb = aux4[ray0 + 1];
-        uint rays[8] = uint[8](ra.x, ra.y, ra.z, ra.w, rb.x, rb.y, rb.z, rb.w);
-        [[unroll]] for (int k = 0; k < 4; k++) {
-            if (x0 + 4 * k >= w) return;
-            uvec4 o = src4[out0 + k];
-            dst4[out0 + k] = uvec4(addRay(o.x, rays[2 * k]), addRay(o.y, rays[2 * k]),
-                                   addRay(o.z, rays[2 * k + 1]), addRay(o.w, rays[2 * k + 1]));
+    if (MODE == 3) {
+        int w = pc.size.x, h = pc.size.y, i = int(gl_GlobalInvocationID.x), hy = int(gl_GlobalInvocationID.y);
+        int hw = w >> 1, hh = (h + 1) >> 1;
+        if (4 * i >= w || hy >= hh) return;
+        uint left = march(2 * i, hy, hw - 1, hh - 1), right = march(2 * i + 1, hy, hw - 1, hh - 1);
+        int quads = w >> 2;
+        [[unroll]] for (int r = 0; r < 2; r++) {
+            int y = 2 * hy + r;
+            if (y < h) {
+                uvec4 o = src4[y * quads + i];
+                dst4[y * quads + i] = uvec4(addRay(o.x, left), addRay(o.y, left), addRay(o.z, right), addRay(o.w, right));
+            }
         }
         return;
     }
@@ -49,19 +68,5 @@ void main() {
         return;
     }
     // MODE 0: pc.size.xy is the half-resolution light map's size.
-    int px = x << 8, py = y << 8;
-    int density = int(f[5]);
-    int stepX = ((px - int(f[3]) / 2) / 256 * density) / SAMPLES;
-    int stepY = ((py - int(f[4]) / 2) / 256 * density) / SAMPLES;
-    vec3 acc = vec3(0.0);
-    float illumination = 1.0, decay = f[0], weight = f[1];
-    int w1 = pc.size.x - 1, h1 = pc.size.y - 1;
-    [[unroll]] for (int i = 0; i < SAMPLES; i++) {
-        px -= stepX;
-        py -= stepY;
-        acc += vec3(unpackPx(imageLoad(light, ivec2(clamp(px >> 8, 0, w1), clamp(py >> 8, 0, h1))).x).rgb) * (illumination * weight);
-        illumination *= decay;
-    }
-    vec3 r = acc * (f[2] / float(SAMPLES));
-    dst[y * pc.size.z + x] = epilogue(packPx(uvec4(uvec3(clamp(r, 0.0, 255.0) + 0.5), 255u)));
+    dst[y * pc.size.z + x] = march(x, y, pc.size.x - 1, pc.size.y - 1);
 }

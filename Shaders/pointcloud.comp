@@ -7,7 +7,7 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = 0) const int MODE = 0;
 layout(std430, set = 0, binding = 0) readonly buffer Source { uint src[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
+#include "params.glsl"
 layout(std430, set = 0, binding = 3) readonly buffer Depth { float depthMap[]; };
 layout(std430, set = 0, binding = 4) buffer ZBuffer { uint zbuf[]; };
 layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
@@ -28,17 +28,17 @@ void main() {
     precise float half_h = float(h) * 0.5;
     precise float px = (float(x) + 0.5 - float(w) * 0.5) / half_h;
     precise float py = (float(y) + 0.5 - half_h) / half_h;
-    precise float pz = (d - 0.5) * f[11];
-    precise float rx = f[0] * px + f[1] * py + f[2] * pz;
-    precise float ry = f[3] * px + f[4] * py + f[5] * pz;
-    precise float rz = f[6] * px + f[7] * py + f[8] * pz + f[9];
+    precise float pz = (d - 0.5) * F(11);
+    precise float rx = F(0) * px + F(1) * py + F(2) * pz;
+    precise float ry = F(3) * px + F(4) * py + F(5) * pz;
+    precise float rz = F(6) * px + F(7) * py + F(8) * pz + F(9);
     if (rz < 0.05) return;
-    precise float sx = rx * f[10] / rz * half_h + float(w) * 0.5;
-    precise float sy = ry * f[10] / rz * half_h + half_h;
+    precise float sx = rx * F(10) / rz * half_h + float(w) * 0.5;
+    precise float sy = ry * F(10) / rz * half_h + half_h;
     if (!(sx >= 0.0 && sy >= 0.0 && sx < float(w) && sy < float(h))) return;
     int ix = int(sx), iy = int(sy);
     uint zq = uint(min(rz * 4096.0, 4.0e9));
-    int size = int(f[12]);
+    int size = int(F(12));
     for (int oy = 0; oy < size; oy++) {
         for (int ox = 0; ox < size; ox++) {
             int tx = ix + ox, ty = iy + oy;

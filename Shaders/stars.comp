@@ -13,8 +13,8 @@ void main() {
         int sx = gx * cell + 1 + int((h >> 8) % uint(cell - 2));
         int sy = gy * cell + 1 + int((h >> 16) % uint(cell - 2));
         float phase = float((h >> 24) & 255u) / 256.0;
-        float twinkle = abs(fract(f[0] * f[1] + phase) * 2.0 - 1.0);
-        float b = f[2] * (0.35 + 0.65 * twinkle);
+        float twinkle = abs(fract(F(0) * F(1) + phase) * 2.0 - 1.0);
+        float b = F(2) * (0.35 + 0.65 * twinkle);
         int d = abs(x - sx) + abs(y - sy);
         if (d == 0) o += vec3(b);
         else if (d == 1) o += vec3(b * 0.45);

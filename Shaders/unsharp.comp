@@ -6,7 +6,7 @@ void main() {
     int i = y * pc.size.x + x;
     vec4 o = vec4(unpackPx(aux[i]));
     vec4 b = vec4(unpackPx(src[i]));
-    vec4 r = o + f[0] * (o - b);
+    vec4 r = o + F(0) * (o - b);
     r.a = o.a;
     dst[i] = epilogue(packPx(uvec4(clamp(r, 0.0, 255.0) + 0.5)));
 }

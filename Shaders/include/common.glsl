@@ -3,7 +3,7 @@
 // Images are tightly packed RGBA8, one uint per pixel (R in the low byte). Workgroups are 64x1:
 // rows map to x, which on lavapipe keeps a SIMD batch on consecutive pixels of one row.
 //   binding 0: source pixels          binding 1: destination pixels
-//   binding 2: float parameters       binding 3: auxiliary data (weights, depth, original)
+//   binding 2: float parameters (UBO)  binding 3: auxiliary data (weights, depth, original)
 //   push: size = (srcW, srcH, dstW, dstH), a and b = filter-specific integers
 // The workgroup is 64x1 unless the chain specialises ids 60/61 (StepIO.dispatch(local:)).
 #ifndef GRANITE_CUSTOM_LOCAL_SIZE
@@ -17,7 +17,7 @@ layout(std430, set = 0, binding = 1) writeonly buffer Destination { uint dst[]; 
 // shaders whose rows are whole quads (width % 4 == 0, their VEC constant) move 4 pixels at a time.
 layout(std430, set = 0, binding = 0) readonly buffer SourceQuads { uvec4 src4[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer DestinationQuads { uvec4 dst4[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Params { float f[]; };
+#include "params.glsl"
 layout(std430, set = 0, binding = 3) buffer Aux { uint aux[]; };
 layout(std430, set = 0, binding = 3) buffer AuxQuads { uvec4 aux4[]; };
 layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
@@ -58,21 +58,6 @@ uvec4 epilogue4(uvec4 p) { return uvec4(epilogue(p.x), epilogue(p.y), epilogue(p
 // a position left of the row falls in a clamped first quad whose .x is pixel 0, one right of it
 // in a clamped last quad whose .w is pixel w - 1.
 uvec4 srcQuad(int rowQuad, int q, int quadsPerRow) { return src4[rowQuad + clamp(q, 0, quadsPerRow - 1)]; }
-
-// The 16 pixels x0 + s ... x0 + s + 15 of a row (x0 % 16 == 0, any shift s, each position
-// clamped into the row), from 5 clamped quads: the phase s & 3 picks among 4 constant offsets.
-void srcWindow16(int rowQuad, int quads, int x0, int s, int w, out uint win[16]) {
-    uvec4 q[5];
-    int first = (x0 + s) >> 2, phase = s & 3;
-    for (int k = 0; k < 5; k++) q[k] = srcQuad(rowQuad, first + k, quads);
-    for (int n = 0; n < 16; n++) {
-        uint v0 = q[n >> 2][n & 3], v1 = q[(n + 1) >> 2][(n + 1) & 3];
-        uint v2 = q[(n + 2) >> 2][(n + 2) & 3], v3 = q[(n + 3) >> 2][(n + 3) & 3];
-        uint v = phase == 0 ? v0 : (phase == 1 ? v1 : (phase == 2 ? v2 : v3));
-        int x = x0 + s + n;
-        win[n] = x < 0 ? q[0].x : (x >= w ? q[4].w : v);
-    }
-}
 
 uint srcAt(int x, int y) {
     return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];

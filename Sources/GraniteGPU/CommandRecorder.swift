@@ -23,11 +23,27 @@ public enum GPUBinding {
     case buffer(BufferSlice)
     /// A storage image (`layout(r32ui) uimage2D` in GLSL), in the general layout.
     case image(GPUImage)
+    /// A uniform-buffer range (`uniform` block in GLSL): offset a multiple of
+    /// `GPUContext.uniformAlignment`, size at most `GPUContext.maxUniformRange`.
+    case uniform(BufferSlice)
+    /// A buffer range seen as `VK_FORMAT_R32_UINT` texels (`uniform usamplerBuffer` in GLSL, read
+    /// with `texelFetch`): offset a multiple of `GPUContext.texelAlignment`.
+    case texels(BufferSlice)
 
     var kind: GPUBindingKind {
         switch self {
         case .buffer: return .buffer
         case .image: return .image
+        case .uniform: return .uniform
+        case .texels: return .texels
+        }
+    }
+
+    /// The buffer range behind a buffer binding (nil for an image).
+    var slice: BufferSlice? {
+        switch self {
+        case let .buffer(slice), let .uniform(slice), let .texels(slice): return slice
+        case .image: return nil
         }
     }
 }
@@ -35,6 +51,18 @@ public enum GPUBinding {
 /// Appends commands to a `CommandSequence` while it records.
 public struct CommandRecorder {
     let sequence: CommandSequence
+    /// A prefix for the labels of the timestamps a timed sequence writes (e.g. the filter's name).
+    public var section: String?
+
+    init(sequence: CommandSequence) {
+        self.sequence = sequence
+    }
+
+    /// Labels the commands recorded since the previous mark (timed sequences only).
+    private func mark(_ what: String) {
+        guard sequence.queryPool != nil else { return }
+        sequence.markTimestamp(section.map { "\($0): \(what)" } ?? what)
+    }
 
     /// Binds `buffers` to bindings 0..<n, pushes `push` (32-bit words) and dispatches `groups`.
     public mutating func dispatch(_ pipeline: ComputePipeline, buffers: [BufferSlice], push: [UInt32] = [],
@@ -50,24 +78,36 @@ public struct CommandRecorder {
             throw GPUError.invalidPipeline(name: pipeline.name,
                                            reason: "bound \(bindings.map(\.kind)), the shader declares \(pipeline.bindingKinds)")
         }
-        let buffers = bindings.compactMap { if case let .buffer(slice) = $0 { slice } else { nil } }
         guard push.count * 4 <= ComputePipeline.pushConstantSize else {
             throw GPUError.invalidPipeline(name: pipeline.name, reason: "\(push.count * 4) push-constant bytes, at most \(ComputePipeline.pushConstantSize)")
         }
-        for slice in buffers where slice.offset < 0 || slice.size <= 0 || slice.offset + slice.size > slice.buffer.size
-            || slice.offset % sequence.context.storageAlignment != 0 {
-            throw GPUError.outOfBounds(what: "binding for \(pipeline.name)", offset: slice.offset, count: slice.size, size: slice.buffer.size)
+        let context = sequence.context
+        for binding in bindings {
+            guard let slice = binding.slice else { continue }
+            let kind = binding.kind
+            let alignment = kind == .uniform ? context.uniformAlignment : kind == .texels ? context.texelAlignment : context.storageAlignment
+            if slice.offset < 0 || slice.size <= 0 || slice.offset + slice.size > slice.buffer.size || slice.offset % alignment != 0
+                || (kind == .uniform && slice.size > context.maxUniformRange)
+                || (kind == .texels && (slice.size % 4 != 0 || slice.size / 4 > context.maxTexelCount)) {
+                throw GPUError.outOfBounds(what: "\(kind) binding for \(pipeline.name)",
+                                           offset: slice.offset, count: slice.size, size: slice.buffer.size)
+            }
         }
         let set = try sequence.allocateSet(pipeline)
         let bufferInfos = bindings.map { binding -> VkDescriptorBufferInfo in
-            guard case let .buffer(slice) = binding else { return VkDescriptorBufferInfo() }
+            guard let slice = binding.slice else { return VkDescriptorBufferInfo() }
             return VkDescriptorBufferInfo(buffer: slice.buffer.buffer, offset: VkDeviceSize(slice.offset), range: VkDeviceSize(slice.size))
+        }
+        var views = [VkBufferView?](repeating: nil, count: bindings.count)
+        for (index, binding) in bindings.enumerated() {
+            if case let .texels(slice) = binding { views[index] = try sequence.makeTexelView(slice) }
         }
         let imageInfos = bindings.map { binding -> VkDescriptorImageInfo in
             guard case let .image(image) = binding else { return VkDescriptorImageInfo() }
             return VkDescriptorImageInfo(sampler: nil, imageView: image.view, imageLayout: VK_IMAGE_LAYOUT_GENERAL)
         }
         bufferInfos.withUnsafeBufferPointer { bufferPointer in
+          views.withUnsafeBufferPointer { viewPointer in
             imageInfos.withUnsafeBufferPointer { imagePointer in
                 var writes = bindings.indices.map { index in
                     var write = VkWriteDescriptorSet()
@@ -75,17 +115,17 @@ public struct CommandRecorder {
                     write.dstSet = set
                     write.dstBinding = UInt32(index)
                     write.descriptorCount = 1
-                    if case .image = bindings[index] {
-                        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
-                        write.pImageInfo = imagePointer.baseAddress! + index
-                    } else {
-                        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                        write.pBufferInfo = bufferPointer.baseAddress! + index
+                    write.descriptorType = bindings[index].kind.descriptorType
+                    switch bindings[index] {
+                    case .image: write.pImageInfo = imagePointer.baseAddress! + index
+                    case .texels: write.pTexelBufferView = viewPointer.baseAddress! + index
+                    case .buffer, .uniform: write.pBufferInfo = bufferPointer.baseAddress! + index
                     }
                     return write
                 }
                 vkUpdateDescriptorSets(sequence.context.device, UInt32(writes.count), &writes, 0, nil)
             }
+          }
         }
         let commands = sequence.commandBuffer
         vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline)
@@ -98,10 +138,11 @@ public struct CommandRecorder {
             }
         }
         vkCmdDispatch(commands, UInt32(max(1, groups.x)), UInt32(max(1, groups.y)), UInt32(max(1, groups.z)))
+        mark(pipeline.name)
         sequence.retained.append(pipeline)
         for binding in bindings {
             switch binding {
-            case let .buffer(slice): sequence.retained.append(slice.buffer)
+            case let .buffer(slice), let .uniform(slice), let .texels(slice): sequence.retained.append(slice.buffer)
             case let .image(image): sequence.retained.append(image)
             }
         }
@@ -144,6 +185,7 @@ public struct CommandRecorder {
         }
         var region = GPUImage.region(image, offset: offset)
         vkCmdCopyBufferToImage(sequence.commandBuffer, buffer.buffer, image.image, VK_IMAGE_LAYOUT_GENERAL, 1, &region)
+        mark("copy buffer→image")
         sequence.retained.append(buffer)
         sequence.retained.append(image)
     }
@@ -155,6 +197,7 @@ public struct CommandRecorder {
         }
         var region = GPUImage.region(image, offset: offset)
         vkCmdCopyImageToBuffer(sequence.commandBuffer, image.image, VK_IMAGE_LAYOUT_GENERAL, buffer.buffer, 1, &region)
+        mark("copy image→buffer")
         sequence.retained.append(buffer)
         sequence.retained.append(image)
     }
@@ -162,6 +205,7 @@ public struct CommandRecorder {
     /// Fills `slice` with a repeated 32-bit `value`.
     public mutating func fill(_ slice: BufferSlice, value: UInt32) {
         vkCmdFillBuffer(sequence.commandBuffer, slice.buffer.buffer, VkDeviceSize(slice.offset), VkDeviceSize(slice.size), value)
+        mark("fill")
         sequence.retained.append(slice.buffer)
     }
 
@@ -172,6 +216,7 @@ public struct CommandRecorder {
         }
         var region = VkBufferCopy(srcOffset: 0, dstOffset: 0, size: VkDeviceSize(size))
         vkCmdCopyBuffer(sequence.commandBuffer, source.buffer, destination.buffer, 1, &region)
+        mark("copy buffer→buffer")
         sequence.retained.append(source)
         sequence.retained.append(destination)
     }

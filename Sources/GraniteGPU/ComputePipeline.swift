@@ -13,9 +13,25 @@ public enum GPUBindingKind: Hashable, Sendable {
     case buffer
     /// A storage image (`GPUImage`).
     case image
+    /// A uniform buffer: read-only, small (at most `GPUContext.maxUniformRange` bytes). On CPU
+    /// drivers a read every invocation shares is one scalar load, where a storage buffer is read lane by lane.
+    case uniform
+    /// A uniform texel buffer (`usamplerBuffer`, read with `texelFetch`): a buffer seen as 32-bit
+    /// texels. On CPU drivers a fetch at a per-invocation index is one branch-free gather, where a
+    /// storage-buffer read loops over the SIMD lanes with a branch each.
+    case texels
+
+    var descriptorType: VkDescriptorType {
+        switch self {
+        case .buffer: return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+        case .image: return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
+        case .uniform: return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+        case .texels: return VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+        }
+    }
 }
 
-/// A compute pipeline from SPIR-V: shader module, a descriptor-set layout of storage buffers
+/// A compute pipeline from SPIR-V: shader module, a descriptor-set layout of buffers and images
 /// (bindings 0..<n), a push-constant block and specialization constants (ids 0..<m, 4 bytes each).
 ///
 /// Pipelines are made through `GPUContext.pipeline(...)`, which caches them; the context owns
@@ -54,7 +70,7 @@ public final class ComputePipeline: @unchecked Sendable {
         var layoutBindings = bindings.indices.map { index in
             var binding = VkDescriptorSetLayoutBinding()
             binding.binding = UInt32(index)
-            binding.descriptorType = bindings[index] == .image ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            binding.descriptorType = bindings[index].descriptorType
             binding.descriptorCount = 1
             binding.stageFlags = VkShaderStageFlags(VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
             return binding
@@ -149,7 +165,7 @@ extension GPUContext {
     }
 
     /// The pipeline for `spirv` whose bindings 0..<n at set 0 are of the kinds in `layout`
-    /// (buffers and storage images), made once and cached like `pipeline(named:spirv:bindings:)`.
+    /// (storage buffers, storage images, uniform buffers), made once and cached like `pipeline(named:spirv:bindings:)`.
     public func pipeline(named name: String, spirv: [UInt32], layout: [GPUBindingKind], specialization: [UInt32] = []) throws -> ComputePipeline {
         let key = PipelineKey(name: name, bindings: layout, specialization: specialization)
         return try pipelineLock.withLock { () throws -> ComputePipeline in

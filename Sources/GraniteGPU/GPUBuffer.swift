@@ -14,7 +14,7 @@ public final class GPUBuffer: @unchecked Sendable {
     /// Size in bytes.
     public let size: Int
 
-    /// Allocates `size` bytes (rounded up to 4) usable as a storage buffer and for transfers.
+    /// Allocates `size` bytes (rounded up to 4) usable as a storage, uniform or texel buffer and for transfers.
     public init(context: GPUContext, size: Int) throws {
         let size = max(4, (size + 3) & ~3)
         self.context = context
@@ -23,7 +23,8 @@ public final class GPUBuffer: @unchecked Sendable {
         var info = VkBufferCreateInfo()
         info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO
         info.size = VkDeviceSize(size)
-        info.usage = VkBufferUsageFlags(VK_BUFFER_USAGE_STORAGE_BUFFER_BIT.rawValue
+        info.usage = VkBufferUsageFlags(VK_BUFFER_USAGE_STORAGE_BUFFER_BIT.rawValue | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT.rawValue
+            | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT.rawValue
             | VK_BUFFER_USAGE_TRANSFER_SRC_BIT.rawValue | VK_BUFFER_USAGE_TRANSFER_DST_BIT.rawValue)
         info.sharingMode = VK_SHARING_MODE_EXCLUSIVE
         var buffer: VkBuffer?

@@ -15,10 +15,20 @@ public final class GPUContext: @unchecked Sendable {
     let memoryProperties: VkPhysicalDeviceMemoryProperties
     /// The device's minimum alignment for storage-buffer descriptor offsets.
     package let storageAlignment: Int
+    /// The alignment of a uniform-buffer binding's offset.
+    package let uniformAlignment: Int
+    /// The most bytes one uniform-buffer binding may span.
+    package let maxUniformRange: Int
+    /// The alignment of a texel-buffer view's offset.
+    package let texelAlignment: Int
+    /// The most texels one texel-buffer view may span.
+    package let maxTexelCount: Int
     /// The device's name as the driver reports it (e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`).
     public let deviceName: String
     /// What kind of device it is.
     public let deviceKind: GPUDeviceKind
+    /// Nanoseconds per timestamp tick on the compute queue, or nil when it writes no timestamps.
+    let timestampPeriod: Double?
     /// Serialises queue submission (a `VkQueue` is externally synchronised).
     let queueLock = NSLock()
     let pipelineLock = NSLock()
@@ -86,8 +96,14 @@ public final class GPUContext: @unchecked Sendable {
             self.queueFamily = family
             self.memoryProperties = memory
             self.storageAlignment = max(4, Int(properties.limits.minStorageBufferOffsetAlignment))
+            self.uniformAlignment = max(4, Int(properties.limits.minUniformBufferOffsetAlignment))
+            self.maxUniformRange = Int(properties.limits.maxUniformBufferRange)
+            self.texelAlignment = max(4, Int(properties.limits.minTexelBufferOffsetAlignment))
+            self.maxTexelCount = Int(properties.limits.maxTexelBufferElements)
             self.deviceName = candidates[index].name
             self.deviceKind = candidates[index].kind
+            let validBits = GPUContext.timestampBits(physical, family: family)
+            self.timestampPeriod = validBits > 0 && properties.limits.timestampPeriod > 0 ? Double(properties.limits.timestampPeriod) : nil
         } catch {
             vkDestroyInstance(instance, nil)
             throw error
@@ -167,6 +183,14 @@ public final class GPUContext: @unchecked Sendable {
         vkGetPhysicalDeviceQueueFamilyProperties(device, &count, &families)
         let compute = UInt32(VK_QUEUE_COMPUTE_BIT.rawValue)
         return families.firstIndex { $0.queueFlags & compute != 0 }.map(UInt32.init)
+    }
+
+    private static func timestampBits(_ device: VkPhysicalDevice, family: UInt32) -> UInt32 {
+        var count: UInt32 = 0
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &count, nil)
+        var families = [VkQueueFamilyProperties](repeating: VkQueueFamilyProperties(), count: Int(count))
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &count, &families)
+        return Int(family) < families.count ? families[Int(family)].timestampValidBits : 0
     }
 
     /// A memory type among `bits` with all of `required`, preferring one that also has `preferred`.

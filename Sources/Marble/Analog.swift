@@ -59,7 +59,8 @@ struct Analog: FilterKernel {
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
         let quads = StepIO.quadRows(io.sourceSize.width)
+        let pixels = BufferSlice(io.source.buffer, offset: io.source.offset, size: io.sourceSize.width * io.sourceSize.height * 4)
         try io.dispatch(&recorder, .analog, spec: [UInt32(blend), quads ? 1 : 0],
-                        tile: quads ? (16 * 16, 4) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
+                        tile: quads ? (16 * 16, 4) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1), texels: [pixels])
     }
 }

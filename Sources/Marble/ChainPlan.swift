@@ -36,7 +36,10 @@ final class ChainPlan {
     /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
     private(set) var recordedSteps = 0
 
-    init(key: Key, kernels: [any FilterKernel], range: ColourRange, pool: BufferPool) throws {
+    /// - Parameters:
+    ///   - names: each kernel's name, for the labels of a `timed` plan's device timestamps.
+    ///   - timed: record a timestamp after every command (`sequence.timings()`), to profile.
+    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColourRange, pool: BufferPool, timed: Bool = false) throws {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
@@ -47,10 +50,12 @@ final class ChainPlan {
         (self.ping, self.pong) = (ping, pong)
         let shaderFormat = try ColourConversion.shaderFormat(key.format)
         input = shaderFormat == nil ? ping : try pool.take(size: key.format.byteCount(width: key.width, height: key.height))
-        slot = (StepIO.floatCapacity * 4 + context.storageAlignment - 1) / context.storageAlignment * context.storageAlignment
+        // Each step's floats are bound as a uniform buffer at its own slot.
+        let alignment = max(context.storageAlignment, context.uniformAlignment)
+        slot = (StepIO.floatCapacity * 4 + alignment - 1) / alignment * alignment
         params = try pool.take(size: slot * max(1, kernels.count + 1))
         depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
-        sequence = try CommandSequence(context: context)
+        sequence = try CommandSequence(context: context, timed: timed)
         outputSize = sizes.last!
         self.sizes = sizes
 
@@ -77,6 +82,7 @@ final class ChainPlan {
             // YUYV: the first filter may convert while it loads; otherwise a conversion pass.
             let yuyvSource: UInt32 = shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
                 ? (range == .limited ? 1 : 2) : 0
+            recorder.section = "convert \(key.format)"
             if let shaderFormat, yuyvSource == 0 {
                 if shaderFormat == 0 && key.width % 8 == 0 {
                     try io.dispatch(&recorder, .convert, spec: [0, range == .limited ? 0 : 1, 1], tile: (16 * 16, 4), local: (16, 4))
@@ -97,6 +103,8 @@ final class ChainPlan {
                 io.destinationSize = sizes[index + 1]
                 io.params = BufferSlice(params, offset: slot * (index + 1), size: slot)
                 io.epilogue = fused?.matrix
+                let name = { (i: Int) in i < names.count ? names[i] : "filter \(i + 1)" }
+                recorder.section = name(index) + (fused == nil ? "" : " + " + name(index + 1))
                 try kernel.record(&recorder, io)
                 buffers = (buffers.1, buffers.0)
                 index += fused == nil ? 1 : 2

@@ -89,6 +89,32 @@ public final class FilterChain: @unchecked Sendable {
         return try ColourConversion.image(plane)
     }
 
+    /// What each GPU command of the chain costs on the device for `image`'s shape: the median of
+    /// `runs` submissions of a plan that writes a timestamp after every dispatch and copy, in
+    /// recording order, labelled "filter: shader". Empty when the device writes no timestamps.
+    package func profile(_ image: Image, depth: Image? = nil, time: Float = 0, runs: Int = 9) throws -> [(label: String, seconds: Double)] {
+        let depthPlane = try FilterChain.depthPlane(depth)
+        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
+                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: -1)
+        _ = try ColourConversion.shaderFormat(image.format)
+        return try lock.withLock {
+            let pool = try self.pool ?? BufferPool(context: requestedContext ?? GPUContext.shared())
+            self.pool = pool
+            let names = specs.count == kernels.count ? specs.map(\.name) : []
+            let plan = try ChainPlan(key: key, kernels: kernels, names: names, range: range, pool: pool, timed: true)
+            defer { plan.recycle(into: pool) }
+            var samples: [[(label: String, seconds: Double)]] = []
+            for _ in 0..<max(1, runs) {
+                _ = try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
+                samples.append(try plan.sequence.timings())
+            }
+            return samples[0].indices.map { index in
+                let values = samples.map { $0[index].seconds }.sorted()
+                return (samples[0][index].label, values[values.count / 2])
+            }
+        }
+    }
+
     /// A chain of one gaussian blur written in a given shader style, to measure styles.
     package static func blurStyleProbe(sigma: Float, style: GaussianBlur.Style, context: GPUContext) throws -> FilterChain {
         var blur = GaussianBlur(sigma: sigma)

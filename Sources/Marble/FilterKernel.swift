@@ -56,7 +56,7 @@ struct StepIO {
     var destination: BufferSlice
     var sourceSize: (width: Int, height: Int)
     var destinationSize: (width: Int, height: Int)
-    /// This step's float parameters (`f[]` in the shader).
+    /// This step's float parameters (`F(i)` in the shader, a uniform buffer).
     var params: BufferSlice
     /// The depth map as floats, or a placeholder when there is none (`depthSize` is then 0×0).
     var depth: BufferSlice
@@ -78,13 +78,13 @@ struct StepIO {
     /// Whether rows of `width` pixels are whole quads (the shaders' VEC paths: uvec4 loads and stores).
     static func quadRows(_ width: Int) -> Bool { width % 4 == 0 }
 
-    /// Binds the usual four buffers (then `images` from binding 4) and dispatches enough `local`-sized workgroups (64×1 by
+    /// Binds the usual four buffers (then `images` from binding 4, then `texels`) and dispatches enough `local`-sized workgroups (64×1 by
     /// default) to cover the destination, each covering `tile` pixels.
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
-                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = []) throws {
+                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = []) throws {
         var spec = spec
         let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
         if fused != nil || local != (64, 1) {
@@ -97,8 +97,9 @@ struct StepIO {
                 spec += [UInt32](repeating: 0, count: StepIO.localSizeConstantID - spec.count) + [UInt32(local.x), UInt32(local.y)]
             }
         }
-        // Bindings 0-3 are the usual buffers; storage images, when the shader has any, follow from 4.
-        let layout = [GPUBindingKind](repeating: .buffer, count: 4) + images.map { _ in .image }
+        // Bindings 0-3 are the usual buffers (the floats as a uniform buffer); storage images, when
+        // the shader has any, follow from 4, then texel views of buffers.
+        let layout: [GPUBindingKind] = [.buffer, .buffer, .uniform, .buffer] + images.map { _ in .image } + texels.map { _ in .texels }
         let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, layout: layout, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
@@ -106,8 +107,9 @@ struct StepIO {
                                 Int32(destinationSize.width), Int32(destinationSize.height))
         let push = [size, a, b].flatMap { [UInt32(bitPattern: $0.x), UInt32(bitPattern: $0.y),
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
-        let buffers = [source ?? self.source, destination ?? self.destination, params, aux ?? depth]
-        try recorder.dispatch(pipeline, bindings: buffers.map { .buffer($0) } + images.map { .image($0) }, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
+        let bindings: [GPUBinding] = [.buffer(source ?? self.source), .buffer(destination ?? self.destination), .uniform(params),
+                                      .buffer(aux ?? depth)] + images.map { .image($0) } + texels.map { .texels($0) }
+        try recorder.dispatch(pipeline, bindings: bindings, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
                                                    (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
 }

@@ -6,6 +6,7 @@ import GraniteGPU
 /// ```
 ///  src ─half-res light map (colour · luma²)─► light (storage image) ─march 24 steps to the light─► rays ─add─► dst
 /// ```
+/// Rows of whole quads march and add in one pass (the rays stay in registers).
 struct GodRay: FilterKernel {
     static let samples = 24
     let x, y, decay, weight, exposure, density, wobble, time: Float
@@ -71,17 +72,18 @@ struct GodRay: FilterKernel {
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
         let half = (width: (io.sourceSize.width + 1) / 2, height: (io.sourceSize.height + 1) / 2)
         let light = try io.scratchImage(half.width, half.height)
-        let rays = BufferSlice(try io.scratch(half.width * half.height * 4))
         let samples = UInt32(GodRay.samples)
-        try io.dispatch(&recorder, .godRay, spec: [samples, 2], destination: rays, destinationSize: half, images: [light])
+        try io.dispatch(&recorder, .godRay, spec: [samples, 2], destinationSize: half, images: [light])
         recorder.barrier()
+        if StepIO.quadRows(io.sourceSize.width) {
+            // March and add in one pass: each invocation covers a 4x2 block (two half-resolution pixels).
+            try io.dispatch(&recorder, .godRay, spec: [samples, 3], tile: (4 * 64, 2), images: [light])
+            return
+        }
+        let rays = BufferSlice(try io.scratch(half.width * half.height * 4))
         try io.dispatch(&recorder, .godRay, spec: [samples, 0], destination: rays, sourceSize: half, destinationSize: half,
                         images: [light])
         recorder.barrier()
-        if io.sourceSize.width % 8 == 0 {
-            try io.dispatch(&recorder, .godRay, spec: [samples, 1, 1], aux: rays, tile: (16 * 16, 4), local: (16, 4), images: [light])
-        } else {
-            try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays, images: [light])
-        }
+        try io.dispatch(&recorder, .godRay, spec: [samples, 1], aux: rays, images: [light])
     }
 }

@@ -91,9 +91,10 @@ struct PointCloud: FilterKernel {
         let push = [UInt32(w), UInt32(h), UInt32(w), UInt32(h), 0, 0, 0, 0,
                     0, 0, UInt32(io.depthSize.width), UInt32(io.depthSize.height)]
         for mode: UInt32 in 0...2 {
-            let pipeline = try io.context.pipeline(named: Shader.pointCloud.name, spirv: Shader.pointCloud.words, bindings: 5, specialization: [mode])
-            try recorder.dispatch(pipeline, buffers: [io.source, io.destination, io.params, io.depth, BufferSlice(zbuffer)],
-                                  push: push, groups: ((w + 63) / 64, h, 1))
+            let pipeline = try io.context.pipeline(named: Shader.pointCloud.name, spirv: Shader.pointCloud.words,
+                                                   layout: [.buffer, .buffer, .uniform, .buffer, .buffer], specialization: [mode])
+            try recorder.dispatch(pipeline, bindings: [.buffer(io.source), .buffer(io.destination), .uniform(io.params), .buffer(io.depth),
+                                                       .buffer(BufferSlice(zbuffer))], push: push, groups: ((w + 63) / 64, h, 1))
             if mode < 2 { recorder.barrier() }
         }
     }

@@ -8,6 +8,8 @@ struct Sobel: FilterKernel {
     let inkThreshold: Int
     static let inkColour: SIMD3<Int32> = [28, 22, 40]
     static let paper: UInt32 = Px.pack(246, 238, 220, 0)
+    /// Rows an invocation walks down on rows of whole quads (`ROWS` in `sobel.comp`).
+    static let rows = 4
 
     static let sobel = FilterDescription(
         name: "sobel", summary: "Sobel edge magnitude of the luma, as grey.",
@@ -64,6 +66,6 @@ struct Sobel: FilterKernel {
         try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
                         b: SIMD4(Sobel.inkColour.x, Sobel.inkColour.y, Sobel.inkColour.z, Int32(bitPattern: Sobel.paper)),
-                        tile: quads ? (16 * 16, 4) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
+                        tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
     }
 }

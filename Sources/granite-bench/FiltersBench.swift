@@ -24,6 +24,7 @@ struct FiltersBench: ParsableCommand {
     @Option(help: "Extra chains to time (repeatable), e.g. --chain 'blur:sigma=2'.") var chain: [String] = []
     @Flag(help: "Only the extra chains, no ffmpeg.") var onlyExtra = false
     @Flag(help: "Also time the gaussian blur (sigma 2) in each shader style.") var styles = false
+    @Flag(help: "Also print each chain's cost per GPU command (device timestamps, median of the runs).") var passes = false
 
     static let sepia = "rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131"
     static let ffmpegSepia = ".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131"
@@ -41,6 +42,7 @@ struct FiltersBench: ParsableCommand {
         chains += chain.map { ("yuyv→rgba + " + ($0.isEmpty ? "nothing" : $0), $0) }
         for (label, text) in chains {
             let filters = try FilterChain(text.isEmpty ? [] : FilterSpec.parseChain(text), context: context)
+            if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
             var index = 0
             // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.
             cases.append((label + ", pipelined", {
@@ -92,6 +94,16 @@ struct FiltersBench: ParsableCommand {
                                             cpuPerFrame[$0] / cpuPerFrame[index]) } ?? ""
             print(name + String(format: " %8.1f fps %8.2f ms/frame %8.2f cpu ms/frame", 1 / perFrame[index], perFrame[index] * 1000,
                                 cpuPerFrame[index] * 1000) + ratio)
+        }
+    }
+
+    /// Prints the device time of every command of `chain` on `input` (timestamps after each one).
+    static func printPasses(_ label: String, _ chain: FilterChain, _ input: Image, runs: Int) throws {
+        let timings = try chain.profile(input, time: 1, runs: runs)
+        guard !timings.isEmpty else { print("\(label): the device writes no timestamps"); return }
+        print("\(label): device ms per command (median of \(runs)), total \(String(format: "%.2f", timings.map(\.seconds).reduce(0, +) * 1000))")
+        for (index, timing) in timings.enumerated() {
+            print(String(format: "  %2d  %-48@ %7.3f ms", index + 1, timing.label as NSString, timing.seconds * 1000))
         }
     }
 

@@ -130,6 +130,30 @@ struct GPUContextTests {
         #expect(try pool.takeImage(width: 2, height: 8) !== taken)
     }
 
+    /// A timed sequence labels a timestamp after every command, per section; an untimed one says nothing.
+    @Test func timedSequencesTimeEveryCommand() throws {
+        guard let context = Self.context() else { return }
+        let a = try GPUBuffer(context: context, size: 1 << 20), b = try GPUBuffer(context: context, size: 1 << 20)
+        let timed = try CommandSequence(context: context, timed: true)
+        try timed.record { recorder in
+            recorder.section = "clear"
+            recorder.fill(BufferSlice(a), value: 7)
+            recorder.barrier()
+            recorder.section = nil
+            try recorder.copy(from: a, to: b, size: 1 << 20)
+        }
+        try timed.run()
+        #expect(try b.read(UInt32.self, count: 1, at: (1 << 20) - 4) == [7])
+        let timings = try timed.timings()
+        #expect(timings.map(\.label) == (timed.isTimed ? ["clear: fill", "copy buffer→buffer"] : []))
+        #expect(timings.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 })
+        let plain = try CommandSequence(context: context)
+        try plain.record { recorder in recorder.fill(BufferSlice(a), value: 1) }
+        try plain.run()
+        #expect(try plain.timings().isEmpty)
+        #expect(!plain.isTimed)
+    }
+
     @Test func rejectsNonSPIRV() {
         guard let context = Self.context() else { return }
         #expect(throws: GPUError.invalidPipeline(name: "junk", reason: "not SPIR-V (bad magic number)")) {

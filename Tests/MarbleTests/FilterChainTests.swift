@@ -21,6 +21,21 @@ struct FilterChainTests {
         #expect(try chain.apply(image, time: 0.5) == first)
     }
 
+    /// `profile` times every GPU command of the chain, labelled with the filter that recorded it
+    /// (a fused colour filter joins the name of the one it rides on), and leaves `apply` as it was.
+    @Test func profileLabelsEveryCommandByFilter() throws {
+        guard let context = Fixtures.gpu() else { return }
+        let chain = try FilterChain(FilterSpec.parseChain("sobel | colormatrix | godRay | invert"), context: context)
+        let image = Fixtures.image(48, 20, format: .yuyv)
+        let before = try chain.apply(image, time: 2)
+        let timings = try chain.profile(image, time: 2, runs: 3)
+        // godRay: the light map, then march + add in one pass (48 is a row of whole quads).
+        #expect(timings.map(\.label) == ["convert yuyv: convert", "sobel + colormatrix: sobel", "godRay: godray", "godRay: godray",
+                                         "invert: colour"])
+        #expect(timings.allSatisfy { $0.seconds >= 0 })
+        #expect(try chain.apply(image, time: 2) == before)
+    }
+
     @Test func evictedPlansRecycleTheirBuffersSafely() throws {
         guard let context = Fixtures.gpu() else { return }
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | godRay | depth:pointSize=1"), context: context)
