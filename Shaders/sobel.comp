@@ -20,7 +20,7 @@ uint edgePixel(int gx, int gy, uint centre, uvec3 paper) {
     uvec4 c = unpackPx(centre);
     if (MODE == 0) {
         uint m = uint(min(sqrt(float(m2)) * F(0) + 0.5, 255.0));
-        return epilogue(packPx(uvec4(m, m, m, c.a)));
+        return epilogueGray(m, c.a);
     }
     if (m2 > pc.a.y) return epilogue(packPx(uvec4(uvec3(pc.b.xyz), c.a)));
     // q * 255 / (levels - 1) without an integer division (scalar on CPU drivers): the

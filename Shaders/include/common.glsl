@@ -51,6 +51,13 @@ uint epilogue(uint p) {
 }
 
 
+// epilogue() for a gray pixel (m, m, m, a): the matrix rows fold into one gain per channel.
+uint epilogueGray(uint m, uint a) {
+    if (EPILOGUE == 0) return packPx(uvec4(m, m, m, a));
+    vec3 o = vec3(E0 + E1 + E2, E3 + E4 + E5, E6 + E7 + E8) * (float(m) / 255.0) + vec3(E9, E10, E11);
+    return (packPxF(vec4(o, 0.0)) & 0x00ffffffu) | (a << 24);
+}
+
 uvec4 epilogue4(uvec4 p) { return uvec4(epilogue(p.x), epilogue(p.y), epilogue(p.z), epilogue(p.w)); }
 
 // Quad q of a row starting at quad rowQuad, clamped into the row (quadsPerRow quads). A window
