@@ -1,6 +1,7 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "yuv.glsl"
 // Sobel on integer luma, BLOCK pixels of a row per invocation: the three rows' lumas are read
 // once into registers (3 x (BLOCK + 2) reads instead of 9 x BLOCK).
 // MODE 0 (edges): gray magnitude * F(0), alpha kept.
@@ -12,6 +13,9 @@
 // gx = v[n + 2] - v[n] and gy = d[n] + 2 d[n + 1] + d[n + 2].
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int VEC = 0;
+// YUYV (VEC 1, width % 8 == 0): the source is the camera's YUYV frame, converted while loading
+// (1 limited range, 2 full), so the chain needs no conversion pass.
+layout(constant_id = 2) const int YUYV = 0;
 const int BLOCK = VEC == 1 ? 16 : 8;
 const int ROWS = 4;
 
@@ -38,6 +42,19 @@ uint sobelPixel(int top[18], int mid[18], int bottom[18], uint centre, int n, uv
 
 // Row y's 18 pixels x0 - 1 ... x0 + 16 (clamped into the row) and their lumas.
 void loadRow(int y, int x0, int w, out uint pixels[18], out int lumas[18]) {
+    if (YUYV != 0) {
+        // 4 quads of YUYV words (8 pixels each) cover x0 - 8 ... x0 + 23.
+        int quads = w >> 3, q0 = (x0 >> 3) - 1;
+        uvec4 q[4];
+        [[unroll]] for (int k = 0; k < 4; k++) q[k] = srcQuad(y * quads, q0 + k, quads);
+        uint first = yuyvPixel(q[0].x, 0, YUYV - 1), last = yuyvPixel(q[3].w, 1, YUYV - 1);
+        [[unroll]] for (int i = 0; i < 18; i++) {
+            int x = x0 - 1 + i, j = i + 7;
+            pixels[i] = x < 0 ? first : (x >= w ? last : yuyvPixel(q[j >> 3][(j & 7) >> 1], j & 1, YUYV - 1));
+            lumas[i] = luma8(unpackPx(pixels[i]));
+        }
+        return;
+    }
     int quads = w >> 2, q0 = (x0 >> 2) - 1;
     uvec4 q[6];
     [[unroll]] for (int k = 0; k < 6; k++) q[k] = srcQuad(y * quads, q0 + k, quads);

@@ -61,9 +61,12 @@ struct Sobel: FilterKernel {
         }
     }
 
+    /// On rows of whole YUYV quads (8 pixels) it converts while loading.
+    func readsYUYV(width: Int) -> Bool { width % 8 == 0 }
+
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
         let quads = StepIO.quadRows(io.sourceSize.width)
-        try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0],
+        try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
                         b: SIMD4(Sobel.inkColour.x, Sobel.inkColour.y, Sobel.inkColour.z, Int32(bitPattern: Sobel.paper)),
                         tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
