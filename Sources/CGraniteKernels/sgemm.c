@@ -13,7 +13,8 @@ int gk_sgemm_available(int level) { return GK_X86 && level >= GK_AVX512VNNI; }
 
 #if GK_X86
 GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, float *c, int ldc, int k, int accumulate,
-                                      const int mr, const int nv, __mmask16 last) {
+                                      const float *bias, const gk_epilogue *ep, const int mr, const int nv,
+                                      __mmask16 last) {
     __m512 acc[6][4];
     for (int r = 0; r < mr; r++) {
         for (int j = 0; j < nv; j++) {
@@ -31,6 +32,23 @@ GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, f
             for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
         }
     }
+    // Last K chunk: bias and epilogue on the sums in registers (bias 0 adds nothing, as gk_ep_run).
+    if (bias) {
+        for (int r = 0; r < mr; r++) {
+            if (bias[r] == 0.0f) continue;
+            const __m512 add = _mm512_set1_ps(bias[r]);
+            for (int j = 0; j < nv; j++) acc[r][j] = _mm512_add_ps(acc[r][j], add);
+        }
+    }
+    if (ep) {
+        for (int s = 0; s < ep->count; s++) {
+            if (nv == 4) {
+                gk_ep512_step(&ep->steps[s], &acc[0][0], mr * 4);
+            } else {
+                for (int r = 0; r < mr; r++) gk_ep512_step(&ep->steps[s], acc[r], nv);
+            }
+        }
+    }
     for (int r = 0; r < mr; r++) {
         for (int j = 0; j < nv; j++) {
             float *d = c + (size_t)r * ldc + 16 * j;
@@ -43,10 +61,10 @@ GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, f
 #define GK_SG_ROWS(R)                                                                                           \
     case R:                                                                                                     \
         switch (nv) {                                                                                           \
-        case 4: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 4, last); break;                                  \
-        case 3: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 3, last); break;                                  \
-        case 2: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 2, last); break;                                  \
-        default: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 1, last); break;                                 \
+        case 4: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, bp, ep_, R, 4, last); break;                         \
+        case 3: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, bp, ep_, R, 3, last); break;                         \
+        case 2: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, bp, ep_, R, 2, last); break;                         \
+        default: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, bp, ep_, R, 1, last); break;                        \
         }                                                                                                       \
         break;
 
@@ -111,7 +129,8 @@ GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, in
 }
 
 GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, const float *b, int ldb,
-                                        const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1) {
+                                        const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1,
+                                        const float *bias, const gk_epilogue *ep) {
     float buf[GK_SG_KC * 64];
     for (int x = n0; x < n1; x += 64) {
         int cols = n1 - x < 64 ? n1 - x : 64;
@@ -125,6 +144,9 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
                 int rows = m - y < 6 ? m - y : 6;
                 const float *ap = a + (size_t)y * lda + k0;
                 float *cp = c + (size_t)y * ldc + x;
+                const int final = k0 + kc == k;
+                const float *bp = final && bias ? bias + y : NULL;
+                const gk_epilogue *ep_ = final && ep && ep->count > 0 ? ep : NULL;
                 switch (rows) { GK_SG_ROWS(6) GK_SG_ROWS(5) GK_SG_ROWS(4) GK_SG_ROWS(3) GK_SG_ROWS(2) GK_SG_ROWS(1) }
             }
         }
@@ -132,10 +154,16 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
 }
 #endif
 
+/* The portable builds' bias and epilogue, row by row after the sums. */
+static void sg_finish(int m, const float *bias, const gk_epilogue *ep, float *c, int ldc, int n0, int n1) {
+    if (!bias && !ep) return;
+    for (int i = 0; i < m; i++) gk_ep_run(ep, bias ? bias[i] : 0.0f, c + (size_t)i * ldc + n0, (size_t)(n1 - n0));
+}
+
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
-              int n1) {
+              int n1, const float *bias, const gk_epilogue *ep) {
 #if GK_X86
-    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1); return; }
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1, bias, ep); return; }
 #endif
     // Portable reference (callers use OpenBLAS instead where gk_sgemm_available is false).
     for (int i = 0; i < m; i++) {
@@ -145,13 +173,14 @@ void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, 
             c[(size_t)i * ldc + j] = s;
         }
     }
+    sg_finish(m, bias, ep, c, ldc, n0, n1);
 }
 
 void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
-                   int n1) {
+                   int n1, const float *bias, const gk_epilogue *ep) {
     int k = g->channels * g->kh * g->kw;
 #if GK_X86
-    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1); return; }
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1, bias, ep); return; }
 #endif
     // Portable reference (callers use im2col + BLAS instead where gk_sgemm_available is false).
     for (int j = n0; j < n1; j++) {
@@ -167,4 +196,5 @@ void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geom
             c[(size_t)i * ldc + j] = s;
         }
     }
+    sg_finish(m, bias, ep, c, ldc, n0, n1);
 }

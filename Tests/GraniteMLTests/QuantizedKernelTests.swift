@@ -6,21 +6,8 @@ import XCTest
 /// with exact integer sums, at every instruction-set level this CPU has: the portable C build
 /// always, AVX2 and AVX-512 VNNI where present. Results must match bit for bit.
 final class QuantizedKernelTests: XCTestCase {
-    /// Levels to test; prints the ones this CPU cannot run.
-    private var levels: [Int] {
-        let top = Int(gk_cpu_level())
-        if top < KernelLevel.avx512vnni { print("QuantizedKernelTests: CPU level \(top); higher SIMD levels not tested here") }
-        return Array(KernelLevel.portable...top)
-    }
-
-    /// A small deterministic generator (no Foundation randomness, same values every run).
-    private struct Numbers {
-        var state: UInt64
-        mutating func next(_ range: ClosedRange<Int>) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return range.lowerBound + Int((state >> 33) % UInt64(range.count))
-        }
-    }
+    private var levels: [Int] { KernelTestSupport.levels(for: "QuantizedKernelTests") }
+    private typealias Numbers = KernelTestSupport.Numbers
 
     private func requant(_ acc: Int64, _ bias: Int32, _ scale: Float, lo: Float, hi: Float, out: Float) -> Float {
         let v = Float(Int32(truncatingIfNeeded: acc) &+ bias) * scale
@@ -157,7 +144,7 @@ final class QuantizedKernelTests: XCTestCase {
                 var scratch = [Float](repeating: .nan, count: per)
                 var out = [Float](repeating: .nan, count: oh * ow)
                 gk_depthwise(Int32(level), x, Int32(h), Int32(w), 1 / sx, kernel, Int32(kh), Int32(kw), Int32(sh), Int32(sw),
-                             Int32(pt), Int32(pl), Int32(oh), Int32(ow), tables.pointer, 0, &scratch, &out)
+                             Int32(pt), Int32(pl), Int32(oh), Int32(ow), tables.pointer, 0, nil, &scratch, &out)
                 let bad = zip(out, expected).filter { $0 != $1 }.count
                 XCTAssertEqual(bad, 0, "case \(index) \(t) level \(level): \(bad) of \(oh * ow) differ")
             }
@@ -182,8 +169,8 @@ final class QuantizedKernelTests: XCTestCase {
             for level in levels {
                 var c = [Float](repeating: .nan, count: m * n)
                 let split = Int32(n / 2 / 16 * 16)
-                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split)
-                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n))
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split, nil, nil)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n), nil, nil)
                 let worst = zip(c, expected).map { abs($0 - $1) }.max() ?? .nan
                 XCTAssertLessThan(worst, 1e-3, "\(m)×\(n)×\(k) level \(level)")
             }
@@ -224,8 +211,8 @@ final class QuantizedKernelTests: XCTestCase {
                                              kw: Int32(kw), sh: Int32(sh), sw: Int32(sw), dh: Int32(dh), dw: Int32(dw),
                                              pt: Int32(pt), pl: Int32(pl), ow: Int32(ow))
                     let split = Int32(oh * ow / 2 / 16 * 16)
-                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), 0, split)
-                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), split, Int32(oh * ow))
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), 0, split, nil, nil)
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), split, Int32(oh * ow), nil, nil)
                 }
                 let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
                 XCTAssertLessThan(worst, 1e-3, "case \(index) level \(level)")

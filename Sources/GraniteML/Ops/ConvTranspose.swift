@@ -53,7 +53,7 @@ enum ConvTranspose {
             }
         }
         let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
-        let epilogue = c.node.epilogue
+        let epilogue = KernelEpilogue(c.node.epilogue)
         let kArea = kernel[0] * kernel[1]
         let rows = mg * kArea
         let plane = h * wd
@@ -83,7 +83,7 @@ enum ConvTranspose {
                                         }
                                     }
                                 }
-                                Epilogue.apply(epilogue, o, oh * ow)
+                                epilogue.apply(o, oh * ow)
                             }
                         }
                     }
