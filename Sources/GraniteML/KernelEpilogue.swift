@@ -44,6 +44,18 @@ final class KernelEpilogue: @unchecked Sendable {
         Epilogue.apply(rest, p, count)
     }
 
+    /// Applies the Swift rest to `count` values after a C kernel did the rest, split across threads.
+    func applyRest(_ p: UnsafeMutablePointer<Float>, _ count: Int, threads: Int) {
+        guard !rest.isEmpty else { return }
+        let chunks = count >= 65536 ? threads : 1
+        parallelFor(chunks, threads: chunks) { parts in
+            for part in parts {
+                let lo = count * part / chunks, hi = count * (part + 1) / chunks
+                Epilogue.apply(rest, p + lo, hi - lo)
+            }
+        }
+    }
+
     /// Finishes `columns` of `rows` rows of a GEMM result (row stride `ldc`), row `i` with
     /// `bias[i]`: everything when `kernelDone` is false (a BLAS wrote the block), only the
     /// Swift rest when the C kernel already applied the bias and its steps.

@@ -181,8 +181,14 @@ final class QuantizedKernelTests: XCTestCase {
     /// strides, dilation, asymmetric pads, several channels, K over one 256 chunk.
     func testConvolutionGemmMatchesReference() {
         // (channels, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, m)
+        // The first four pack tiles; the rest read the input directly (AVX-512): output rows of
+        // 16·k columns, rows of other widths (vectors spanning two rows), stride 2.
         let cases = [(3, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5), (30, 13, 10, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 7),
-                     (4, 12, 12, 3, 2, 1, 2, 2, 1, 2, 0, 2, 1, 13), (2, 70, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6)]
+                     (4, 12, 12, 3, 2, 1, 2, 2, 1, 2, 0, 2, 1, 13), (2, 70, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6),
+                     (3, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 13), (30, 9, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 7),
+                     (2, 11, 33, 5, 5, 1, 1, 2, 1, 4, 2, 4, 2, 8), (5, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24),
+                     (3, 13, 17, 2, 3, 1, 1, 1, 2, 0, 0, 1, 3, 6), (3, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16),
+                     (2, 8, 65, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 5), (1, 5, 31, 7, 7, 1, 2, 1, 1, 3, 3, 3, 3, 3)]
         for (index, t) in cases.enumerated() {
             let (ch, h, w, kh, kw, sh, sw, dh, dw) = (t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8)
             let (pt, pl, pb, pr, m) = (t.9, t.10, t.11, t.12, t.13)
@@ -216,6 +222,39 @@ final class QuantizedKernelTests: XCTestCase {
                 }
                 let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
                 XCTAssertLessThan(worst, 1e-3, "case \(index) level \(level)")
+            }
+        }
+    }
+
+    /// The 2×2 stride-2 transposed convolution kernel (GEMM tiles interleaved into the output, bias
+    /// and a Relu epilogue) against a double-precision reference, split in two column ranges;
+    /// rows of 20 pixels and k over 256 take the reference build at every level.
+    func testTwoByTwoTransposedConvolution() {
+        for (index, (cout, k, h, w)) in [(2, 5, 3, 16), (1, 24, 5, 32), (3, 7, 2, 20), (1, 260, 2, 16)].enumerated() {
+            var r = Numbers(state: UInt64(90 + index))
+            let m = cout * 4
+            let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
+            let input = (0..<(k * h * w)).map { _ in Float(r.next(-100...100)) / 64 }
+            let bias = (0..<m).map { Float($0 / 4) - 0.5 }
+            var expected = [Float](repeating: 0, count: cout * 4 * h * w)
+            for row in 0..<m {
+                let (oc, ki, kj) = (row / 4, (row / 2) % 2, row % 2)
+                for p in 0..<(h * w) {
+                    var s = 0.0
+                    for c in 0..<k { s += Double(a[row * k + c]) * Double(input[c * h * w + p]) }
+                    expected[oc * 4 * h * w + (2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj] = max(Float(s) + bias[row], 0)
+                }
+            }
+            let relu = KernelEpilogue([.relu])
+            for level in levels {
+                var out = [Float](repeating: .nan, count: expected.count)
+                let split = Int32(h * w / 2 / 16 * 16)
+                for (lo, hi) in [(Int32(0), split), (split, Int32(h * w))] {
+                    gk_deconv2x2(Int32(level), Int32(m), Int32(k), a, Int32(k), input, Int32(h), Int32(w), &out, lo, hi, bias,
+                                 relu.pointer)
+                }
+                let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
+                XCTAssertLessThan(worst, 1e-3, "\(cout)×\(k) \(h)×\(w) level \(level)")
             }
         }
     }

@@ -94,6 +94,17 @@ typedef struct {
 void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
                    int n1, const float *bias, const gk_epilogue *ep);
 
+/* True when gk_deconv2x2 has a fast build for `level`, k input channels and rows of w pixels
+ * (AVX-512, k <= 256, w a multiple of 16); otherwise it runs a slow reference. */
+int gk_deconv2x2_fits(int level, int k, int w);
+
+/* A 2-D transposed convolution with a 2x2 kernel, stride 2 and no padding (windows do not
+ * overlap), for input pixels [p0, p1) (p0 a multiple of 16): with GEMM rows (oc, ki, kj), kj
+ * fastest, out[oc][2y + ki][2x + kj] = ep(bias[row] + sum_c A[row][c] * in[c][y][x]).
+ * A is (4 * channels out) x k with row stride lda; in is k x h x w, out channels x 2h x 2w. */
+void gk_deconv2x2(int level, int m, int k, const float *a, int lda, const float *in, int h, int w, float *out, int p0,
+                  int p1, const float *bias, const gk_epilogue *ep);
+
 /* Bytes of packed activations for a k x n operand (panels of 16 columns, k in groups of 4). */
 size_t gk_qgemm_packed_b_size(int k, int n);
 
