@@ -1,9 +1,10 @@
+import CGraniteKernels
 import Dispatch
 
 /// Splits `0..<count` into at most `threads` contiguous chunks and runs them in parallel.
 ///
-/// With one thread (or little work) it runs inline, so single-threaded runs never touch
-/// Dispatch. The kernels' own threads; OpenBLAS keeps its own pool.
+/// With one thread (or little work) it runs inline, so single-threaded runs never touch a
+/// second thread. The kernels' own threads; OpenBLAS keeps its own pool.
 @inline(__always)
 func parallelFor(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
     parallelChunks(count, threads: threads) { _, range in body(range) }
@@ -11,6 +12,11 @@ func parallelFor(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
 
 /// Like ``parallelFor``, also passing each chunk's index (below `threads`), so a kernel can
 /// give every chunk its own slice of scratch space.
+///
+/// Chunks go to GraniteML's worker pool (`gk_pool`, C): workers that spin between the many
+/// short steps of a model run, where Dispatch's `concurrentPerform` often woke its second
+/// thread too late to share a step (2 threads ran PP-OCR no faster than 1). When the pool is
+/// taken (another model running, or a nested loop) Dispatch runs the chunks.
 @inline(__always)
 func parallelChunks(_ count: Int, threads: Int, _ body: (Int, Range<Int>) -> Void) {
     let chunks = min(threads, count)
@@ -19,16 +25,40 @@ func parallelChunks(_ count: Int, threads: Int, _ body: (Int, Range<Int>) -> Voi
         return
     }
     withoutActuallyEscaping(body) { body in
-        let box = UncheckedBox(body)
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            let lo = count * chunk / chunks
-            let hi = count * (chunk + 1) / chunks
-            if lo < hi { box.value(chunk, lo..<hi) }
+        var job = ChunkJob(count: count, chunks: chunks, body: body)
+        let pooled = withUnsafeMutablePointer(to: &job) { job in
+            gk_pool_run(gk_pool_shared(Int32(threads)), Int32(chunks), { context, chunk in
+                context!.assumingMemoryBound(to: ChunkJob.self).pointee.run(Int(chunk))
+            }, job)
         }
+        if pooled != 0 { return }
+        let box = UncheckedBox(job)
+        DispatchQueue.concurrentPerform(iterations: chunks) { box.value.run($0) }
     }
 }
 
-/// Carries a non-Sendable closure into `concurrentPerform`, whose chunks touch disjoint memory.
+/// Runs `body` (a whole model run) with GraniteML's workers held spinning between its parallel
+/// steps; with one thread just runs it.
+func withWorkersHeld<T>(threads: Int, _ body: () -> T) -> T {
+    guard threads > 1, let pool = gk_pool_shared(Int32(threads)) else { return body() }
+    gk_pool_hold(pool, 1)
+    defer { gk_pool_hold(pool, 0) }
+    return body()
+}
+
+/// One parallel loop: the chunking of `0..<count` and the body each chunk runs.
+private struct ChunkJob {
+    let count: Int
+    let chunks: Int
+    let body: (Int, Range<Int>) -> Void
+
+    func run(_ chunk: Int) {
+        let lo = count * chunk / chunks, hi = count * (chunk + 1) / chunks
+        if lo < hi { body(chunk, lo..<hi) }
+    }
+}
+
+/// Carries a non-Sendable value into `concurrentPerform`, whose chunks touch disjoint memory.
 private struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }

@@ -71,6 +71,23 @@ int gk_epilogue_push(gk_epilogue *ep, int op, float a, float b, float c);
 /* p[i] = steps(p[i] + bias) for count values (bias 0 adds nothing; ep may be NULL). */
 void gk_epilogue_apply(int level, const gk_epilogue *ep, float bias, float *p, size_t count);
 
+/* Worker threads for parallel loops (Linux; elsewhere gk_pool_shared returns NULL). */
+typedef struct gk_pool gk_pool;
+typedef void (*gk_task)(void *context, int chunk);
+
+/* The process's pool, grown to at least threads - 1 workers; NULL when threads < 2 or no
+ * threads can be made. Idle workers spin for a fraction of a millisecond, then sleep. */
+gk_pool *gk_pool_shared(int threads);
+
+/* Runs task(context, i) for every i in [0, count) on the workers and the calling thread and
+ * returns 1 when all have finished; returns 0 at once, running nothing, when another caller
+ * has the pool (or count is outside 1...65535). */
+int gk_pool_run(gk_pool *p, int count, gk_task task, void *context);
+
+/* on = 1: a run of many jobs starts; until the matching on = 0, idle workers spin instead of
+ * sleeping (sleeping ones are woken now). Holds nest. */
+void gk_pool_hold(gk_pool *p, int on);
+
 /* True when gk_sgemm has a fast build for `level` (AVX-512); otherwise use a BLAS. */
 int gk_sgemm_available(int level);
 
