@@ -259,6 +259,29 @@ final class QuantizedKernelTests: XCTestCase {
         }
     }
 
+    /// Global average and max pooling against double sums, odd plane sizes, the same bits at
+    /// every level.
+    func testGlobalPooling() {
+        for (planes, area) in [(1, 1), (3, 15), (2, 16), (5, 17), (4, 400), (2, 25601)] {
+            var r = Numbers(state: UInt64(planes * 1000 + area))
+            let src = (0..<(planes * area)).map { _ in Float(r.next(-1000...1000)) / 37 }
+            var results: [[Float]] = []
+            for level in levels {
+                var mean = [Float](repeating: .nan, count: planes), peak = mean
+                gk_global_pool(Int32(level), src, planes, area, 1, &mean)
+                gk_global_pool(Int32(level), src, planes, area, 0, &peak)
+                for p in 0..<planes {
+                    let plane = src[(p * area)..<((p + 1) * area)]
+                    let exact = plane.reduce(0.0) { $0 + Double($1) } / Double(area)
+                    XCTAssertEqual(Double(mean[p]), exact, accuracy: 1e-5 * max(1, abs(exact)), "\(planes)×\(area) level \(level)")
+                    XCTAssertEqual(peak[p], plane.max())
+                }
+                results.append(mean + peak)
+            }
+            XCTAssertTrue(results.allSatisfy { $0.map(\.bitPattern) == results[0].map(\.bitPattern) }, "levels agree")
+        }
+    }
+
     func testNearestUpsampling() {
         for (planes, h, w, fy, fx) in [(3, 5, 7, 2, 2), (2, 4, 3, 3, 1), (1, 1, 9, 1, 2), (2, 3, 3, 2, 3)] {
             let src = (0..<(planes * h * w)).map { Float($0) * 0.5 - 3 }

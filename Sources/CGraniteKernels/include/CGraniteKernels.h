@@ -167,4 +167,8 @@ void gk_quantize(int level, const float *src, float *dst, size_t count, float sc
  * (y, x) reads input (y / fy, x / fx)). */
 void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, int fy, int fx, float *dst);
 
+/* GlobalAveragePool (average != 0) or GlobalMaxPool: out[p] = mean or max of plane p
+ * (area values) for `planes` planes. */
+void gk_global_pool(int level, const float *src, size_t planes, size_t area, int average, float *out);
+
 #endif
