@@ -2,7 +2,10 @@
 // steps back to back with serial ones between, so while a run holds the pool idle workers keep
 // spinning (a worker that sleeps is woken onto the caller's core and shares it until the
 // scheduler moves it, which cost more than the spinning saves); otherwise they spin briefly
-// and then sleep on a futex. The caller takes part in every job. Chunks are claimed through one atomic word holding
+// and then sleep on a futex. Spinning workers yield now and then, and a caller that waits
+// long for a chunk sleeps: when another process holds a core (ONNX Runtime's threads spin for
+// ~25 ms after each run), the scheduler can then run the late chunk on the caller's core
+// instead of leaving it queued behind the other process. The caller takes part in every job. Chunks are claimed through one atomic word holding
 // the job's generation, chunk count and next chunk: a worker that wakes late for an old job
 // finds its generation gone and claims nothing, and a job never waits for a worker that has
 // not woken up (the caller claims the chunks itself).
@@ -22,7 +25,9 @@
 #include <unistd.h>
 
 #define GK_POOL_MAX 64
-#define GK_POOL_SPIN_NS 200000  /* how long an idle, unheld worker spins before it sleeps */
+#define GK_POOL_SPIN_NS 200000   /* how long an idle, unheld worker spins before it sleeps */
+#define GK_POOL_YIELD_NS 50000   /* a spinning worker yields its core this often */
+#define GK_POOL_WAIT_NS 100000   /* how long a caller spins for the last chunks before it sleeps */
 
 struct gk_pool {
     pthread_mutex_t grow;             /* serialises adding workers */
@@ -32,7 +37,8 @@ struct gk_pool {
     _Atomic int sleepers;
     _Atomic int holds;                /* runs in progress that keep idle workers spinning */
     _Atomic uint64_t claim;           /* generation << 32 | count << 16 | next chunk */
-    _Atomic int done;                 /* chunks finished in the current job */
+    _Atomic int done;                 /* chunks finished in the current job; futex word of a caller */
+    _Atomic int caller_sleeps;        /* the caller sleeps on `done` */
     _Atomic int busy;                 /* a caller owns the pool */
     _Atomic(gk_task) task;
     _Atomic(void *) context;
@@ -61,6 +67,7 @@ static void run_chunks(gk_pool *p, uint32_t gen) {
         if (atomic_compare_exchange_weak(&p->claim, &w, w + 1)) {
             task(context, (int)next);
             atomic_fetch_add(&p->done, 1);
+            if (atomic_load(&p->caller_sleeps)) syscall(SYS_futex, &p->done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
             w = atomic_load(&p->claim);
         }
     }
@@ -70,16 +77,22 @@ static void *worker(void *arg) {
     gk_pool *p = arg;
     uint32_t seen = atomic_load(&p->generation);
     for (;;) {
-        uint64_t start = now_ns();
+        uint64_t start = now_ns(), yielded = start;
         uint32_t gen;
         for (int spins = 0; (gen = atomic_load(&p->generation)) == seen; spins++) {
-            if ((spins & 255) == 255 && atomic_load(&p->holds) == 0 && now_ns() - start > GK_POOL_SPIN_NS) {
+            if ((spins & 255) != 255) {
+                relax();
+                continue;
+            }
+            uint64_t t = now_ns();
+            if (atomic_load(&p->holds) == 0 && t - start > GK_POOL_SPIN_NS) {
                 atomic_fetch_add(&p->sleepers, 1);
                 syscall(SYS_futex, &p->generation, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
                 atomic_fetch_sub(&p->sleepers, 1);
-                start = now_ns();
-            } else {
-                relax();
+                start = yielded = now_ns();
+            } else if (t - yielded > GK_POOL_YIELD_NS) {
+                sched_yield();
+                yielded = t;
             }
         }
         seen = gen;
@@ -115,10 +128,21 @@ int gk_pool_run(gk_pool *p, int count, gk_task task, void *context) {
     atomic_store(&p->generation, gen);
     if (atomic_load(&p->sleepers) > 0) syscall(SYS_futex, &p->generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
     run_chunks(p, gen);
-    // A worker still in a chunk may share this core (just woken onto it): yield now and then.
-    for (int spins = 1; atomic_load(&p->done) < count; spins++) {
-        if (spins % 4096 == 0) sched_yield();
-        else relax();
+    // Chunks still running elsewhere: spin a little, then sleep until a worker finishes one.
+    uint64_t start = 0;
+    for (int spins = 1, done; (done = atomic_load(&p->done)) < count; spins++) {
+        if ((spins & 255) != 0) {
+            relax();
+            continue;
+        }
+        uint64_t t = now_ns();
+        if (!start) {
+            start = t;
+        } else if (t - start > GK_POOL_WAIT_NS) {
+            atomic_store(&p->caller_sleeps, 1);
+            if (atomic_load(&p->done) == done) syscall(SYS_futex, &p->done, FUTEX_WAIT_PRIVATE, done, NULL, NULL, 0);
+            atomic_store(&p->caller_sleeps, 0);
+        }
     }
     atomic_store(&p->busy, 0);
     return 1;
