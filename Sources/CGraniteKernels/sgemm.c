@@ -81,11 +81,12 @@ GK_TARGET_VNNI GK_INLINE void sg_store_deconv(__m512 acc[6][4], const sg_deconv 
     }
 }
 
-/* A tile over a packed B chunk (k rows of 64 floats), added to C when `accumulate`; stored as a
- * transposed convolution's output when dc is given (one K chunk only). */
-GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, float *c, int ldc, int k, int accumulate,
-                                      const float *bias, const gk_epilogue *ep, const sg_deconv *dc, const int mr,
-                                      const int nv, __mmask16 last) {
+/* A tile over B rows of stride ldb: a packed chunk (ldb 64, zero padded), or B itself (the last
+ * vector then loaded masked); added to C when `accumulate`; stored as a transposed
+ * convolution's output when dc is given (one K chunk only). */
+GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, size_t ldb, float *c, int ldc, int k,
+                                      int accumulate, const float *bias, const gk_epilogue *ep, const sg_deconv *dc,
+                                      const int mr, const int nv, __mmask16 last) {
     __m512 acc[6][4];
     for (int r = 0; r < mr; r++) {
         for (int j = 0; j < nv; j++) {
@@ -95,9 +96,9 @@ GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, f
         }
     }
     for (int kk = 0; kk < k; kk++) {
-        const float *br = b + (size_t)kk * 64;
+        const float *br = b + (size_t)kk * ldb;
         __m512 bv[4];
-        for (int j = 0; j < nv; j++) bv[j] = _mm512_loadu_ps(br + 16 * j);
+        for (int j = 0; j < nv; j++) bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
         for (int r = 0; r < mr; r++) {
             __m512 w = _mm512_set1_ps(a[(size_t)r * lda + kk]);
             for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
@@ -306,10 +307,14 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
             }
             continue;
         }
-        for (int k0 = 0; k0 < k; k0 += GK_SG_KC) {
-            int kc = k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC;
+        // With one or two row tiles a packed copy of B would be read once or twice: read B itself.
+        const int unpacked = !conv && m <= 12 && (deconv_h == 0 || k <= GK_SG_KC);
+        for (int k0 = 0; k0 < k; k0 += unpacked ? k : GK_SG_KC) {
+            int kc = unpacked ? k : (k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC);
             if (conv) sg_pack_conv(conv, k0, kc, x, cols, buf);
-            else sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
+            else if (!unpacked) sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
+            const float *bsrc = unpacked ? b + x : buf;
+            const size_t bstride = unpacked ? (size_t)ldb : 64;
             const int final = k0 + kc == k;
             for (int y = 0; y < m; y += 6) {
                 int rows = m - y < 6 ? m - y : 6;
@@ -319,7 +324,7 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
                 float *cp = c + (size_t)y * ldc + x;
                 const sg_deconv dc = {c, deconv_h, deconv_h > 0 ? ldb / deconv_h : 0, y, x, cols};
                 const sg_deconv *dcp = deconv_h > 0 ? &dc : NULL;
-#define GK_SG_PACKED(R, NV) sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, bp, ep_, dcp, R, NV, last)
+#define GK_SG_PACKED(R, NV) sg_tile(ap, lda, bsrc, bstride, cp, ldc, kc, k0 > 0, bp, ep_, dcp, R, NV, last)
                 GK_SG_SHAPES(GK_SG_PACKED)
 #undef GK_SG_PACKED
             }

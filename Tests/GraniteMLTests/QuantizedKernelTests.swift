@@ -152,9 +152,11 @@ final class QuantizedKernelTests: XCTestCase {
     }
 
     /// The float GEMM (AVX-512 build where present, portable reference otherwise) against a
-    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk.
+    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk; up to 12
+    /// rows B is read in place, above that packed.
     func testFloatGemmMatchesReference() {
-        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256)].enumerated() {
+        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256), (12, 77, 300),
+                                  (5, 40, 1000)].enumerated() {
             var r = Numbers(state: UInt64(50 + index))
             let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
             let b = (0..<(k * n)).map { _ in Float(r.next(-100...100)) / 64 }
