@@ -1,13 +1,28 @@
 import CGraniteKernels
 import Dispatch
 
-/// Splits `0..<count` into at most `threads` contiguous chunks and runs them in parallel.
+/// Runs `body` over `0..<count` on `threads` threads, in up to four contiguous chunks per
+/// thread claimed as threads come free: a thread slowed down (another process on its core)
+/// takes fewer of them.
 ///
 /// With one thread (or little work) it runs inline, so single-threaded runs never touch a
 /// second thread. The kernels' own threads; OpenBLAS keeps its own pool.
 @inline(__always)
 func parallelFor(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
-    parallelChunks(count, threads: threads) { _, range in body(range) }
+    runChunks(count, chunks: threads > 1 ? min(count, threads * 4) : min(count, 1), threads: threads) { _, range in body(range) }
+}
+
+/// Splits `n` GEMM columns into blocks aligned to 16 floats (64 bytes) and runs them through
+/// ``parallelFor``; with less than `threshold` multiply-adds (`work`) in all, or few columns,
+/// one block on the calling thread.
+func parallelColumns(_ n: Int, work: Int, threshold: Int, threads: Int, _ body: (Range<Int>) -> Void) {
+    let parts = threads > 1 && work >= threshold && n >= 64 * threads ? min(threads * 4, max(threads, n / 256)) : 1
+    parallelFor(parts, threads: threads) { chunks in
+        for part in chunks {
+            let lo = (n * part / parts) & ~15, hi = part == parts - 1 ? n : (n * (part + 1) / parts) & ~15
+            if hi > lo { body(lo..<hi) }
+        }
+    }
 }
 
 /// Like ``parallelFor``, also passing each chunk's index (below `threads`), so a kernel can
@@ -19,7 +34,12 @@ func parallelFor(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
 /// taken (another model running, or a nested loop) Dispatch runs the chunks.
 @inline(__always)
 func parallelChunks(_ count: Int, threads: Int, _ body: (Int, Range<Int>) -> Void) {
-    let chunks = min(threads, count)
+    runChunks(count, chunks: min(threads, count), threads: threads, body)
+}
+
+/// `0..<count` in `chunks` contiguous chunks on up to `threads` threads.
+@inline(__always)
+private func runChunks(_ count: Int, chunks: Int, threads: Int, _ body: (Int, Range<Int>) -> Void) {
     if chunks <= 1 {
         if count > 0 { body(0, 0..<count) }
         return

@@ -80,19 +80,11 @@ enum Conv {
                                 kw: Int32(g.kernel[1]), sh: Int32(g.strides[0]), sw: Int32(g.strides[1]),
                                 dh: Int32(g.dilations[0]), dw: Int32(g.dilations[1]), pt: Int32(g.padBegin[0]),
                                 pl: Int32(g.padBegin[1]), ow: Int32(ow))
-                            let parts = mg * plane * cg * kArea >= 1 << 21 && plane >= 64 * io.threads ? io.threads : 1
                             withUnsafePointer(to: &geometry) { gp in
-                                parallelFor(parts, threads: parts) { chunks in
-                                    for part in chunks {
-                                        let lo = (plane * part / parts) & ~15
-                                        let hi = part == parts - 1 ? plane : (plane * (part + 1) / parts) & ~15
-                                        if hi > lo {
-                                            gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(lo),
-                                                          Int32(hi), groupBias, epilogue.pointer)
-                                            epilogue.finish(dst, rows: mg, ldc: plane, columns: lo..<hi, bias: groupBias,
-                                                            kernelDone: true)
-                                        }
-                                    }
+                                parallelColumns(plane, work: mg * plane * cg * kArea, threshold: 1 << 21, threads: io.threads) { cols in
+                                    gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(cols.lowerBound),
+                                                  Int32(cols.upperBound), groupBias, epilogue.pointer)
+                                    epilogue.finish(dst, rows: mg, ldc: plane, columns: cols, bias: groupBias, kernelDone: true)
                                 }
                             }
                             continue

@@ -73,15 +73,10 @@ enum ConvTranspose {
                         for gi in 0..<group {
                             let x = src + (b * ch + gi * cg) * plane, y = out + (b * m + gi * mg) * oh * ow
                             let a = wp.baseAddress! + gi * cg * rows
-                            let parts = rows * plane * cg >= 1 << 20 && plane >= 64 * io.threads ? io.threads : 1
-                            parallelFor(parts, threads: parts) { chunks in
-                                for part in chunks {
-                                    let lo = (plane * part / parts) & ~15, hi = part == parts - 1 ? plane : (plane * (part + 1) / parts) & ~15
-                                    if hi > lo {
-                                        gk_deconv2x2(level, Int32(rows), Int32(cg), a, Int32(cg), x, Int32(h), Int32(wd), y, Int32(lo),
-                                                     Int32(hi), rowBias.pointer + gi * rows, epilogue.pointer)
-                                    }
-                                }
+                            parallelColumns(plane, work: rows * plane * cg, threshold: 1 << 20, threads: io.threads) { cols in
+                                gk_deconv2x2(level, Int32(rows), Int32(cg), a, Int32(cg), x, Int32(h), Int32(wd), y,
+                                             Int32(cols.lowerBound), Int32(cols.upperBound), rowBias.pointer + gi * rows,
+                                             epilogue.pointer)
                             }
                         }
                     }
