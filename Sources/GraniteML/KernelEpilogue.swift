@@ -35,16 +35,14 @@ final class KernelEpilogue: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
-    /// True when nothing at all is left to do beyond the bias.
-    var isEmpty: Bool { pointer == nil && rest.isEmpty }
-
     /// Adds `bias` and applies every step to `count` values in place.
     func apply(_ p: UnsafeMutablePointer<Float>, _ count: Int, bias: Float = 0) {
         if pointer != nil || bias != 0 { gk_epilogue_apply(level, pointer, bias, p, count) }
         Epilogue.apply(rest, p, count)
     }
 
-    /// Applies the Swift rest to `count` values after a C kernel did the rest, split across threads.
+    /// Applies the Swift rest to `count` values that a C kernel already gave the bias and the C
+    /// steps, split across threads.
     func applyRest(_ p: UnsafeMutablePointer<Float>, _ count: Int, threads: Int) {
         guard !rest.isEmpty else { return }
         let chunks = count >= 65536 ? threads : 1

@@ -9,7 +9,8 @@ import Dispatch
 /// second thread. The kernels' own threads; OpenBLAS keeps its own pool.
 @inline(__always)
 func parallelFor(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
-    runChunks(count, chunks: threads > 1 ? min(count, threads * 4) : min(count, 1), threads: threads) { _, range in body(range) }
+    let chunks = threads > 1 ? min(count, threads * 4) : min(count, 1)
+    runChunks(count, chunks: chunks, threads: threads) { _, range in body(range) }
 }
 
 /// Splits `n` GEMM columns into blocks aligned to 16 floats (64 bytes) and runs them through
