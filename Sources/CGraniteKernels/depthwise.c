@@ -4,7 +4,8 @@
 // and split into `sw` column phases so that every tap of a strided row is a unit-stride read:
 // padded column x*sw + kj lives in phase kj % sw at index x + kj / sw. Products of 8-bit
 // integers and their sums over a kernel stay far below 2^24, so the float sums are exact and
-// equal to ONNX Runtime's int32 ones; requantisation then follows QLinearConv.
+// equal to ONNX Runtime's int32 ones; requantisation then follows QLinearConv. The float
+// mode (plane used as it is) runs the same loops and then the epilogue over the plane.
 #include "common.h"
 
 #include <string.h>
@@ -104,36 +105,40 @@ GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k
 }
 
 static void dw_portable(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
-                        int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch, float *out) {
+                        int pt, int pl, int oh, int ow, const gk_requant *rq, const gk_epilogue *ep, int ch,
+                        float *scratch, float *out) {
     dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    if (ep && !rq->requant) gk_ep_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 
 #if GK_X86
 GK_TARGET_AVX2 static void dw_avx2(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
-                                   int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch,
-                                   float *out) {
+                                   int sw, int pt, int pl, int oh, int ow, const gk_requant *rq,
+                                   const gk_epilogue *ep, int ch, float *scratch, float *out) {
     dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    if (ep && !rq->requant) gk_ep_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 
 GK_TARGET_VNNI static void dw_avx512(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
-                                     int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int ch,
-                                     float *scratch, float *out) {
+                                     int sw, int pt, int pl, int oh, int ow, const gk_requant *rq,
+                                     const gk_epilogue *ep, int ch, float *scratch, float *out) {
     dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    if (ep && !rq->requant) gk_ep512_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 #endif
 
 void gk_depthwise(int level, const float *src, int h, int w, float inv_scale, const float *k, int kh, int kw, int sh,
-                  int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int channel, float *scratch,
-                  float *out) {
+                  int sw, int pt, int pl, int oh, int ow, const gk_requant *rq, int channel, const gk_epilogue *ep,
+                  float *scratch, float *out) {
 #if GK_X86
     if (level >= GK_AVX512VNNI) {
-        dw_avx512(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+        dw_avx512(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ep, channel, scratch, out);
         return;
     }
     if (level >= GK_AVX2) {
-        dw_avx2(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+        dw_avx2(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ep, channel, scratch, out);
         return;
     }
 #endif
-    dw_portable(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, channel, scratch, out);
+    dw_portable(src, h, w, inv_scale, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ep, channel, scratch, out);
 }

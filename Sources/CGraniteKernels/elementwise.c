@@ -1,5 +1,5 @@
-// Element-wise helpers of the quantised graph: fake quantisation (QuantizeLinear then
-// DequantizeLinear) and nearest upsampling by whole factors.
+// Element-wise helpers: fake quantisation (QuantizeLinear then DequantizeLinear), nearest
+// upsampling by whole factors, and global pooling.
 #include "common.h"
 
 #include <string.h>
@@ -89,4 +89,54 @@ void gk_upsample_nearest(int level, const float *src, int planes, int h, int w, 
     if (level >= GK_AVX2) { up_avx2(src, planes, h, w, fy, fx, dst); return; }
 #endif
     up_portable(src, planes, h, w, fy, fx, dst);
+}
+
+// MARK: global pooling
+
+/* 16 running sums (maxima) over each plane, lane i taking every 16th value from i, then
+ * combined: every build adds in the same order, so they agree bit for bit. */
+GK_INLINE void gp_body(const float *src, size_t planes, size_t area, int average, float *out) {
+    for (size_t p = 0; p < planes; p++) {
+        const float *s = src + p * area;
+        float acc[16];
+        for (int l = 0; l < 16; l++) acc[l] = average ? 0.0f : -__builtin_inff();
+        size_t i = 0;
+        for (; i + 16 <= area; i += 16) {
+            if (average) {
+                for (int l = 0; l < 16; l++) acc[l] += s[i + l];
+            } else {
+                for (int l = 0; l < 16; l++) acc[l] = s[i + l] > acc[l] ? s[i + l] : acc[l];
+            }
+        }
+        for (int l = 0; i + l < area; l++) {
+            if (average) acc[l] += s[i + l];
+            else acc[l] = s[i + l] > acc[l] ? s[i + l] : acc[l];
+        }
+        for (int w = 8; w >= 1; w /= 2) {
+            for (int l = 0; l < w; l++) acc[l] = average ? acc[l] + acc[l + w] : (acc[l + w] > acc[l] ? acc[l + w] : acc[l]);
+        }
+        out[p] = average ? acc[0] / (float)area : acc[0];
+    }
+}
+
+static void gp_portable(const float *src, size_t planes, size_t area, int average, float *out) {
+    gp_body(src, planes, area, average, out);
+}
+
+#if GK_X86
+GK_TARGET_AVX2 static void gp_avx2(const float *src, size_t planes, size_t area, int average, float *out) {
+    gp_body(src, planes, area, average, out);
+}
+
+GK_TARGET_VNNI static void gp_avx512(const float *src, size_t planes, size_t area, int average, float *out) {
+    gp_body(src, planes, area, average, out);
+}
+#endif
+
+void gk_global_pool(int level, const float *src, size_t planes, size_t area, int average, float *out) {
+#if GK_X86
+    if (level >= GK_AVX512VNNI) { gp_avx512(src, planes, area, average, out); return; }
+    if (level >= GK_AVX2) { gp_avx2(src, planes, area, average, out); return; }
+#endif
+    gp_portable(src, planes, area, average, out);
 }

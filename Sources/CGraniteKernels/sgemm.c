@@ -12,7 +12,80 @@
 int gk_sgemm_available(int level) { return GK_X86 && level >= GK_AVX512VNNI; }
 
 #if GK_X86
-GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, float *c, int ldc, int k, int accumulate,
+/* Bias and epilogue on a tile's sums in registers (bias 0 adds nothing, as gk_ep_run). */
+GK_TARGET_VNNI GK_INLINE void sg_finish_regs(__m512 acc[6][4], const float *bias, const gk_epilogue *ep, const int mr,
+                                             const int nv) {
+    if (bias) {
+        for (int r = 0; r < mr; r++) {
+            if (bias[r] == 0.0f) continue;
+            const __m512 add = _mm512_set1_ps(bias[r]);
+            for (int j = 0; j < nv; j++) acc[r][j] = _mm512_add_ps(acc[r][j], add);
+        }
+    }
+    if (ep) {
+        for (int s = 0; s < ep->count; s++) {
+            if (nv == 4) {
+                gk_ep512_step(&ep->steps[s], &acc[0][0], mr * 4);
+            } else {
+                for (int r = 0; r < mr; r++) gk_ep512_step(&ep->steps[s], acc[r], nv);
+            }
+        }
+    }
+}
+
+/* Ends a tile: bias and epilogue when given (the last K chunk), then the store (the last
+ * vector masked). */
+GK_TARGET_VNNI GK_INLINE void sg_store(__m512 acc[6][4], float *c, int ldc, const float *bias, const gk_epilogue *ep,
+                                       const int mr, const int nv, __mmask16 last) {
+    sg_finish_regs(acc, bias, ep, mr, nv);
+    for (int r = 0; r < mr; r++) {
+        for (int j = 0; j < nv; j++) {
+            float *d = c + (size_t)r * ldc + 16 * j;
+            if (j == nv - 1) _mm512_mask_storeu_ps(d, last, acc[r][j]);
+            else _mm512_storeu_ps(d, acc[r][j]);
+        }
+    }
+}
+
+/* Where a tile of a 2x2, stride-2 transposed convolution goes: GEMM rows (oc, ki, kj) with kj
+ * fastest from row y on, columns input pixels from x on (rows of w pixels, w a multiple of 16). */
+typedef struct {
+    float *out;
+    int h, w, y, x, cols;
+} sg_deconv;
+
+/* Ends such a tile: rows kj = 0 and 1 of one (oc, ki) interleave into 32 consecutive outputs of
+ * output row 2·iy + ki per vector of 16 input pixels. */
+GK_TARGET_VNNI GK_INLINE void sg_store_deconv(__m512 acc[6][4], const sg_deconv *dc, const float *bias,
+                                              const gk_epilogue *ep, const int mr, const int nv) {
+    sg_finish_regs(acc, bias, ep, mr, nv);
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    const size_t plane = (size_t)4 * dc->h * dc->w;
+    for (int r = 0; r + 1 < mr; r += 2) {
+        int row = dc->y + r, oc = row >> 2, ki = (row >> 1) & 1;
+        for (int j = 0; j < nv; j++) {
+            int p = dc->x + 16 * j, iy = p / dc->w, ix = p - iy * dc->w;
+            int n = dc->cols - 16 * j < 16 ? dc->cols - 16 * j : 16;
+            float *d = dc->out + oc * plane + (size_t)(2 * iy + ki) * 2 * dc->w + 2 * ix;
+            __m512 even = _mm512_permutex2var_ps(acc[r][j], lo, acc[r + 1][j]);
+            __m512 odd = _mm512_permutex2var_ps(acc[r][j], hi, acc[r + 1][j]);
+            if (n == 16) {
+                _mm512_storeu_ps(d, even);
+                _mm512_storeu_ps(d + 16, odd);
+            } else {
+                _mm512_mask_storeu_ps(d, (__mmask16)(n >= 8 ? 0xFFFF : (1u << (2 * n)) - 1), even);
+                _mm512_mask_storeu_ps(d + 16, (__mmask16)(n > 8 ? (1u << (2 * (n - 8))) - 1 : 0), odd);
+            }
+        }
+    }
+}
+
+/* A tile over B rows of stride ldb: a packed chunk (ldb 64, zero padded), or B itself (the last
+ * vector then loaded masked); added to C when `accumulate`; stored as a transposed
+ * convolution's output when dc is given (one K chunk only). */
+GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, size_t ldb, float *c, int ldc, int k,
+                                      int accumulate, const float *bias, const gk_epilogue *ep, const sg_deconv *dc,
                                       const int mr, const int nv, __mmask16 last) {
     __m512 acc[6][4];
     for (int r = 0; r < mr; r++) {
@@ -23,32 +96,81 @@ GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, f
         }
     }
     for (int kk = 0; kk < k; kk++) {
-        const float *br = b + (size_t)kk * 64;
+        const float *br = b + (size_t)kk * ldb;
         __m512 bv[4];
-        for (int j = 0; j < nv; j++) bv[j] = _mm512_loadu_ps(br + 16 * j);
+        for (int j = 0; j < nv; j++) bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
         for (int r = 0; r < mr; r++) {
             __m512 w = _mm512_set1_ps(a[(size_t)r * lda + kk]);
             for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
         }
     }
-    for (int r = 0; r < mr; r++) {
-        for (int j = 0; j < nv; j++) {
-            float *d = c + (size_t)r * ldc + 16 * j;
-            if (j == nv - 1) _mm512_mask_storeu_ps(d, last, acc[r][j]);
-            else _mm512_storeu_ps(d, acc[r][j]);
-        }
-    }
+    if (dc) sg_store_deconv(acc, dc, bias, ep, mr, nv);
+    else sg_store(acc, c, ldc, bias, ep, mr, nv, last);
 }
 
-#define GK_SG_ROWS(R)                                                                                           \
+/* Where each of a tile's vectors reads one window tap of every input plane: up to two parts
+ * (a vector that runs into the next output row), each an offset from the plane's start and
+ * the lanes inside the input (the others load as zeros). With stride 2 one part covers 32
+ * input columns, of which the even ones are kept. */
+#define GK_SG_TAPS 49
+enum { GK_SG_ROW = 0, GK_SG_TWO_ROWS = 1, GK_SG_STRIDE2 = 2 };
+typedef struct {
+    int off[GK_SG_TAPS][4][2];
+    uint32_t mask[GK_SG_TAPS][4][2];
+} sg_taps;
+
+/* A convolution tile straight from the input, all K at once: for every channel and tap,
+ * masked loads per vector as the table says (`mode` a constant), no packing. */
+GK_TARGET_VNNI GK_INLINE void sg_tile_direct(const float *a, int lda, const gk_conv_geometry *g, const sg_taps *tp,
+                                             float *c, int ldc, const float *bias, const gk_epilogue *ep,
+                                             const int mode, const int mr, const int nv, __mmask16 last) {
+    __m512 acc[6][4];
+    for (int r = 0; r < mr; r++) {
+        for (int j = 0; j < nv; j++) acc[r][j] = _mm512_setzero_ps();
+    }
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const int taps = g->kh * g->kw;
+    const size_t plane = (size_t)g->h * g->w;
+    const float *in = g->input;
+    for (int ch = 0; ch < g->channels; ch++, in += plane, a += taps) {
+        for (int t = 0; t < taps; t++) {
+            __m512 bv[4];
+            for (int j = 0; j < nv; j++) {
+                const float *p = in + tp->off[t][j][0];
+                const uint32_t m = tp->mask[t][j][0];
+                if (mode == GK_SG_STRIDE2) {
+                    __m512 lo = _mm512_maskz_loadu_ps((__mmask16)m, p);
+                    __m512 hi = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), p + 16);
+                    bv[j] = _mm512_permutex2var_ps(lo, even, hi);
+                } else {
+                    bv[j] = _mm512_maskz_loadu_ps((__mmask16)m, p);
+                    if (mode == GK_SG_TWO_ROWS) {
+                        bv[j] = _mm512_mask_loadu_ps(bv[j], (__mmask16)tp->mask[t][j][1], in + tp->off[t][j][1]);
+                    }
+                }
+            }
+            for (int r = 0; r < mr; r++) {
+                __m512 w = _mm512_set1_ps(a[(size_t)r * lda + t]);
+                for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
+            }
+        }
+    }
+    sg_store(acc, c, ldc, bias, ep, mr, nv, last);
+}
+
+/* Calls TILE(rows, vectors) with both as constants, so each shape gets its own code. */
+#define GK_SG_NV(TILE, R)                                                                                       \
     case R:                                                                                                     \
         switch (nv) {                                                                                           \
-        case 4: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 4, last); break;                                  \
-        case 3: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 3, last); break;                                  \
-        case 2: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 2, last); break;                                  \
-        default: sg_tile(ap, lda, buf, cp, ldc, kc, k0 > 0, R, 1, last); break;                                 \
+        case 4: TILE(R, 4); break;                                                                              \
+        case 3: TILE(R, 3); break;                                                                              \
+        case 2: TILE(R, 2); break;                                                                              \
+        default: TILE(R, 1); break;                                                                             \
         }                                                                                                       \
         break;
+#define GK_SG_SHAPES(TILE)                                                                                      \
+    switch (rows) { GK_SG_NV(TILE, 6) GK_SG_NV(TILE, 5) GK_SG_NV(TILE, 4) GK_SG_NV(TILE, 3) GK_SG_NV(TILE, 2)  \
+                    GK_SG_NV(TILE, 1) }
 
 /* Copies rows [k0, k0 + kc) of columns [x, x + cols) of B into buf (64 floats a row). */
 GK_INLINE void sg_pack_plain(const float *b, int ldb, int k0, int kc, int x, int cols, float *buf) {
@@ -110,32 +232,117 @@ GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, in
     }
 }
 
+/* The direct mode for this convolution and column range, or -1 to pack: unit or double
+ * column stride, a vector spanning at most two output rows (one with stride 2). */
+GK_INLINE int sg_direct_mode(const gk_conv_geometry *g, int n0) {
+    if (n0 % 16 != 0 || g->kh * g->kw > GK_SG_TAPS) return -1;
+    if (g->sw == 1 && g->ow % 16 == 0) return GK_SG_ROW;
+    if (g->sw == 1 && g->ow >= 16) return GK_SG_TWO_ROWS;
+    if (g->sw == 2 && g->ow % 16 == 0) return GK_SG_STRIDE2;
+    return -1;
+}
+
+/* One part of vector j's table entries: lanes [first, first + n) read output row y from
+ * column xo on. With stride 2 the mask covers the 32 input columns the part spans. */
+GK_INLINE void sg_direct_part(const gk_conv_geometry *g, sg_taps *tp, int j, int part, int y, int xo, int first,
+                               int n) {
+    for (int ki = 0, t = 0; ki < g->kh; ki++) {
+        int iy = y * g->sh - g->pt + ki * g->dh;
+        for (int kj = 0; kj < g->kw; kj++, t++) {
+            int ix0 = xo * g->sw - g->pl + kj * g->dw;
+            // Columns ix0 + e for e in [lo, hi) are inside the input row.
+            int lo = ix0 < 0 ? -ix0 : 0, hi = g->w - ix0 < n * g->sw ? g->w - ix0 : n * g->sw;
+            uint32_t mask = 0;
+            if (iy >= 0 && iy < g->h && hi > lo) mask = (uint32_t)((((uint64_t)1 << hi) - ((uint64_t)1 << lo)) << first);
+            tp->off[t][j][part] = mask ? iy * g->w + ix0 - first : 0;
+            tp->mask[t][j][part] = mask;
+        }
+    }
+}
+
+/* The tap table of the tile at columns [x, x + cols). */
+GK_INLINE void sg_direct_taps(const gk_conv_geometry *g, int x, int cols, sg_taps *tp) {
+    for (int j = 0; 16 * j < cols; j++) {
+        int lanes = cols - 16 * j < 16 ? cols - 16 * j : 16;
+        int p = x + 16 * j, y = p / g->ow, xo = p - y * g->ow;
+        int n = lanes < g->ow - xo ? lanes : g->ow - xo;
+        sg_direct_part(g, tp, j, 0, y, xo, 0, n);
+        sg_direct_part(g, tp, j, 1, y + 1, 0, n, lanes - n);
+    }
+}
+
+/* C = A·B over columns [n0, n1): B plain (b, ldb) or a convolution's im2col (conv); C plain, or
+ * (deconv_h > 0, one K chunk) the output of a 2x2 stride-2 transposed convolution whose input
+ * planes are deconv_h rows of ldb / deconv_h pixels. */
 GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, const float *b, int ldb,
-                                        const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1) {
+                                        const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1,
+                                        const float *bias, const gk_epilogue *ep, int deconv_h) {
     float buf[GK_SG_KC * 64];
+    const int direct = conv ? sg_direct_mode(conv, n0) : -1;
+    if (ep && ep->count == 0) ep = NULL;
     for (int x = n0; x < n1; x += 64) {
         int cols = n1 - x < 64 ? n1 - x : 64;
         int nv = (cols + 15) / 16;
         __mmask16 last = (cols % 16) ? (__mmask16)((1u << (cols % 16)) - 1) : (__mmask16)0xFFFF;
-        for (int k0 = 0; k0 < k; k0 += GK_SG_KC) {
-            int kc = k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC;
+        if (direct >= 0) {
+            sg_taps taps;
+            sg_direct_taps(conv, x, cols, &taps);
+            for (int y = 0; y < m; y += 6) {
+                int rows = m - y < 6 ? m - y : 6;
+                const float *ap = a + (size_t)y * lda, *bp = bias ? bias + y : NULL;
+                float *cp = c + (size_t)y * ldc + x;
+#define GK_SG_ROW1(R, NV) sg_tile_direct(ap, lda, conv, &taps, cp, ldc, bp, ep, GK_SG_ROW, R, NV, last)
+#define GK_SG_ROW2(R, NV) sg_tile_direct(ap, lda, conv, &taps, cp, ldc, bp, ep, GK_SG_TWO_ROWS, R, NV, last)
+#define GK_SG_S2(R, NV) sg_tile_direct(ap, lda, conv, &taps, cp, ldc, bp, ep, GK_SG_STRIDE2, R, NV, last)
+                if (direct == GK_SG_ROW) {
+                    GK_SG_SHAPES(GK_SG_ROW1)
+                } else if (direct == GK_SG_TWO_ROWS) {
+                    GK_SG_SHAPES(GK_SG_ROW2)
+                } else {
+                    GK_SG_SHAPES(GK_SG_S2)
+                }
+#undef GK_SG_ROW1
+#undef GK_SG_ROW2
+#undef GK_SG_S2
+            }
+            continue;
+        }
+        // With one or two row tiles a packed copy of B would be read once or twice: read B itself.
+        const int unpacked = !conv && m <= 12 && (deconv_h == 0 || k <= GK_SG_KC);
+        for (int k0 = 0; k0 < k; k0 += unpacked ? k : GK_SG_KC) {
+            int kc = unpacked ? k : (k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC);
             if (conv) sg_pack_conv(conv, k0, kc, x, cols, buf);
-            else sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
+            else if (!unpacked) sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
+            const float *bsrc = unpacked ? b + x : buf;
+            const size_t bstride = unpacked ? (size_t)ldb : 64;
+            const int final = k0 + kc == k;
             for (int y = 0; y < m; y += 6) {
                 int rows = m - y < 6 ? m - y : 6;
                 const float *ap = a + (size_t)y * lda + k0;
+                const float *bp = final && bias ? bias + y : NULL;
+                const gk_epilogue *ep_ = final ? ep : NULL;
                 float *cp = c + (size_t)y * ldc + x;
-                switch (rows) { GK_SG_ROWS(6) GK_SG_ROWS(5) GK_SG_ROWS(4) GK_SG_ROWS(3) GK_SG_ROWS(2) GK_SG_ROWS(1) }
+                const sg_deconv dc = {c, deconv_h, deconv_h > 0 ? ldb / deconv_h : 0, y, x, cols};
+                const sg_deconv *dcp = deconv_h > 0 ? &dc : NULL;
+#define GK_SG_PACKED(R, NV) sg_tile(ap, lda, bsrc, bstride, cp, ldc, kc, k0 > 0, bp, ep_, dcp, R, NV, last)
+                GK_SG_SHAPES(GK_SG_PACKED)
+#undef GK_SG_PACKED
             }
         }
     }
 }
 #endif
 
+/* The portable builds' bias and epilogue, row by row after the sums. */
+static void sg_finish(int m, const float *bias, const gk_epilogue *ep, float *c, int ldc, int n0, int n1) {
+    if (!bias && !ep) return;
+    for (int i = 0; i < m; i++) gk_ep_run(ep, bias ? bias[i] : 0.0f, c + (size_t)i * ldc + n0, (size_t)(n1 - n0));
+}
+
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
-              int n1) {
+              int n1, const float *bias, const gk_epilogue *ep) {
 #if GK_X86
-    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1); return; }
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1, bias, ep, 0); return; }
 #endif
     // Portable reference (callers use OpenBLAS instead where gk_sgemm_available is false).
     for (int i = 0; i < m; i++) {
@@ -145,13 +352,14 @@ void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, 
             c[(size_t)i * ldc + j] = s;
         }
     }
+    sg_finish(m, bias, ep, c, ldc, n0, n1);
 }
 
 void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
-                   int n1) {
+                   int n1, const float *bias, const gk_epilogue *ep) {
     int k = g->channels * g->kh * g->kw;
 #if GK_X86
-    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1); return; }
+    if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1, bias, ep, 0); return; }
 #endif
     // Portable reference (callers use im2col + BLAS instead where gk_sgemm_available is false).
     for (int j = n0; j < n1; j++) {
@@ -165,6 +373,30 @@ void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geom
                 s += a[(size_t)i * lda + r] * g->input[((size_t)ch * g->h + iy) * g->w + ix];
             }
             c[(size_t)i * ldc + j] = s;
+        }
+    }
+    sg_finish(m, bias, ep, c, ldc, n0, n1);
+}
+
+int gk_deconv2x2_fits(int level, int k, int w) { return gk_sgemm_available(level) && k <= GK_SG_KC && w % 16 == 0; }
+
+void gk_deconv2x2(int level, int m, int k, const float *a, int lda, const float *in, int h, int w, float *out, int p0,
+                  int p1, const float *bias, const gk_epilogue *ep) {
+#if GK_X86
+    if (gk_deconv2x2_fits(level, k, w)) {
+        sgemm_avx512(m, k, a, lda, in, h * w, NULL, out, 0, p0, p1, bias, ep, h);
+        return;
+    }
+#endif
+    // Portable reference: one output at a time.
+    for (int row = 0; row < m; row++) {
+        int oc = row >> 2, ki = (row >> 1) & 1, kj = row & 1;
+        for (int p = p0; p < p1; p++) {
+            float s = 0;
+            for (int kk = 0; kk < k; kk++) s += a[(size_t)row * lda + kk] * in[(size_t)kk * h * w + p];
+            float *d = out + (size_t)oc * 4 * h * w + (size_t)(2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj;
+            *d = s;
+            gk_ep_run(ep, bias ? bias[row] : 0.0f, d, 1);
         }
     }
 }

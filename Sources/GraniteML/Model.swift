@@ -97,7 +97,7 @@ public final class Model: Sendable {
                 }
                 for (name, tensor) in feeds { plan.load(name, tensor) }
                 granite_blas_set_threads(1)
-                plan.execute()
+                withWorkersHeld(threads: threads) { plan.execute() }
                 return .success(plan.results())
             } catch {
                 return .failure(error)
@@ -110,14 +110,14 @@ public final class Model: Sendable {
     /// step's fastest time, in milliseconds, largest first (for tuning on a busy machine).
     public func profile(_ feeds: [String: Tensor], runs: Int = 5) throws(MLError) -> [(op: String, milliseconds: Double, steps: Int)] {
         _ = try run(feeds)  // plans, validates and warms up
-        let shapes = feeds.mapValues(\.shape)
+        let shapes = feeds.mapValues(\.shape), threads = self.threads
         let timings: [(node: String, op: String, nanos: UInt64)] = plans.withLock { cache in
             guard let plan = try? cache.plan(for: shapes, make: { () throws(MLError) in throw .missingInput(name: "") }) else { return [] }
             var best: [(node: String, op: String, nanos: UInt64)] = []
             for _ in 0..<max(runs, 1) {
                 for (name, tensor) in feeds { plan.load(name, tensor) }
                 granite_blas_set_threads(1)
-                let times = plan.executeTimed()
+                let times = withWorkersHeld(threads: threads) { plan.executeTimed() }
                 best = best.isEmpty ? times : zip(best, times).map { ($0.node, $0.op, min($0.nanos, $1.nanos)) }
             }
             return best

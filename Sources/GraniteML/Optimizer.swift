@@ -1,10 +1,11 @@
 /// Load-time rewrites of a ``Graph``: constant folding (DequantizeLinear of weights, shape
-/// arithmetic on constants), BatchNormalization folded into the Conv before it, and
+/// arithmetic on constants), per-channel affine steps (BatchNormalization, constant Mul and
+/// Add) folded into the Conv or ConvTranspose before them, and
 /// activations and quantise-dequantise pairs fused onto the node that produces their input.
 enum Optimizer {
     static func optimize(_ graph: Graph) throws(MLError) -> Graph {
         var g = try foldConstants(graph)
-        g = try foldBatchNorms(g)
+        g = try foldChannelAffines(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
         g = dropRepeatedFakeQuants(g)
@@ -35,37 +36,71 @@ enum Optimizer {
         return g
     }
 
-    /// Rewrites Conv → BatchNormalization into one Conv with scaled weights and a new bias.
-    static func foldBatchNorms(_ graph: Graph) throws(MLError) -> Graph {
+    /// Folds a per-output-channel affine step that directly follows a Conv or ConvTranspose (its
+    /// only reader) into the convolution's weights and bias: BatchNormalization, and a Mul or Add
+    /// with a constant holding one value per channel or one for all (exporters keep biases and
+    /// learnable scales apart). Convolutions on dequantised integer weights are left as they
+    /// are, so the int8 kernels still recognise them.
+    static func foldChannelAffines(_ graph: Graph) throws(MLError) -> Graph {
         var g = graph
         let uses = g.useCounts()
         var producer: [String: Int] = [:]
         for (i, node) in g.nodes.enumerated() { for o in node.outputs { producer[o] = i } }
         var removed = Set<Int>()
-        for (i, bn) in g.nodes.enumerated() where bn.op == "BatchNormalization" && bn.outputs.count == 1 {
-            guard let p = producer[bn.inputs[0]], g.nodes[p].op == "Conv", uses[bn.inputs[0]] == 1,
-                  let w = g.constants[g.nodes[p].inputs[1]], w.shape.count == 4,
-                  bn.inputs.dropFirst().allSatisfy({ g.constants[$0] != nil }) else { continue }
+        for (i, step) in g.nodes.enumerated() where ["BatchNormalization", "Add", "Mul"].contains(step.op) && step.outputs.count == 1 {
+            let data = step.op == "BatchNormalization" ? step.inputs.first : step.inputs.first { g.constants[$0] == nil }
+            guard let data, let p = producer[data], uses[data] == 1, ["Conv", "ConvTranspose"].contains(g.nodes[p].op),
+                  g.nodes[p].inputs.count >= 2, g.quantized[g.nodes[p].inputs[1]] == nil,
+                  let w = g.constants[g.nodes[p].inputs[1]], w.shape.count == 4, !w.elementType.isInteger,
+                  let (a, b) = try channelAffine(step, data: data, channels: convChannels(g.nodes[p], w), g) else { continue }
             var conv = g.nodes[p]
-            let operands = bn.inputs.map { name in g.constants[name].map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
-            let (a, b) = try Linear.batchNormAffine(BuildContext(node: bn, inputs: operands, opset: g.opset))
-            let m = w.shape[0]
-            guard a.count == m else { continue }
-            let per = w.count / m
+            let m = a.count
             var weights = w.values
-            for oc in 0..<m { for j in 0..<per { weights[oc * per + j] *= a[oc] } }
+            if a.contains(where: { $0 != 1 }) {
+                if conv.op == "Conv" {
+                    let per = w.count / m
+                    for oc in 0..<m { for j in 0..<per { weights[oc * per + j] *= a[oc] } }
+                } else {
+                    // [cin, m / group, kh, kw]: input channel ci of group ci / (cin / group) feeds outputs of that group.
+                    let (cin, mg, area) = (w.shape[0], w.shape[1], w.shape[2] * w.shape[3])
+                    let group = conv.int("group", 1), cg = cin / max(group, 1)
+                    for ci in 0..<cin { for j in 0..<mg { for t in 0..<area { weights[(ci * mg + j) * area + t] *= a[(ci / cg) * mg + j] } } }
+                }
+            }
             let oldBias = conv.inputs.count > 2 && !conv.inputs[2].isEmpty ? g.constants[conv.inputs[2]]?.values : nil
             let bias = (0..<m).map { (oldBias?[$0] ?? 0) * a[$0] + b[$0] }
-            let wName = "\(conv.name)::bn_weights", bName = "\(conv.name)::bn_bias"
+            let wName = "\(conv.name)::\(step.name)::weights", bName = "\(conv.name)::\(step.name)::bias"
             g.constants[wName] = try Tensor(shape: w.shape, values: weights)
             g.constants[bName] = try Tensor(shape: [m], values: bias)
             conv.inputs = [conv.inputs[0], wName, bName]
-            conv.outputs = bn.outputs
+            conv.outputs = step.outputs
             g.nodes[p] = conv
+            producer[step.outputs[0]] = p
             removed.insert(i)
         }
         g.nodes = g.nodes.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
         return g
+    }
+
+    /// Output channels of a Conv or ConvTranspose with weights `w`.
+    private static func convChannels(_ conv: Node, _ w: Tensor) -> Int {
+        conv.op == "Conv" ? w.shape[0] : w.shape[1] * conv.int("group", 1)
+    }
+
+    /// `step` as y = a[c]·x + b[c] over `channels` channels, or nil when it is not one.
+    private static func channelAffine(_ step: Node, data: String, channels m: Int, _ g: Graph) throws(MLError) -> ([Float], [Float])? {
+        if step.op == "BatchNormalization" {
+            guard step.inputs.dropFirst().allSatisfy({ g.constants[$0] != nil }) else { return nil }
+            let operands = step.inputs.map { name in g.constants[name].map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
+            let (a, b) = try Linear.batchNormAffine(BuildContext(node: step, inputs: operands, opset: g.opset))
+            return a.count == m ? (a, b) : nil
+        }
+        guard step.inputs.count == 2, let other = step.inputs.first(where: { $0 != data }), let c = g.constants[other],
+              !c.elementType.isInteger, c.shape.count <= 4,
+              c.count == 1 || (c.count == m && (c.shape == [1, m, 1, 1] || c.shape == [m, 1, 1])) else { return nil }
+        let values = c.count == 1 ? [Float](repeating: c.values[0], count: m) : c.values
+        let ones = [Float](repeating: 1, count: m), zeros = [Float](repeating: 0, count: m)
+        return step.op == "Add" ? (ones, values) : (values, zeros)
     }
 
     /// Ops whose float output may take an epilogue.

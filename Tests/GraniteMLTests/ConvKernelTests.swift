@@ -2,7 +2,8 @@ import XCTest
 @testable import GraniteML
 
 /// Conv and ConvTranspose kernels (depthwise fast path, blocked im2col, pointwise, grouped,
-/// transposed) against a plain nested-loop reference in double precision, on odd sizes.
+/// transposed) against a plain nested-loop reference in double precision, on odd sizes, and
+/// the affine steps folded into them at load.
 final class ConvKernelTests: XCTestCase {
     struct Geometry {
         var cin = 13, cout = 13, h = 17, w = 19, k = 3, stride = 1, dilation = 1, group = 13
@@ -71,6 +72,18 @@ final class ConvKernelTests: XCTestCase {
         try check(Geometry(cin: 96, cout: 8, h: 127, w: 33, k: 3, stride: 1, group: 1, pads: [1, 1, 1, 1]))
     }
 
+    /// The scatter definition of a transposed convolution (no bias), in double precision.
+    static func transposed(_ x: [Float], _ wt: [Float], cin: Int, cout: Int, h: Int, w: Int, k: Int, s: Int, p: Int,
+                           oh: Int, ow: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: cout * oh * ow)
+        for c in 0..<cin { for m in 0..<cout { for iy in 0..<h { for ix in 0..<w { for ki in 0..<k { for kj in 0..<k {
+            let oy = iy * s - p + ki, ox = ix * s - p + kj
+            guard oy >= 0, oy < oh, ox >= 0, ox < ow else { continue }
+            out[(m * oh + oy) * ow + ox] += Double(x[(c * h + iy) * w + ix]) * Double(wt[((c * cout + m) * k + ki) * k + kj])
+        } } } } } }
+        return out
+    }
+
     func testConvTransposeMatchesScatterDefinition() throws {
         let (cin, cout, h, w, k, s, p) = (5, 3, 7, 9, 3, 2, 1)
         let x = TestModels.values(cin * h * w, seed: 4), wt = TestModels.values(cin * cout * k * k, seed: 5)
@@ -80,12 +93,61 @@ final class ConvKernelTests: XCTestCase {
         let y = try XCTUnwrap(try Model(data: data, threads: 1).run(["x": try Tensor(shape: [1, cin, h, w], values: x)])["y"])
         let oh = s * (h - 1) + 1 + k - 2 * p, ow = s * (w - 1) + 1 + k - 2 * p
         XCTAssertEqual(y.shape, [1, cout, oh, ow])
-        var expected = [Double](repeating: 0, count: cout * oh * ow)
-        for c in 0..<cin { for m in 0..<cout { for iy in 0..<h { for ix in 0..<w { for ki in 0..<k { for kj in 0..<k {
-            let oy = iy * s - p + ki, ox = ix * s - p + kj
-            guard oy >= 0, oy < oh, ox >= 0, ox < ow else { continue }
-            expected[(m * oh + oy) * ow + ox] += Double(x[(c * h + iy) * w + ix]) * Double(wt[((c * cout + m) * k + ki) * k + kj])
-        } } } } } }
+        let expected = Self.transposed(x, wt, cin: cin, cout: cout, h: h, w: w, k: k, s: s, p: p, oh: oh, ow: ow)
+        let worst = zip(y.values, expected).map { abs(Double($0) - $1) }.max() ?? .infinity
+        XCTAssertLessThan(worst, 1e-4)
+    }
+
+    /// A segmentation head's upsampling: 2×2 stride-2 ConvTranspose, then a per-channel Add (the
+    /// exported bias), BatchNormalization and Relu, all folded into the one kernel. Rows of 32
+    /// pixels take the AVX-512 kernel, rows of 20 the GEMM + scatter path; both threaded.
+    func testTwoByTwoConvTransposeWithFoldedBiasAndBatchNorm() throws {
+        for (cin, cout, h, w, threads) in [(5, 3, 3, 32, 1), (24, 1, 4, 48, 2), (6, 4, 5, 20, 2)] {
+            let x = TestModels.values(cin * h * w, seed: 6), wt = TestModels.values(cin * cout * 4, seed: 7)
+            let add = TestModels.values(cout, seed: 8)
+            let (scale, shift) = (TestModels.values(cout, seed: 9), TestModels.values(cout, seed: 10))
+            let (mean, variance) = (TestModels.values(cout, seed: 11), TestModels.values(cout, seed: 12).map { $0 * $0 + 0.5 })
+            let data = try TestModels.chain(inputShape: [1, cin, h, w], [
+                .init(op: "ConvTranspose", initializers: [("w", [cin, cout, 2, 2], wt)],
+                      attributes: [TestModels.ints("kernel_shape", [2, 2]), TestModels.ints("strides", [2, 2])]),
+                .init(op: "Add", initializers: [("b", [1, cout, 1, 1], add)]),
+                .init(op: "BatchNormalization", initializers: [("scale", [cout], scale), ("shift", [cout], shift),
+                                                               ("mean", [cout], mean), ("var", [cout], variance)]),
+                .init(op: "Relu"),
+            ])
+            let model = try Model(data: data, threads: threads)
+            XCTAssertEqual(model.plannedOps, ["ConvTranspose+1"], "Add and BatchNormalization folded, Relu fused")
+            let y = try XCTUnwrap(try model.run(["x": try Tensor(shape: [1, cin, h, w], values: x)])["y"])
+            XCTAssertEqual(y.shape, [1, cout, 2 * h, 2 * w])
+            var expected = Self.transposed(x, wt, cin: cin, cout: cout, h: h, w: w, k: 2, s: 2, p: 0, oh: 2 * h, ow: 2 * w)
+            for i in expected.indices {
+                let c = i / (4 * h * w)
+                let bn = (expected[i] + Double(add[c]) - Double(mean[c])) / (Double(variance[c]) + 1e-5).squareRoot()
+                expected[i] = max(bn * Double(scale[c]) + Double(shift[c]), 0)
+            }
+            let worst = zip(y.values, expected).map { abs(Double($0) - $1) }.max() ?? .infinity
+            XCTAssertLessThan(worst, 1e-4, "\(cin)→\(cout) \(h)×\(w)")
+        }
+    }
+
+    /// A learnable scale and bias after a Conv (constant Mul by a scalar, Add per channel) fold
+    /// into its weights and bias; an Add of a non-constant does not.
+    func testConvFoldsConstantMulAndAdd() throws {
+        let g = Geometry(cin: 4, cout: 6, h: 9, w: 11, k: 3, stride: 1, group: 1, pads: [1, 1, 1, 1])
+        let x = TestModels.values(g.cin * g.h * g.w, seed: 13), wt = TestModels.values(g.cout * g.cin * 9, seed: 14)
+        let b = TestModels.values(g.cout, seed: 15), add = TestModels.values(g.cout, seed: 16)
+        let data = try TestModels.chain(inputShape: [1, g.cin, g.h, g.w], [
+            .init(op: "Conv", initializers: [("w", [g.cout, g.cin, 3, 3], wt), ("b", [g.cout], b)],
+                  attributes: [TestModels.ints("pads", g.pads)]),
+            .init(op: "Mul", initializers: [("s", [1], [1.75])]),
+            .init(op: "Add", initializers: [("a", [g.cout, 1, 1], add)]),
+        ])
+        let model = try Model(data: data, threads: 1)
+        XCTAssertEqual(model.plannedOps, ["Conv"])
+        let y = try XCTUnwrap(try model.run(["x": try Tensor(shape: [1, g.cin, g.h, g.w], values: x)])["y"])
+        let reference = Self.reference(x, wt, b, g)
+        let plane = g.h * g.w
+        let expected = reference.values.enumerated().map { Double($1) * 1.75 + Double(add[$0 / plane]) }
         let worst = zip(y.values, expected).map { abs(Double($0) - $1) }.max() ?? .infinity
         XCTAssertLessThan(worst, 1e-4)
     }

@@ -6,21 +6,8 @@ import XCTest
 /// with exact integer sums, at every instruction-set level this CPU has: the portable C build
 /// always, AVX2 and AVX-512 VNNI where present. Results must match bit for bit.
 final class QuantizedKernelTests: XCTestCase {
-    /// Levels to test; prints the ones this CPU cannot run.
-    private var levels: [Int] {
-        let top = Int(gk_cpu_level())
-        if top < KernelLevel.avx512vnni { print("QuantizedKernelTests: CPU level \(top); higher SIMD levels not tested here") }
-        return Array(KernelLevel.portable...top)
-    }
-
-    /// A small deterministic generator (no Foundation randomness, same values every run).
-    private struct Numbers {
-        var state: UInt64
-        mutating func next(_ range: ClosedRange<Int>) -> Int {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return range.lowerBound + Int((state >> 33) % UInt64(range.count))
-        }
-    }
+    private var levels: [Int] { KernelTestSupport.levels(for: "QuantizedKernelTests") }
+    private typealias Numbers = KernelTestSupport.Numbers
 
     private func requant(_ acc: Int64, _ bias: Int32, _ scale: Float, lo: Float, hi: Float, out: Float) -> Float {
         let v = Float(Int32(truncatingIfNeeded: acc) &+ bias) * scale
@@ -157,7 +144,7 @@ final class QuantizedKernelTests: XCTestCase {
                 var scratch = [Float](repeating: .nan, count: per)
                 var out = [Float](repeating: .nan, count: oh * ow)
                 gk_depthwise(Int32(level), x, Int32(h), Int32(w), 1 / sx, kernel, Int32(kh), Int32(kw), Int32(sh), Int32(sw),
-                             Int32(pt), Int32(pl), Int32(oh), Int32(ow), tables.pointer, 0, &scratch, &out)
+                             Int32(pt), Int32(pl), Int32(oh), Int32(ow), tables.pointer, 0, nil, &scratch, &out)
                 let bad = zip(out, expected).filter { $0 != $1 }.count
                 XCTAssertEqual(bad, 0, "case \(index) \(t) level \(level): \(bad) of \(oh * ow) differ")
             }
@@ -165,9 +152,11 @@ final class QuantizedKernelTests: XCTestCase {
     }
 
     /// The float GEMM (AVX-512 build where present, portable reference otherwise) against a
-    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk.
+    /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk; up to 12
+    /// rows B is read in place, above that packed.
     func testFloatGemmMatchesReference() {
-        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256)].enumerated() {
+        for (index, (m, n, k)) in [(1, 1, 1), (7, 33, 5), (13, 70, 300), (24, 129, 600), (6, 64, 256), (12, 77, 300),
+                                  (5, 40, 1000)].enumerated() {
             var r = Numbers(state: UInt64(50 + index))
             let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
             let b = (0..<(k * n)).map { _ in Float(r.next(-100...100)) / 64 }
@@ -182,8 +171,8 @@ final class QuantizedKernelTests: XCTestCase {
             for level in levels {
                 var c = [Float](repeating: .nan, count: m * n)
                 let split = Int32(n / 2 / 16 * 16)
-                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split)
-                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n))
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split, nil, nil)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n), nil, nil)
                 let worst = zip(c, expected).map { abs($0 - $1) }.max() ?? .nan
                 XCTAssertLessThan(worst, 1e-3, "\(m)×\(n)×\(k) level \(level)")
             }
@@ -194,8 +183,14 @@ final class QuantizedKernelTests: XCTestCase {
     /// strides, dilation, asymmetric pads, several channels, K over one 256 chunk.
     func testConvolutionGemmMatchesReference() {
         // (channels, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, m)
+        // The first four pack tiles; the rest read the input directly (AVX-512): output rows of
+        // 16·k columns, rows of other widths (vectors spanning two rows), stride 2.
         let cases = [(3, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5), (30, 13, 10, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 7),
-                     (4, 12, 12, 3, 2, 1, 2, 2, 1, 2, 0, 2, 1, 13), (2, 70, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6)]
+                     (4, 12, 12, 3, 2, 1, 2, 2, 1, 2, 0, 2, 1, 13), (2, 70, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6),
+                     (3, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 13), (30, 9, 48, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 7),
+                     (2, 11, 33, 5, 5, 1, 1, 2, 1, 4, 2, 4, 2, 8), (5, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24),
+                     (3, 13, 17, 2, 3, 1, 1, 1, 2, 0, 0, 1, 3, 6), (3, 9, 64, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16),
+                     (2, 8, 65, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 5), (1, 5, 31, 7, 7, 1, 2, 1, 1, 3, 3, 3, 3, 3)]
         for (index, t) in cases.enumerated() {
             let (ch, h, w, kh, kw, sh, sw, dh, dw) = (t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8)
             let (pt, pl, pb, pr, m) = (t.9, t.10, t.11, t.12, t.13)
@@ -224,12 +219,68 @@ final class QuantizedKernelTests: XCTestCase {
                                              kw: Int32(kw), sh: Int32(sh), sw: Int32(sw), dh: Int32(dh), dw: Int32(dw),
                                              pt: Int32(pt), pl: Int32(pl), ow: Int32(ow))
                     let split = Int32(oh * ow / 2 / 16 * 16)
-                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), 0, split)
-                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), split, Int32(oh * ow))
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), 0, split, nil, nil)
+                    gk_sgemm_conv(Int32(level), Int32(m), a, Int32(k), &g, &out, Int32(oh * ow), split, Int32(oh * ow), nil, nil)
                 }
                 let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
                 XCTAssertLessThan(worst, 1e-3, "case \(index) level \(level)")
             }
+        }
+    }
+
+    /// The 2×2 stride-2 transposed convolution kernel (GEMM tiles interleaved into the output, bias
+    /// and a Relu epilogue) against a double-precision reference, split in two column ranges;
+    /// rows of 20 pixels and k over 256 take the reference build at every level.
+    func testTwoByTwoTransposedConvolution() {
+        for (index, (cout, k, h, w)) in [(2, 5, 3, 16), (1, 24, 5, 32), (3, 7, 2, 20), (1, 260, 2, 16)].enumerated() {
+            var r = Numbers(state: UInt64(90 + index))
+            let m = cout * 4
+            let a = (0..<(m * k)).map { _ in Float(r.next(-100...100)) / 64 }
+            let input = (0..<(k * h * w)).map { _ in Float(r.next(-100...100)) / 64 }
+            let bias = (0..<m).map { Float($0 / 4) - 0.5 }
+            var expected = [Float](repeating: 0, count: cout * 4 * h * w)
+            for row in 0..<m {
+                let (oc, ki, kj) = (row / 4, (row / 2) % 2, row % 2)
+                for p in 0..<(h * w) {
+                    var s = 0.0
+                    for c in 0..<k { s += Double(a[row * k + c]) * Double(input[c * h * w + p]) }
+                    expected[oc * 4 * h * w + (2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj] = max(Float(s) + bias[row], 0)
+                }
+            }
+            let relu = KernelEpilogue([.relu])
+            for level in levels {
+                var out = [Float](repeating: .nan, count: expected.count)
+                let split = Int32(h * w / 2 / 16 * 16)
+                for (lo, hi) in [(Int32(0), split), (split, Int32(h * w))] {
+                    gk_deconv2x2(Int32(level), Int32(m), Int32(k), a, Int32(k), input, Int32(h), Int32(w), &out, lo, hi, bias,
+                                 relu.pointer)
+                }
+                let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? .nan
+                XCTAssertLessThan(worst, 1e-3, "\(cout)×\(k) \(h)×\(w) level \(level)")
+            }
+        }
+    }
+
+    /// Global average and max pooling against double sums, odd plane sizes, the same bits at
+    /// every level.
+    func testGlobalPooling() {
+        for (planes, area) in [(1, 1), (3, 15), (2, 16), (5, 17), (4, 400), (2, 25601)] {
+            var r = Numbers(state: UInt64(planes * 1000 + area))
+            let src = (0..<(planes * area)).map { _ in Float(r.next(-1000...1000)) / 37 }
+            var results: [[Float]] = []
+            for level in levels {
+                var mean = [Float](repeating: .nan, count: planes), peak = mean
+                gk_global_pool(Int32(level), src, planes, area, 1, &mean)
+                gk_global_pool(Int32(level), src, planes, area, 0, &peak)
+                for p in 0..<planes {
+                    let plane = src[(p * area)..<((p + 1) * area)]
+                    let exact = plane.reduce(0.0) { $0 + Double($1) } / Double(area)
+                    XCTAssertEqual(Double(mean[p]), exact, accuracy: 1e-5 * max(1, abs(exact)), "\(planes)×\(area) level \(level)")
+                    XCTAssertEqual(peak[p], plane.max())
+                }
+                results.append(mean + peak)
+            }
+            XCTAssertTrue(results.allSatisfy { $0.map(\.bitPattern) == results[0].map(\.bitPattern) }, "levels agree")
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import SwiftProtobuf
 @testable import GraniteML
 
-/// One-node ONNX models built in memory with the generated protobuf types.
+/// Small ONNX models (one node, or a chain of nodes) built in memory with the generated protobuf types.
 enum TestModels {
     /// An attribute with a list of ints.
     static func ints(_ name: String, _ values: [Int]) -> Onnx_AttributeProto {
@@ -22,30 +22,47 @@ enum TestModels {
         return a
     }
 
+    /// One node of a ``chain(inputShape:elemType:_:)``: its op, the float initializers it reads after
+    /// the previous node's output, and its attributes.
+    struct Step {
+        var op: String
+        var domain = ""
+        var initializers: [(String, [Int], [Float])] = []
+        var attributes: [Onnx_AttributeProto] = []
+    }
+
     /// `y = op(x, weights...)` with float initializers; `x` of `inputShape`, output shape left free.
     static func oneNode(op: String, domain: String = "", inputShape: [Int], elemType: Int32 = 1,
                         initializers: [(String, [Int], [Float])] = [], attributes: [Onnx_AttributeProto] = []) throws -> Data {
+        try chain(inputShape: inputShape, elemType: elemType,
+                  [Step(op: op, domain: domain, initializers: initializers, attributes: attributes)])
+    }
+
+    /// Nodes in a row, each reading the previous one's output: `x` → … → `y`.
+    static func chain(inputShape: [Int], elemType: Int32 = 1, _ steps: [Step]) throws -> Data {
         var m = Onnx_ModelProto()
         m.irVersion = 8
         var opset = Onnx_OperatorSetIdProto()
         opset.version = 13
         m.opsetImport = [opset]
         var g = Onnx_GraphProto()
-        var node = Onnx_NodeProto()
-        node.name = "the_node"
-        node.opType = op
-        node.domain = domain
-        node.input = ["x"] + initializers.map(\.0)
-        node.output = ["y"]
-        node.attribute = attributes
-        g.node = [node]
-        for (name, dims, values) in initializers {
-            var t = Onnx_TensorProto()
-            t.name = name
-            t.dims = dims.map { Int64($0) }
-            t.dataType = 1
-            t.floatData = values
-            g.initializer.append(t)
+        for (i, step) in steps.enumerated() {
+            var node = Onnx_NodeProto()
+            node.name = i == 0 ? "the_node" : "node_\(i)"
+            node.opType = step.op
+            node.domain = step.domain
+            node.input = [i == 0 ? "x" : "v\(i)"] + step.initializers.map(\.0)
+            node.output = [i == steps.count - 1 ? "y" : "v\(i + 1)"]
+            node.attribute = step.attributes
+            g.node.append(node)
+            for (name, dims, values) in step.initializers {
+                var t = Onnx_TensorProto()
+                t.name = name
+                t.dims = dims.map { Int64($0) }
+                t.dataType = 1
+                t.floatData = values
+                g.initializer.append(t)
+            }
         }
         func info(_ name: String, _ dims: [Int]) -> Onnx_ValueInfoProto {
             var v = Onnx_ValueInfoProto()

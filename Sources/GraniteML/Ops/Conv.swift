@@ -1,8 +1,9 @@
 import CGraniteKernels
 
 /// Conv: pointwise convolutions straight into a GEMM (``Gemm``), depthwise ones with a direct
-/// kernel, the rest through im2col + GEMM; bias and the fused epilogue are applied
-/// per output channel while it is still in cache.
+/// kernel, the rest through im2col + GEMM; bias and the fused epilogue (``KernelEpilogue``)
+/// are applied inside the C kernels block by block, or per output channel while it is still
+/// in cache.
 enum Conv {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
         let x = try c.input(0)
@@ -25,7 +26,7 @@ enum Conv {
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty (input \(x.shape), kernel \(g.kernel))") }
         let weights = w.values
         let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
-        let epilogue = c.node.epilogue
+        let epilogue = KernelEpilogue(c.node.epilogue)
         let cg = ch / group, mg = m / group
         let kArea = g.kernel[0] * g.kernel[1]
         let plane = oh * ow
@@ -50,6 +51,7 @@ enum Conv {
                 }
             }
         }
+        let biasStore = KernelWeights(biasValues)
         let pointwise = kArea == 1 && g.strides == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0]
         // With GraniteML's own GEMM the im2col matrix is never stored: its tiles are read
         // straight from the input. Otherwise im2col in blocks of output rows so the column
@@ -66,11 +68,10 @@ enum Conv {
                         let src = input + (b * ch + gi * cg) * h * wd
                         let dst = out + (b * m + gi * mg) * plane
                         let a = wp.baseAddress! + gi * mg * cg * kArea
+                        let groupBias = UnsafePointer(biasStore.pointer + gi * mg)
                         if pointwise {
                             Gemm.multiply(m: mg, n: plane, k: cg, a, lda: cg, src, ldb: plane, dst, ldc: plane,
-                                          threads: io.threads) { columns in
-                                finish(dst, biasValues, from: gi * mg, channels: mg, plane: plane, columns: columns, epilogue: epilogue)
-                            }
+                                          threads: io.threads, bias: groupBias, epilogue: epilogue)
                             continue
                         }
                         if direct {
@@ -79,18 +80,11 @@ enum Conv {
                                 kw: Int32(g.kernel[1]), sh: Int32(g.strides[0]), sw: Int32(g.strides[1]),
                                 dh: Int32(g.dilations[0]), dw: Int32(g.dilations[1]), pt: Int32(g.padBegin[0]),
                                 pl: Int32(g.padBegin[1]), ow: Int32(ow))
-                            let parts = mg * plane * cg * kArea >= 1 << 21 && plane >= 64 * io.threads ? io.threads : 1
                             withUnsafePointer(to: &geometry) { gp in
-                                parallelFor(parts, threads: parts) { chunks in
-                                    for part in chunks {
-                                        let lo = (plane * part / parts) & ~15
-                                        let hi = part == parts - 1 ? plane : (plane * (part + 1) / parts) & ~15
-                                        if hi > lo {
-                                            gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(lo), Int32(hi))
-                                            finish(dst, biasValues, from: gi * mg, channels: mg, plane: plane, columns: lo..<hi,
-                                                   epilogue: epilogue)
-                                        }
-                                    }
+                                parallelColumns(plane, work: mg * plane * cg * kArea, threshold: 1 << 21, threads: io.threads) { cols in
+                                    gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(cols.lowerBound),
+                                                  Int32(cols.upperBound), groupBias, epilogue.pointer)
+                                    epilogue.finish(dst, rows: mg, ldc: plane, columns: cols, bias: groupBias, kernelDone: true)
                                 }
                             }
                             continue
@@ -113,27 +107,9 @@ enum Conv {
 
     /// Adds the bias and applies the epilogue, one output channel at a time.
     static func finish(_ out: UnsafeMutablePointer<Float>, _ bias: [Float], channels: Int, plane: Int,
-                       epilogue: [Epilogue], threads: Int) {
+                       epilogue: KernelEpilogue, threads: Int) {
         parallelFor(channels, threads: plane * channels >= 16384 ? threads : 1) { range in
-            for ch in range {
-                let p = out + ch * plane
-                let b = bias[ch]
-                if b != 0 { for i in 0..<plane { p[i] += b } }
-                Epilogue.apply(epilogue, p, plane)
-            }
-        }
-    }
-
-    /// Adds the bias and applies the epilogue to columns `columns` of `channels` output planes
-    /// right after the GEMM wrote them (same thread, still in cache); bias index starts at `first`.
-    static func finish(_ out: UnsafeMutablePointer<Float>, _ bias: [Float], from first: Int, channels: Int, plane: Int,
-                       columns: Range<Int>, epilogue: [Epilogue]) {
-        let count = columns.count
-        for ch in 0..<channels {
-            let p = out + ch * plane + columns.lowerBound
-            let b = bias[first + ch]
-            if b != 0 { for i in 0..<count { p[i] += b } }
-            Epilogue.apply(epilogue, p, count)
+            for ch in range { epilogue.apply(out + ch * plane, plane, bias: bias[ch]) }
         }
     }
 
@@ -176,7 +152,7 @@ enum Conv {
     /// One filter per channel, accumulated row by row so the inner loop is contiguous for stride 1.
     static func depthwise(_ input: UnsafePointer<Float>, _ weights: UnsafePointer<Float>, _ bias: [Float],
                           _ out: UnsafeMutablePointer<Float>, n: Int, c: Int, h: Int, w: Int, oh: Int, ow: Int,
-                          g: ConvGeometry, epilogue: [Epilogue], threads: Int) {
+                          g: ConvGeometry, epilogue: KernelEpilogue, threads: Int) {
         let (kh, kw) = (g.kernel[0], g.kernel[1])
         let (sh, sw) = (g.strides[0], g.strides[1])
         let (dh, dw) = (g.dilations[0], g.dilations[1])
@@ -245,7 +221,7 @@ enum Conv {
                         }
                     }
                 }
-                Epilogue.apply(epilogue, dst, oh * ow)
+                epilogue.apply(dst, oh * ow)
             }
         }
     }

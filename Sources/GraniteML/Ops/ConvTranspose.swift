@@ -1,5 +1,9 @@
-/// ConvTranspose: a GEMM of the transposed weights with the input, then col2im
-/// scatters the columns into the output.
+import CGraniteKernels
+
+/// ConvTranspose: a GEMM of the transposed weights with the input, then col2im scatters the
+/// columns into the output. The 2×2, stride-2 kind without padding (a segmentation head's
+/// upsampling) runs in one C kernel on AVX-512: its windows do not overlap, so each GEMM tile
+/// goes straight to its place in the output with bias and epilogue applied.
 enum ConvTranspose {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
         let x = try c.input(0)
@@ -53,10 +57,33 @@ enum ConvTranspose {
             }
         }
         let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
-        let epilogue = c.node.epilogue
+        let epilogue = KernelEpilogue(c.node.epilogue)
         let kArea = kernel[0] * kernel[1]
         let rows = mg * kArea
         let plane = h * wd
+        let level = Int32(KernelLevel.current)
+        if kernel == [2, 2], strides == [2, 2], dilations == [1, 1], pads == [0, 0, 0, 0], oh == 2 * h, ow == 2 * wd,
+           gk_deconv2x2_fits(level, Int32(cg), Int32(wd)) != 0 {
+            // Rows (oc, ki, kj): each output channel's bias for its four rows.
+            let rowBias = KernelWeights((0..<(m * kArea)).map { biasValues[$0 / kArea] })
+            return .single([n, m, oh, ow]) { io in
+                let src = io.input(0), out = io.outputs[0]
+                weights.withUnsafeBufferPointer { wp in
+                    for b in 0..<n {
+                        for gi in 0..<group {
+                            let x = src + (b * ch + gi * cg) * plane, y = out + (b * m + gi * mg) * oh * ow
+                            let a = wp.baseAddress! + gi * cg * rows
+                            parallelColumns(plane, work: rows * plane * cg, threshold: 1 << 20, threads: io.threads) { cols in
+                                gk_deconv2x2(level, Int32(rows), Int32(cg), a, Int32(cg), x, Int32(h), Int32(wd), y,
+                                             Int32(cols.lowerBound), Int32(cols.upperBound), rowBias.pointer + gi * rows,
+                                             epilogue.pointer)
+                            }
+                        }
+                    }
+                }
+                epilogue.applyRest(out, n * m * oh * ow, threads: io.threads)
+            }
+        }
         return .single([n, m, oh, ow], scratch: rows * plane) { io in
             let src = io.input(0), out = io.outputs[0]
             weights.withUnsafeBufferPointer { wp in
@@ -83,7 +110,7 @@ enum ConvTranspose {
                                         }
                                     }
                                 }
-                                Epilogue.apply(epilogue, o, oh * ow)
+                                epilogue.apply(o, oh * ow)
                             }
                         }
                     }

@@ -46,11 +46,11 @@ enum Ops {
     /// Wraps `run` so that it applies the node's epilogue to output 0, unless the op does so itself.
     static func withEpilogue(_ node: Node, _ run: @escaping Kernel, outputs: [OutputSpec]) -> Kernel {
         guard !node.epilogue.isEmpty, !ownEpilogue.contains(node.op), let first = outputs.first else { return run }
-        let steps = node.epilogue
+        let epilogue = KernelEpilogue(node.epilogue)
         let count = first.shape.reduce(1, *)
         return { io in
             run(io)
-            Epilogue.apply(steps, io.outputs[0], count)
+            epilogue.apply(io.outputs[0], count)
         }
     }
 }

@@ -1,4 +1,7 @@
-/// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool over the two spatial axes.
+import CGraniteKernels
+
+/// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool over the two spatial axes (the
+/// global ones in C, planes split across threads).
 enum Pool {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
         let x = try c.input(0)
@@ -8,19 +11,12 @@ enum Pool {
         if op == "GlobalAveragePool" || op == "GlobalMaxPool" {
             let average = op == "GlobalAveragePool"
             let area = h * w
+            let level = Int32(KernelLevel.current)
             return .single([n, ch, 1, 1]) { io in
                 let src = io.input(0), out = io.outputs[0]
-                for p in 0..<(n * ch) {
-                    let s = src + p * area
-                    if average {
-                        var sum: Float = 0
-                        for i in 0..<area { sum += s[i] }
-                        out[p] = sum / Float(area)
-                    } else {
-                        var best = -Float.infinity
-                        for i in 0..<area { best = max(best, s[i]) }
-                        out[p] = best
-                    }
+                parallelFor(n * ch, threads: n * ch * area >= 65536 ? io.threads : 1) { planes in
+                    gk_global_pool(level, src + planes.lowerBound * area, planes.count, area, average ? 1 : 0,
+                                   out + planes.lowerBound)
                 }
             }
         }

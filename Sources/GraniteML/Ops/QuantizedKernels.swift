@@ -114,7 +114,8 @@ extension Conv {
             guard weights[2] * weights[3] <= 64 else { return nil }
             let tables = RequantTables(bias: q.bias ?? [Int32](repeating: 0, count: m), scale: scales, shift: nil, requant: requant)
             return depthwise(c, input: input, kernels: KernelWeights(q.weights.map { Float($0) }), kernel: [weights[2], weights[3]],
-                             tables: tables, inverseScale: inv, g: g, outShape: outShape, epilogue: [], level: level)
+                             tables: tables, inverseScale: inv, g: g, outShape: outShape, epilogue: KernelEpilogue([], level: level),
+                             level: level)
         }
         let pointwise = group == 1 && weights[2] == 1 && weights[3] == 1 && g.strides == [1, 1]
             && g.padBegin == [0, 0] && g.padEnd == [0, 0]
@@ -159,7 +160,8 @@ extension Conv {
     /// Depthwise convolution through the C kernel: quantised (`inverseScale` > 0, exact integer
     /// sums, requantised by `tables`) or plain float (`inverseScale` 0, bias as the shift).
     static func depthwise(_ c: BuildContext, input: [Int], kernels: KernelWeights<Float>, kernel: [Int], tables: RequantTables,
-                          inverseScale: Float, g: ConvGeometry, outShape: [Int], epilogue: [Epilogue], level: Int) -> Prepared {
+                          inverseScale: Float, g: ConvGeometry, outShape: [Int], epilogue: KernelEpilogue,
+                          level: Int) -> Prepared {
         let (n, ch, h, wd) = (input[0], input[1], input[2], input[3])
         let (oh, ow) = (outShape[2], outShape[3])
         let (kh, kw) = (Int32(kernel[0]), Int32(kernel[1]))
@@ -174,8 +176,9 @@ extension Conv {
                 for p in planes {
                     let k = p % ch
                     gk_depthwise(Int32(level), src + p * h * wd, Int32(h), Int32(wd), inverseScale, kernels.pointer + k * Int(kh * kw),
-                                 kh, kw, sh, sw, pt, pl, Int32(oh), Int32(ow), tables.pointer, Int32(k), scratch, out + p * oh * ow)
-                    Epilogue.apply(epilogue, out + p * oh * ow, oh * ow)
+                                 kh, kw, sh, sw, pt, pl, Int32(oh), Int32(ow), tables.pointer, Int32(k), epilogue.pointer, scratch,
+                                 out + p * oh * ow)
+                    Epilogue.apply(epilogue.rest, out + p * oh * ow, oh * ow)
                 }
             }
         }
