@@ -103,14 +103,12 @@ void main() {
     int rows[3] = int[3](max(y - 1, 0), y, min(y + 1, h - 1));
     int top[18], mid[18], bottom[18];
     uint centre[18];
-    {
-        [[unroll]] for (int i = 0; i < BLOCK + 2; i++) {
-            int xi = clamp(x0 - 1 + i, 0, w - 1);
-            top[i] = luma8(unpackPx(src[rows[0] * w + xi]));
-            centre[i] = src[rows[1] * w + xi];
-            mid[i] = luma8(unpackPx(centre[i]));
-            bottom[i] = luma8(unpackPx(src[rows[2] * w + xi]));
-        }
+    [[unroll]] for (int i = 0; i < BLOCK + 2; i++) {
+        int xi = clamp(x0 - 1 + i, 0, w - 1);
+        top[i] = luma8(unpackPx(src[rows[0] * w + xi]));
+        centre[i] = src[rows[1] * w + xi];
+        mid[i] = luma8(unpackPx(centre[i]));
+        bottom[i] = luma8(unpackPx(src[rows[2] * w + xi]));
     }
     [[unroll]] for (int n = 0; n < BLOCK; n++) {
         if (x0 + n >= w) return;

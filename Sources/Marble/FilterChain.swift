@@ -45,10 +45,7 @@ public final class FilterChain: @unchecked Sendable {
     ///   - depth: a `grayF32` depth map for `depthmask` and `depth` (any size; sampled nearest).
     ///   - time: seconds, for time-animated filters (added to each filter's own `time`).
     public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
-        let depthPlane = try FilterChain.depthPlane(depth)
-        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
-                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0)
-        _ = try ColourConversion.shaderFormat(image.format)
+        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
         return try lock.withLock {
             let plan = try plan(for: key)
             return try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
@@ -58,10 +55,7 @@ public final class FilterChain: @unchecked Sendable {
     /// Uploads and submits `image` on plan `slot` without waiting; `finishFrame(slot:)` reads it.
     /// Used by `FilterPipeline` (two slots, so one frame computes while the other is read and filled).
     func startFrame(_ image: Image, depth: Image?, time: Float, slot: Int) throws {
-        let depthPlane = try FilterChain.depthPlane(depth)
-        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
-                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: slot)
-        _ = try ColourConversion.shaderFormat(image.format)
+        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: slot)
         try lock.withLock {
             precondition(started[slot] == nil, "slot \(slot) started twice")
             let plan = try plan(for: key)
@@ -93,13 +87,9 @@ public final class FilterChain: @unchecked Sendable {
     /// `runs` submissions of a plan that writes a timestamp after every dispatch and copy, in
     /// recording order, labelled "filter: shader". Empty when the device writes no timestamps.
     package func profile(_ image: Image, depth: Image? = nil, time: Float = 0, runs: Int = 9) throws -> [(label: String, seconds: Double)] {
-        let depthPlane = try FilterChain.depthPlane(depth)
-        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
-                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: -1)
-        _ = try ColourConversion.shaderFormat(image.format)
+        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: -1)
         return try lock.withLock {
-            let pool = try self.pool ?? BufferPool(context: requestedContext ?? GPUContext.shared())
-            self.pool = pool
+            let pool = try bufferPool()
             let names = specs.count == kernels.count ? specs.map(\.name) : []
             let plan = try ChainPlan(key: key, kernels: kernels, names: names, range: range, pool: pool, timed: true)
             defer { plan.recycle(into: pool) }
@@ -138,8 +128,7 @@ public final class FilterChain: @unchecked Sendable {
             plans.append(plan)
             return plan
         }
-        let pool = try self.pool ?? BufferPool(context: requestedContext ?? GPUContext.shared())
-        self.pool = pool
+        let pool = try bufferPool()
         let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool)
         plans.append(plan)
         // Evict the least recently used plan that has no frame in flight for a FilterPipeline.
@@ -148,6 +137,23 @@ public final class FilterChain: @unchecked Sendable {
             plans.remove(at: victim).recycle(into: pool)
         }
         return plan
+    }
+
+    /// The pool plans take their buffers from, made on the first GPU run (call under `lock`).
+    private func bufferPool() throws -> BufferPool {
+        if let pool { return pool }
+        let made = BufferPool(context: try requestedContext ?? GPUContext.shared())
+        pool = made
+        return made
+    }
+
+    /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.
+    private static func shape(of image: Image, depth: Image?, slot: Int) throws -> (ChainPlan.Key, DepthPlane?) {
+        let depthPlane = try FilterChain.depthPlane(depth)
+        _ = try ColourConversion.shaderFormat(image.format)
+        let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
+                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: slot)
+        return (key, depthPlane)
     }
 
     private static func depthPlane(_ depth: Image?) throws -> DepthPlane? {
