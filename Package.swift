@@ -87,16 +87,16 @@ let package = Package(
         .target(name: "GraniteConvert", dependencies: [
             "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia"]),
-        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia",
+        .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia", "GraniteTesting"]),
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia", "GraniteTesting",
                                                                "GraniteIPFS", "GraniteIPFSTesting"]),
         // MARK: Vulkan compute and the Marble filters (issue 3).
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .target(name: "GraniteGPU", dependencies: ["CVulkan"]),
         .plugin(name: "SPIRVEmbed", capability: .buildTool()),
         .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
-        .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU"]),
-        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia"]),
+        .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU", "GraniteTesting"]),
+        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteTesting"]),
         // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
         .target(name: "GraniteIPFS", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -109,7 +109,7 @@ let package = Package(
         ]),
         // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
         .target(name: "GraniteIPFSTesting"),
-        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting"]),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting", "GraniteTesting"]),
 
         // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
         .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
@@ -119,15 +119,16 @@ let package = Package(
         .target(name: "GraniteML", dependencies: [
             "CBLAS", "CGraniteKernels", "GraniteMedia",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "Crypto", package: "swift-crypto"),  // the default model's SHA-256, checked at load
         ]),
-        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "CGraniteKernels", "GraniteMedia"]),
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "CGraniteKernels", "GraniteMedia", "GraniteTesting"]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
                        providers: [.apt(["libv4l-dev"])]),
         .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
-        .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia"]),
+        .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [
             "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
@@ -139,7 +140,7 @@ let package = Package(
             "GraniteCam", "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs",
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
                                                            "GraniteIPFS", "GraniteIPFSTesting"]),
     ]
 )

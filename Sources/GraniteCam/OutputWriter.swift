@@ -16,8 +16,9 @@ final class OutputWriter: Sendable {
     init(directory: String, fileExtension: String) throws(CamError) {
         self.directory = directory
         self.fileExtension = fileExtension
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw .output(path: directory, call: "mkdir", errno: errno)
+        do { try AtomicFile.createDirectories(directory) } catch {
+            guard case let .io(path, operation, code) = error else { throw .output(path: directory, call: "mkdir", errno: EIO) }
+            throw .output(path: path, call: operation, errno: code)
         }
         let path = "\(directory)/frames.jsonl"
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

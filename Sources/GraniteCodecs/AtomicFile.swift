@@ -38,6 +38,22 @@ public enum AtomicFile {
         try syncDirectory(dir)
     }
 
+    /// Creates `path` and every missing folder above it (`mkdir -p`); a folder that exists is fine,
+    /// a file in the way is an error naming it. Every program's output folder is made through this.
+    public static func createDirectories(_ path: String, permissions: mode_t = 0o755) throws(CodecError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            if mkdir(prefix, permissions) == 0 { continue }
+            let failure = errno
+            var info = stat()
+            guard failure == EEXIST, stat(prefix, &info) == 0 else {
+                throw .io(path: prefix, operation: "create folder", errno: failure)
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .io(path: prefix, operation: "create folder (a file is in the way)", errno: ENOTDIR) }
+        }
+    }
+
     /// fsyncs a folder so a rename in it survives a crash.
     public static func syncDirectory(_ dir: String) throws(CodecError) {
         let dfd = try retryingEINTR(dir, "open folder") { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }

@@ -20,6 +20,12 @@ final class CARWriter: BlockSink {
     init(path: String) throws {
         self.path = path
         self.blocksPath = path + ".blocks.partial"
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw IPFSError.carWrite(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
+            }
+        }
         blocks = try DurableFile(path: blocksPath, truncate: true, error: { IPFSError.carWrite(path: path, reason: $0) })
     }
 

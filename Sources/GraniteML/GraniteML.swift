@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import GraniteMedia
 
 /// What a prediction is turned into: a type built from the model's outputs.
@@ -50,10 +52,15 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
                 threads: Int = Model.defaultThreads) throws(MLError) {
         let found: ModelDescription? = if let description { description } else { try ModelLocator.description(forModelAt: modelPath) }
         guard let d = found else {
-            throw .invalidDescription(path: modelPath, reason: "no description for this model; add Models/<name>.json")
+            throw .invalidDescription(path: modelPath, reason: "no description for this model; put NAME.json beside it (see Models/README.md)")
         }
         try d.validate(path: modelPath)
-        model = try Model(path: modelPath, threads: threads)
+        let bytes: Data
+        do { bytes = try Data(contentsOf: URL(fileURLWithPath: modelPath), options: .mappedIfSafe) } catch {
+            throw .unreadableFile(path: modelPath, reason: error.localizedDescription)
+        }
+        try Self.checkHash(of: bytes, at: modelPath, against: d)
+        model = try Model(data: bytes, name: modelPath, threads: threads)
         self.description = d
         self.input = input
         guard let first = model.inputs.first, model.inputs.count == 1 else {
@@ -72,6 +79,15 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
             feed.std = [1, 1, 1]
         }
         self.feed = feed
+    }
+
+    /// Checks a described model file's SHA-256 (when the description records one and the file
+    /// carries the described name: a model of the user's own under another name is not checked).
+    static func checkHash(of bytes: Data, at path: String, against description: ModelDescription) throws(MLError) {
+        guard let expected = description.sha256?.lowercased(),
+              (path as NSString).lastPathComponent == description.file else { return }
+        let actual = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        guard actual == expected else { throw .modelHashMismatch(path: path, expected: expected, actual: actual) }
     }
 
     /// Finds the described model along the search path (see ``ModelLocator``) and loads it.

@@ -20,6 +20,8 @@ public enum MLError: Error, Sendable, Equatable, CustomStringConvertible {
     case tensorSizeMismatch(shape: [Int], count: Int)
     /// No model file was found along the search path.
     case modelNotFound(name: String, searched: [String])
+    /// A model file's SHA-256 is not the one its description records (a damaged or different file).
+    case modelHashMismatch(path: String, expected: String, actual: String)
     /// A model description (JSON in `Models/`) is invalid.
     case invalidDescription(path: String, reason: String)
     /// An image cannot be used as model input.
@@ -40,7 +42,13 @@ public enum MLError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .inputTypeMismatch(name, expected, actual):
             return "input '\(name)' has element type \(actual), the model expects \(expected)"
         case let .tensorSizeMismatch(shape, count): return "a tensor of shape \(shape) needs \(shape.reduce(1, *)) values, got \(count)"
-        case let .modelNotFound(name, searched): return "model '\(name)' not found; searched: \(searched.joined(separator: ", "))"
+        case let .modelNotFound(name, searched):
+            return "model '\(name)' not found; searched: \(searched.joined(separator: ", ")). "
+                + "Put \(name) in one of those folders, name it with --model PATH, or list its folder in GRANITE_MODEL_PATH "
+                + "(scripts/install puts the default model in PREFIX/share/granite/models)"
+        case let .modelHashMismatch(path, expected, actual):
+            return "model \(path) has SHA-256 \(actual), its description expects \(expected): the file is damaged or another model; "
+                + "fetch it again, or give a model of your own a description (NAME.json beside it) without that hash"
         case let .invalidDescription(path, reason): return "invalid model description \(path): \(reason)"
         case let .unsupportedImage(reason): return "unsupported image: \(reason)"
         case let .unexpectedOutput(reason): return "unexpected model output: \(reason)"

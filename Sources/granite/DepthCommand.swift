@@ -15,7 +15,9 @@ struct DepthCommand: AsyncParsableCommand {
         (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \
         relative depth with larger = farther) and OUTDIR/NAME.preview.png (viridis, yellow = near). \
         Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
-        Models/, ../shared/models; its description (Models/*.json) says how to feed it.
+        $XDG_DATA_HOME/granite/models (~/.local/share/granite/models), PREFIX/share/granite/models \
+        beside an installed PREFIX/bin/granite, then the Models/ folder of the checkout the program \
+        was built in; its description (NAME.json beside it, or a *.json in those folders) says how to feed it.
 
         Exit status: 0 all done; 1 the model could not be loaded or OUTDIR not created; 2 some \
         inputs failed (each reported on stderr), the others were written; 64 usage error; 66 an \

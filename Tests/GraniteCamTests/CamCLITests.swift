@@ -1,4 +1,5 @@
 import Foundation
+import GraniteTesting
 import XCTest
 
 /// `granite-cam` as a user runs it: exit codes, messages, files, SIGINT.
@@ -14,12 +15,8 @@ final class CamCLITests: XCTestCase {
 
     func launch(_ arguments: [String], program: String = "granite-cam") throws -> (Process, Pipe, Pipe) {
         let binary = product(program)
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                XCTFail("\(program) is not built beside the tests (\(binary.path))")
-            }
-            throw XCTSkip("\(program) is not built beside the tests (\(binary.path)); run swift build --build-tests")
-        }
+        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: binary.path),
+                                 "\(program) is not built beside the tests (\(binary.path)); run swift build --build-tests")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GraniteGPU
+import GraniteTesting
 
 struct DeviceChoiceTests {
     let devices = [
@@ -35,23 +36,19 @@ struct DeviceChoiceTests {
 
 /// The real device: lavapipe in CI.
 struct GPUContextTests {
-    static func context() -> GPUContext? {
-        do { return try GPUContext.shared() } catch {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("CI=true but no Vulkan device: \(error)") }
-            else { print("skipping: \(error)") }
-            return nil
-        }
+    static func context() throws -> GPUContext {
+        do { return try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device: \(error)") }
     }
 
     @Test func opensADevice() throws {
-        guard let context = Self.context() else { return }
+        let context = try Self.context()
         #expect(!context.deviceName.isEmpty)
         #expect(try GPUContext.availableDevices().contains { $0.name == context.deviceName })
         #expect(try GPUContext.shared() === context)
     }
 
-    @Test func unknownRequestedDeviceIsATypedError() {
-        guard Self.context() != nil else { return }
+    @Test func unknownRequestedDeviceIsATypedError() throws {
+        _ = try Self.context()
         #expect {
             try GPUContext(requested: "no-such-gpu-xyz")
         } throws: { error in
@@ -61,7 +58,7 @@ struct GPUContextTests {
     }
 
     @Test func buffersRoundTripAndCheckBounds() throws {
-        guard let context = Self.context() else { return }
+        let context = try Self.context()
         let buffer = try GPUBuffer(context: context, size: 10)
         #expect(buffer.size == 12)
         try buffer.write([1, 2, 3], at: 4)
@@ -77,7 +74,7 @@ struct GPUContextTests {
     }
 
     @Test func fillAndCopyRecordedOnceSubmittedMany() throws {
-        guard let context = Self.context() else { return }
+        let context = try Self.context()
         let a = try GPUBuffer(context: context, size: 64), b = try GPUBuffer(context: context, size: 64)
         let sequence = try CommandSequence(context: context)
         try sequence.record { recorder in
@@ -97,7 +94,7 @@ struct GPUContextTests {
     /// Storage images: buffer → image → buffer copies in the general layout, recorded once and
     /// submitted twice; bounds are checked; the pool hands an image back by its size.
     @Test func imagesRoundTripThroughCopies() throws {
-        guard let context = Self.context() else { return }
+        let context = try Self.context()
         let image = try GPUImage(context: context, width: 5, height: 3)
         #expect(image.byteCount == 60)
         let source = try GPUBuffer(context: context, size: 60), target = try GPUBuffer(context: context, size: 72)
@@ -132,7 +129,7 @@ struct GPUContextTests {
 
     /// A timed sequence labels a timestamp after every command, per section; an untimed one says nothing.
     @Test func timedSequencesTimeEveryCommand() throws {
-        guard let context = Self.context() else { return }
+        let context = try Self.context()
         let a = try GPUBuffer(context: context, size: 1 << 20), b = try GPUBuffer(context: context, size: 1 << 20)
         let timed = try CommandSequence(context: context, timed: true)
         try timed.record { recorder in
@@ -154,8 +151,8 @@ struct GPUContextTests {
         #expect(!plain.isTimed)
     }
 
-    @Test func rejectsNonSPIRV() {
-        guard let context = Self.context() else { return }
+    @Test func rejectsNonSPIRV() throws {
+        let context = try Self.context()
         #expect(throws: GPUError.invalidPipeline(name: "junk", reason: "not SPIR-V (bad magic number)")) {
             try context.pipeline(named: "junk", spirv: [1, 2, 3, 4, 5, 6], bindings: 1)
         }

@@ -89,14 +89,78 @@ final class DepthEstimatorTests: XCTestCase {
         try Data([1]).write(to: file)
         XCTAssertEqual(try ModelLocator.locate(.fastDepth224, environment: ["GRANITE_MODEL_PATH": "/nope:\(dir.path)"]), file.path)
         XCTAssertEqual(try ModelLocator.locate(.fastDepth224, explicit: dir.path), file.path)
-        XCTAssertThrowsError(try ModelLocator.locate(.midasSmall, environment: ["GRANITE_MODEL_PATH": dir.path])) { error in
+        let environment = ["GRANITE_MODEL_PATH": dir.path, "HOME": "/home/nobody"]
+        XCTAssertThrowsError(try ModelLocator.locate(.midasSmall, environment: environment,
+                                                     executable: "/opt/granite/bin/granite")) { error in
             guard case let .modelNotFound(name, searched)? = error as? MLError else { return XCTFail("\(error)") }
             XCTAssertEqual(name, "model-small.onnx")
-            XCTAssertEqual(searched.first, dir.appendingPathComponent("model-small.onnx").path)
-            XCTAssertTrue(searched.contains("Models/model-small.onnx"))
-            XCTAssertTrue(searched.contains("../shared/models/model-small.onnx"))
+            XCTAssertEqual(searched, [dir.appendingPathComponent("model-small.onnx").path,
+                                      "/home/nobody/.local/share/granite/models/model-small.onnx",
+                                      "/opt/granite/share/granite/models/model-small.onnx"])
+            XCTAssertTrue("\(error)".contains("GRANITE_MODEL_PATH"), "the error says how to fix it: \(error)")
         }
         XCTAssertThrowsError(try ModelLocator.locate(.fastDepth224, explicit: "/no/such/model.onnx"))
+    }
+
+    /// XDG data home, an installed prefix and the checkout's Models/ are found from the executable,
+    /// never from the working directory.
+    func testSearchFindsUserPrefixAndCheckoutModels() throws {
+        let fm = FileManager.default
+        let root = fm.temporaryDirectory.appendingPathComponent("granite-locate-\(getpid())")
+        defer { try? fm.removeItem(at: root) }
+        func place(_ folder: String) throws -> String {
+            let url = root.appendingPathComponent(folder)
+            try fm.createDirectory(at: url, withIntermediateDirectories: true)
+            let file = url.appendingPathComponent(ModelDescription.fastDepth224.file)
+            try Data([2]).write(to: file)
+            return file.path
+        }
+        // A checkout: Package.swift + Models/, the executable deep in .build.
+        let checkoutModel = try place("checkout/Models")
+        try Data().write(to: root.appendingPathComponent("checkout/Package.swift"))
+        try fm.createDirectory(at: root.appendingPathComponent("checkout/.build/x86_64-unknown-linux-gnu/release"),
+                               withIntermediateDirectories: true)
+        let built = root.appendingPathComponent("checkout/.build/x86_64-unknown-linux-gnu/release/granite").path
+        let bare = ["HOME": root.appendingPathComponent("home").path]
+        XCTAssertEqual(try ModelLocator.locate(.fastDepth224, environment: bare, executable: built), checkoutModel)
+        // An installed prefix comes before the checkout.
+        let prefixModel = try place("prefix/share/granite/models")
+        XCTAssertEqual(try ModelLocator.locate(.fastDepth224, environment: bare,
+                                               executable: root.appendingPathComponent("prefix/bin/granite").path), prefixModel)
+        // The user's folder (XDG_DATA_HOME, else ~/.local/share) comes before both.
+        let userModel = try place("home/.local/share/granite/models")
+        XCTAssertEqual(try ModelLocator.locate(.fastDepth224, environment: bare, executable: built), userModel)
+        let xdgModel = try place("xdg/granite/models")
+        XCTAssertEqual(try ModelLocator.locate(.fastDepth224, environment: bare.merging(["XDG_DATA_HOME": root.appendingPathComponent("xdg").path]) { $1 },
+                                               executable: built), xdgModel)
+        // A Models/ folder in the working directory alone is not searched.
+        let cwd = fm.currentDirectoryPath
+        defer { fm.changeCurrentDirectoryPath(cwd) }
+        _ = try place("elsewhere/Models")
+        XCTAssertTrue(fm.changeCurrentDirectoryPath(root.appendingPathComponent("elsewhere").path))
+        XCTAssertThrowsError(try ModelLocator.locate(.fastDepth224, environment: ["HOME": "/home/nobody"],
+                                                     executable: "/opt/granite/bin/granite"))
+    }
+
+    /// The default model ships in the repository and matches the hash its description records;
+    /// a damaged copy under the described name is refused with the expected and actual hashes.
+    func testDefaultModelShipsAndItsHashIsChecked() throws {
+        let shipped = try ModelLocator.locate(.fastDepth224, environment: ["HOME": "/home/nobody"])
+        XCTAssertTrue(shipped.hasSuffix("Models/fastdepth-224-int8.onnx"), shipped)
+        XCTAssertNoThrow(try DepthEstimator(modelPath: shipped, threads: 1))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-hash-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: shipped))
+        bytes[bytes.count / 2] ^= 0x5A
+        let damaged = dir.appendingPathComponent(ModelDescription.fastDepth224.file)
+        try bytes.write(to: damaged)
+        XCTAssertThrowsError(try DepthEstimator(modelPath: damaged.path, threads: 1)) { error in
+            guard case let .modelHashMismatch(path, expected, actual)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, damaged.path)
+            XCTAssertEqual(expected, ModelDescription.fastDepth224.sha256)
+            XCTAssertNotEqual(actual, expected)
+        }
     }
 
     func testSixteenBitAndPreviewConversions() throws {

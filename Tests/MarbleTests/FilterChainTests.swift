@@ -6,7 +6,7 @@ import Testing
 
 struct FilterChainTests {
     @Test func recordedChainIsReusedAcrossFramesAndTimes() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | analog | stars:density=1"), context: context)
         let image = Fixtures.image(64, 40)
         let first = try chain.apply(image, time: 0.5)
@@ -24,7 +24,7 @@ struct FilterChainTests {
     /// `profile` times every GPU command of the chain, labelled with the filter that recorded it
     /// (a fused colour filter joins the name of the one it rides on), and leaves `apply` as it was.
     @Test func profileLabelsEveryCommandByFilter() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("sobel | colormatrix | godRay | invert"), context: context)
         // 44 wide: rows of whole quads but not of whole YUYV quads, so a conversion pass runs first.
         let image = Fixtures.image(44, 20, format: .yuyv)
@@ -38,7 +38,7 @@ struct FilterChainTests {
     }
 
     @Test func evictedPlansRecycleTheirBuffersSafely() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | godRay | depth:pointSize=1"), context: context)
         // More shapes than the chain keeps plans for: evicted plans hand buffers to the pool, new ones reuse them.
         for round in 0..<2 {
@@ -50,7 +50,7 @@ struct FilterChainTests {
     }
 
     @Test func applyIsSafeFromSeveralThreads() async throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("sobel | pixellate:size=3"), context: context)
         let images = (0..<6).map { Fixtures.image(40 + $0, 30, seed: UInt64($0)) }
         let expected = try images.map { try chain.applyCPU($0) }
@@ -69,7 +69,7 @@ struct FilterChainTests {
     /// Two frames in flight give, one push late and in order, what `apply` gives frame by frame,
     /// also when `apply` runs on the same chain in between and the frame size changes.
     @Test func pipelineMatchesApplyInOrder() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | godRay | analog"), context: context)
         let frames = (0..<5).map { Fixtures.image(48, 20, format: .yuyv, seed: UInt64($0)) } + [Fixtures.image(13, 7, seed: 9)]
         let expected = try frames.indices.map { try chain.apply(frames[$0], time: Float($0) / 4) }

@@ -55,7 +55,7 @@ import Testing
 
     @Test(arguments: cases)
     func filterMatchesReference(_ text: String, _ tolerance: Int) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain([FilterSpec.parse(text)], context: context)
         for (w, h) in Self.sizes {
             let input = Fixtures.image(w, h)
@@ -72,7 +72,7 @@ import Testing
     @Test(arguments: ["sobel", "blur:sigma=2", "blur:sigma=12", "sharpen", "godRay", "analog", "resize:width=50,height=20",
                       "rotate", "ink", "depthmask", "brightness:amount=0.2", "invert | exposure:ev=1", "depth:pointSize=1"])
     func fusedColourEpilogueMatchesReference(_ first: String) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("\(first) | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131 | brightness:amount=0.05"), context: context)
         for (w, h) in Self.sizes {
             let input = Fixtures.image(w, h)
@@ -86,7 +86,7 @@ import Testing
 
     @Test(arguments: ["depthmask:near=0.3,far=0.5", "depth:yaw=40,pointSize=2", "depth:yaw=10,pitch=-30,pointSize=1"])
     func depthMapFiltersMatchReference(_ text: String) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain([FilterSpec.parse(text)], context: context)
         for (w, h) in Self.sizes {
             var input = Fixtures.image(w, h)
@@ -104,7 +104,7 @@ import Testing
 
     @Test(arguments: [PixelFormat.yuyv, .nv12, .rgb24], ColourRange.allCases)
     func conversionMatchesReference(_ format: PixelFormat, _ range: ColourRange) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chain = try FilterChain([], context: context, range: range)
         for (w, h) in Self.sizes + [(1920, 1080)] {
             let input = Fixtures.image(w, h, format: format)
@@ -119,7 +119,7 @@ import Testing
     /// and the benchmark's two chains (320×180: a 16:9 frame whose rows are whole blocks, like 1280×720).
     @Test(arguments: ColourRange.allCases)
     func yuyvIntoFirstFilterMatchesReference(_ range: ColourRange) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let chains = ["blur:sigma=2 | sobel | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131",
                       "blur:sigma=9", "blur:sigma=0.5 | ink", "ink | godRay | analog"]
         for text in chains {
@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test func fullHDChainMatchesReference() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let specs = try FilterSpec.parseChain("sobel | resize:width=640,height=360,mode=area | pixellate:size=4")
         let chain = try FilterChain(specs, context: context)
         let input = Fixtures.image(1920, 1080, format: .yuyv)
@@ -146,7 +146,7 @@ import Testing
 struct BlurStyleTests {
     @Test(arguments: [GaussianBlur.Style.blocked, .unrolled, .looped])
     func separableStylesMatchTheReference(_ style: GaussianBlur.Style) throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let probe = try FilterChain.blurStyleProbe(sigma: 2.5, style: style, context: context)
         let reference = try FilterChain([FilterSpec.parse("blur:sigma=2.5")])
         for (w, h) in GPUReferenceTests.sizes {
@@ -156,7 +156,7 @@ struct BlurStyleTests {
     }
 
     @Test func direct2DIsCloseToTheReference() throws {
-        guard let context = Fixtures.gpu() else { return }
+        let context = try Fixtures.gpu()
         let probe = try FilterChain.blurStyleProbe(sigma: 2, style: .direct2D, context: context)
         let input = Fixtures.image(127, 63)
         let difference = Difference(try probe.apply(input), try FilterChain([FilterSpec.parse("blur:sigma=2")]).applyCPU(input))

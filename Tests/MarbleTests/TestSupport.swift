@@ -1,6 +1,7 @@
 import Foundation
 import GraniteGPU
 import GraniteMedia
+import GraniteTesting
 import Testing
 @testable import Marble
 
@@ -45,18 +46,9 @@ enum Fixtures {
         return try! Image(width: width, height: height, floats: values)
     }
 
-    /// The shared context, or nil with a printed reason (a failure when CI=true).
-    static func gpu() -> GPUContext? {
-        do {
-            return try GPUContext.shared()
-        } catch {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("CI=true but no Vulkan device: \(error)")
-            } else {
-                print("skipping GPU comparison: \(error)")
-            }
-            return nil
-        }
+    /// The shared context; without a Vulkan device the test is skipped (a failure when CI=true).
+    static func gpu() throws -> GPUContext {
+        do { return try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device: \(error)") }
     }
 }
 

@@ -9,7 +9,7 @@
 cd "$ROOT"
 cannot_run() {
   if [ "${CI:-}" = "true" ]; then echo "vivid-vm tier: FAIL: $1" >&2; exit 1; fi
-  echo "vivid-vm tier: SKIPPED: $1"; exit 0
+  echo "vivid-vm tier: SKIPPED: $1"; exit 77
 }
 ensure_apt "${GRANITE_APT_VM_PACKAGES[@]}" || cannot_run "could not install ${GRANITE_APT_VM_PACKAGES[*]}"
 command -v qemu-system-x86_64 >/dev/null || cannot_run "qemu-system-x86_64 is missing"

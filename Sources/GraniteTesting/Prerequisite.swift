@@ -1,0 +1,56 @@
+import Foundation
+import IssueReporting
+import Testing
+#if canImport(XCTest)
+import XCTest
+#endif
+
+/// Skip-or-fail for tests that need something outside the code under test (a Vulkan device, a
+/// reference runtime in `.venv`, a test node, a built program): locally a missing prerequisite
+/// skips the test, prints why, and is counted as a skip; under `CI=true` it is a failure, because
+/// there every real tier must run. The one copy of this rule, for XCTest and Swift Testing alike.
+///
+/// ```swift
+/// try Prerequisite.require(FileManager.default.fileExists(atPath: python), "no .venv (run scripts/tiers/pre-ml.sh)")
+/// guard let context = try? GPUContext.shared() else { try Prerequisite.unmet("no Vulkan device") }
+/// ```
+public enum Prerequisite {
+    /// True under CI (`CI=true`), where a missing prerequisite fails the test.
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// Returns when `condition` holds; otherwise skips (locally) or fails (CI) with `reason`.
+    public static func require(_ condition: @autoclosure () throws -> Bool, _ reason: @autoclosure () -> String,
+                               fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+                               line: UInt = #line, column: UInt = #column) throws {
+        guard try !condition() else { return }
+        try unmet(reason(), fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// Ends the running test: skipped locally (the reason printed and reported to the test
+    /// framework as a skip), failed under `CI=true`.
+    public static func unmet(_ reason: String, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+                             line: UInt = #line, column: UInt = #column) throws -> Never {
+        if isCI {
+            reportIssue("CI=true and a prerequisite is missing: \(reason)", fileID: fileID, filePath: filePath, line: line, column: column)
+            throw Missing(reason: reason)
+        }
+        print("skipped: \(reason)")
+        if Test.current != nil {
+            try Test.cancel(Comment(rawValue: "skipped: \(reason)"),
+                            sourceLocation: SourceLocation(fileID: "\(fileID)", filePath: "\(filePath)",
+                                                           line: Int(line), column: Int(column)))
+        }
+        #if canImport(XCTest)
+        throw XCTSkip(reason, file: filePath, line: line)
+        #else
+        throw Missing(reason: reason)
+        #endif
+    }
+
+    /// The error that ends a test whose prerequisite is missing under CI (already reported as a failure).
+    public struct Missing: Error, CustomStringConvertible {
+        /// What was missing.
+        public let reason: String
+        public var description: String { "prerequisite missing: \(reason)" }
+    }
+}
