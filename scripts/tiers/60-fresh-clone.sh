@@ -45,7 +45,7 @@ p="$work/prefix"
 check "granite and granite-cam in PREFIX/bin" "[ -x $p/bin/granite ] && [ -x $p/bin/granite-cam ]"
 check "the default model in PREFIX/share/granite/models" "[ -f $p/share/granite/models/fastdepth-224-int8.onnx ]"
 check "bash, zsh and fish completions" "grep -q convert $p/share/bash-completion/completions/granite && grep -q convert $p/share/zsh/site-functions/_granite && grep -q convert $p/share/fish/vendor_completions.d/granite.fish && [ -s $p/share/bash-completion/completions/granite-cam ]"
-check "man pages for granite, its subcommands and granite-cam" "grep -q '^\.TH' $p/share/man/man1/granite.1 && ls $p/share/man/man1 | grep -q '^granite.convert.1$' && [ -s $p/share/man/man1/granite-cam.1 ]"
+check "man pages for granite (its subcommands inside) and granite-cam" "grep -qE '^\.(Dt|TH) ' $p/share/man/man1/granite.1 && grep -q 'convert' $p/share/man/man1/granite.1 && [ -s $p/share/man/man1/granite-cam.1 ]"
 
 # From an unrelated folder: nothing but the installed prefix can supply the model.
 mkdir -p "$work/elsewhere" "$work/home"
