@@ -120,7 +120,9 @@ let package = Package(
             "CBLAS", "CGraniteKernels", "GraniteMedia",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
-        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "CGraniteKernels", "GraniteMedia"]),
+        .testTarget(name: "GraniteMLTests", dependencies: [
+            "GraniteML", "CGraniteKernels", "GraniteMedia", .product(name: "Crypto", package: "swift-crypto"),  // test models' SHA-256
+        ]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
