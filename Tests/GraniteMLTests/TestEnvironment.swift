@@ -28,8 +28,8 @@ enum TestEnvironment {
             .first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
             try unavailable("model \(file) is in none of \(modelDirectories.map(\.path)) (run scripts/tiers/pre-ml.sh)")
         }
-        if let expected = try TestModels.sha256(of: file) {
-            let actual = try TestModels.verifiedDigest(url.path)
+        if let expected = try ModelChecksums.sha256(of: file) {
+            let actual = try ModelChecksums.verifiedDigest(url.path)
             guard actual == expected else {
                 XCTFail("\(url.path) has SHA-256 \(actual), expected \(expected) (scripts/ml/test-models.json)",
                         file: testFile, line: line)
@@ -52,7 +52,7 @@ enum TestEnvironment {
 
 /// The test-only models' expected SHA-256 (scripts/ml/test-models.json), and each file's digest
 /// computed once per test run.
-enum TestModels {
+enum ModelChecksums {
     private struct Manifest: Decodable {
         struct Model: Decodable { let file: String; let sha256: String }
         let models: [Model]
