@@ -121,7 +121,9 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Crypto", package: "swift-crypto"),  // the default model's SHA-256, checked at load
         ]),
-        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteML", "CGraniteKernels", "GraniteMedia", "GraniteTesting"]),
+        .testTarget(name: "GraniteMLTests", dependencies: [
+            "GraniteML", "CGraniteKernels", "GraniteMedia", "GraniteTesting", .product(name: "Crypto", package: "swift-crypto"),  // test models' SHA-256
+        ]),
 
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",

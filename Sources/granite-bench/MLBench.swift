@@ -14,7 +14,8 @@ struct MLBench: AsyncParsableCommand {
 
     @Option(help: "Timed runs per case (the median is reported).") var runs = 50
     @Option(help: "Untimed warm-up runs per case.") var warmup = 5
-    @Option(help: "Folder with the models (default: ../shared/models).") var models = "../shared/models"
+    @Option(help: "Folder with the models (default: Models/, then .build-ml-fixtures/models, where scripts/tiers/pre-ml.sh puts PP-OCR).")
+    var models: String?
     @Option(help: "Python with onnxruntime (default: .venv/bin/python).") var python = ".venv/bin/python"
     @Option(parsing: .upToNextOption, help: "Thread counts to measure.") var threads: [Int] = [1, 2]
     @Flag(help: "Also print GraniteML's time per op type (one timed run each).") var profile = false
@@ -34,12 +35,22 @@ struct MLBench: AsyncParsableCommand {
         Case(label: "PP-OCRv4 det 640x640", file: "ppocr-v4-det.onnx", input: "x", shape: [1, 3, 640, 640], type: .float32),
     ]
 
+    /// `file` in `--models`, else the first of the default folders that has it.
+    func modelPath(_ file: String) throws -> String {
+        let folders = models.map { [$0] } ?? ["Models", ".build-ml-fixtures/models"]
+        for folder in folders {
+            let path = (folder as NSString).appendingPathComponent(file)
+            if FileManager.default.fileExists(atPath: path) { return path }
+        }
+        throw ValidationError("\(file) is in none of \(folders) (run scripts/tiers/pre-ml.sh)")
+    }
+
     func run() async throws {
         print("model                  threads  GraniteML ms  ORT ms   GraniteML/ORT")
         var ortVersion = "?"
         let loadBefore = Self.loadAverage()
         for c in Self.cases where only.isEmpty || only.contains(where: { c.file.contains($0) }) {
-            let path = (models as NSString).appendingPathComponent(c.file)
+            let path = try modelPath(c.file)
             for t in threads {
                 let model = try Model(path: path, threads: t)
                 let feeds = [c.input: try input(c)]

@@ -8,7 +8,7 @@ import XCTest
 
 @testable import GraniteCam
 
-/// `--pin` and depth files: real kubo stand-in (real Kubo core), real PNG encoder and journal.
+/// `--pin` and depth files: the Kubo test node (real Kubo core), real PNG encoder and journal.
 final class CamPinTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -20,14 +20,10 @@ final class CamPinTests: XCTestCase {
         return dir
     }
 
-    /// Starts the stand-in; skips with the reason locally, fails under CI=true.
+    /// Starts the Kubo test node; skips with the reason locally, fails under CI=true.
     func standin() throws -> KuboStandinProcess {
-        let shared = ProcessInfo.processInfo.environment["GRANITE_SHARED"]
-            ?? Self.root.deletingLastPathComponent().appendingPathComponent("shared").path
         do {
-            let server = try KuboStandinProcess(
-                python: Self.root.appendingPathComponent(".venv/bin/python").path, folder: shared + "/tools/kubo-standin",
-                guardScript: Self.root.appendingPathComponent("scripts/ipfs/standin-guard.py").path, repo: try tempDir().path)
+            let server = try KuboStandinProcess(packageRoot: Self.root, repo: try tempDir().path)
             addTeardownBlock { server.stop() }
             return server
         } catch {

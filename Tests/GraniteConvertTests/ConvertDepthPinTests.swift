@@ -6,15 +6,11 @@ import GraniteIPFSTesting
 import XCTest
 
 /// `granite convert --depth` and `--pin`, run as the real binary with the real depth model and
-/// the kubo stand-in (real Kubo core).
+/// the project's Kubo test node (real Kubo core).
 final class ConvertDepthPinTests: XCTestCase {
     /// The package root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    /// `$GRANITE_SHARED`, else `../shared` beside the package.
-    static var shared: String {
-        ProcessInfo.processInfo.environment["GRANITE_SHARED"] ?? root.deletingLastPathComponent().appendingPathComponent("shared").path
-    }
 
     /// Skips (locally, saying why) or fails (CI=true) when a prerequisite is missing.
     func require(_ ok: Bool, _ reason: String) throws {
@@ -37,7 +33,7 @@ final class ConvertDepthPinTests: XCTestCase {
     }
 
     func testDepthWritesBothFilesAndReRunSkipsThem() throws {
-        let models = Self.shared + "/models"
+        let models = Self.root.appendingPathComponent("Models").path  // FastDepth ships in the repository
         try require(FileManager.default.fileExists(atPath: models + "/fastdepth-224-int8.onnx"),
                     "the depth model is not in \(models)")
         let input = ConvertFixtures.folder("depth-in"), out = ConvertFixtures.folder("depth-out")
@@ -72,17 +68,14 @@ final class ConvertDepthPinTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/set1/img1.depth-preview.png"))
     }
 
-    /// Starts the stand-in, or skips (fails in CI) when it or the venv is missing.
+    /// Starts the Kubo test node, or skips (fails in CI) when it or the venv is missing.
     func standin(_ repo: String) throws -> KuboStandinProcess {
-        let python = Self.root.appendingPathComponent(".venv/bin/python").path
         do {
-            let server = try KuboStandinProcess(python: python, folder: Self.shared + "/tools/kubo-standin",
-                                                guardScript: Self.root.appendingPathComponent("scripts/ipfs/standin-guard.py").path,
-                                                repo: repo)
+            let server = try KuboStandinProcess(packageRoot: Self.root, repo: repo)
             addTeardownBlock { server.stop() }
             return server
         } catch {
-            try require(false, "kubo stand-in not startable: \(error) (run scripts/tiers/pre-ipfs.sh)")
+            try require(false, "Kubo test node not startable: \(error)")
             throw error
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import GraniteIPFS
 
-/// The RPC client against kubo-standin (real Kubo core for CIDv0 adds when libkubo is there).
+/// The RPC client against the Kubo test node (real Kubo core; CIDv0 adds imported by Kubo itself).
 final class KuboClientTests: XCTestCase {
     private let hello = Array("hello world\n".utf8)
 
@@ -186,7 +186,7 @@ final class KuboClientTests: XCTestCase {
 /// Errors that arrive after output has started, in the `X-Stream-Error` trailer.
 final class KuboStreamErrorTests: XCTestCase {
     func testTrailerErrorAfterStreamedOutputIsDetected() async throws {
-        let node = try KuboStandin(["--backend", "pure"], test: self)
+        let node = try KuboStandin(test: self)
         // A directory over Kubo's HAMT threshold: the files' lines stream out first, then the
         // directory fails. (Our own importer refuses it up front, so the request is built by hand.)
         let long = String(repeating: "n", count: 150)

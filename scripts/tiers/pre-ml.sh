@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # GraniteML (issue 5): ONNX Runtime reference outputs for the model tests, generated before
-# `swift test` into .build-ml-fixtures (git-ignored) from the real models in shared/models.
+# `swift test` into .build-ml-fixtures (git-ignored). Models: FastDepth from Models/ (in the
+# repository); the test-only PP-OCR det/cls from the PyPI package rapidocr-onnxruntime 1.4.4
+# (--no-deps: only its files are used), copied into .build-ml-fixtures/models with their
+# SHA-256 checked (scripts/ml/test-models.json).
 . "$(dirname "$0")/../lib.sh"
 ensure_apt libonnx-testdata
 ensure_venv onnxruntime==1.23.2 numpy==2.2.6 onnx==1.19.1
-"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/make_fixtures.py" "$SHARED/models" "$ROOT/.build-ml-fixtures"
+ensure_venv --no-deps rapidocr-onnxruntime==1.4.4
+fixtures="$ROOT/.build-ml-fixtures"
+"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/test_models.py" "$fixtures/models"
+"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/make_fixtures.py" "$fixtures" "$ROOT/Models" "$fixtures/models"
 # MiDaS v2.1 small's architecture with random weights, exported both ways (the trained file is not reachable here).
-"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/make_midas_replica.py" "$ROOT/.build-ml-fixtures"
+"$ROOT/.venv/bin/python" "$ROOT/scripts/ml/make_midas_replica.py" "$fixtures"
