@@ -3,6 +3,7 @@ import GraniteCodecs
 import GraniteConvert
 import GraniteIPFS
 import GraniteIPFSTesting
+import GraniteTesting
 import XCTest
 
 /// `granite convert --depth` and `--pin`, run as the real binary with the real depth model and
@@ -13,14 +14,8 @@ final class ConvertDepthPinTests: XCTestCase {
         .deletingLastPathComponent().deletingLastPathComponent()
 
     /// Skips (locally, saying why) or fails (CI=true) when a prerequisite is missing.
-    func require(_ ok: Bool, _ reason: String) throws {
-        guard !ok else { return }
-        if ProcessInfo.processInfo.environment["CI"] == "true" {
-            XCTFail("CI=true and \(reason)")
-        } else {
-            print("skipping: \(reason)")
-        }
-        throw XCTSkip(reason)
+    func require(_ ok: Bool, _ reason: String, filePath: StaticString = #filePath, line: UInt = #line) throws {
+        try Prerequisite.require(ok, reason, filePath: filePath, line: line)
     }
 
     /// Width, height, bit depth and colour type from a PNG's IHDR.

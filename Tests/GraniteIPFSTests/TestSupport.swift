@@ -1,5 +1,6 @@
 import Foundation
 import GraniteIPFSTesting
+import GraniteTesting
 import XCTest
 
 /// Paths, fixtures and the `aleph-cid` oracle shared by the IPFS tests.
@@ -11,18 +12,9 @@ enum TestSupport {
     /// The project venv's python (made by scripts/tiers/pre-ipfs.sh).
     static var python: String { root.appendingPathComponent(".venv/bin/python").path }
 
-    /// True when running in CI, where a missing prerequisite must fail, not skip.
-    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
-
     /// Skips (locally) or fails (CI=true) when `reason` says a prerequisite is missing.
-    static func requirement(_ ok: Bool, _ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        guard !ok else { return }
-        if inCI {
-            XCTFail("CI=true and \(reason)", file: file, line: line)
-            throw XCTSkip("failed above: \(reason)")
-        }
-        print("skipping: \(reason) (run scripts/tiers/pre-ipfs.sh)")
-        throw XCTSkip(reason)
+    static func requirement(_ ok: Bool, _ reason: String, filePath: StaticString = #filePath, line: UInt = #line) throws {
+        try Prerequisite.require(ok, "\(reason) (run scripts/tiers/pre-ipfs.sh)", filePath: filePath, line: line)
     }
 
     /// A fresh temporary folder, removed by the caller's `addTeardownBlock`.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GraniteTesting
 import XCTest
 @testable import GraniteML
 
@@ -8,9 +9,6 @@ enum TestEnvironment {
     /// The repository root (two folders above this file's folder).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-
-    /// True when running under CI (CI=true), where a missing prerequisite is a failure.
-    static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
     /// Where models are looked for, in order: the repository's `Models/`, then the test-only
     /// models that scripts/tiers/pre-ml.sh copies out of a PyPI package into the fixtures folder.
@@ -40,13 +38,8 @@ enum TestEnvironment {
     }
 
     /// Prints why a test cannot run; fails under CI, skips otherwise.
-    static func unavailable(_ why: String, file: StaticString = #filePath, line: UInt = #line) throws -> Never {
-        print("GraniteMLTests: cannot run: \(why)")
-        if isCI {
-            XCTFail("required in CI: \(why)", file: file, line: line)
-            throw XCTSkip("failed above: \(why)")
-        }
-        throw XCTSkip(why)
+    static func unavailable(_ why: String, filePath: StaticString = #filePath, line: UInt = #line) throws -> Never {
+        try Prerequisite.unmet(why, filePath: filePath, line: line)
     }
 }
 
