@@ -13,11 +13,12 @@ import GraniteML
 ///                   ▼
 ///         collector: progress, failures, summary ─► manifest.json (atomic) at the end
 /// ```
+/// At most `jobs` images are in memory at once; decode, processing and encode of different
+/// images overlap across cores. A bad input fails alone, the batch goes on.
+///
 /// With `shard` set, only the shard's inputs are converted (`ShardSpec`), and the journal and
 /// manifest are the shard's own part (`manifest.shard-I-of-N.json`), so N processes, on one
 /// machine or many, can share one output folder; `ManifestMerge` joins the parts.
-/// At most `jobs` images are in memory at once; decode, processing and encode of different
-/// images overlap across cores. A bad input fails alone, the batch goes on.
 public struct BatchConverter: Sendable {
     /// INPUT operands (files or folders).
     public let inputs: [String]
