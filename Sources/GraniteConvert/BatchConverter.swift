@@ -15,6 +15,10 @@ import GraniteML
 /// ```
 /// At most `jobs` images are in memory at once; decode, processing and encode of different
 /// images overlap across cores. A bad input fails alone, the batch goes on.
+///
+/// With `shard` set, only the shard's inputs are converted (`ShardSpec`), and the journal and
+/// manifest are the shard's own part (`manifest.shard-I-of-N.json`), so N processes, on one
+/// machine or many, can share one output folder; `ManifestMerge` joins the parts.
 public struct BatchConverter: Sendable {
     /// INPUT operands (files or folders).
     public let inputs: [String]
@@ -34,6 +38,8 @@ public struct BatchConverter: Sendable {
     /// Called with the absolute paths of each output's files right after they are renamed into
     /// place (e.g. to queue them for pinning); it should return quickly.
     public var afterWrite: (@Sendable ([String]) async -> Void)?
+    /// When set, convert only this shard's inputs and write its own manifest part.
+    public var shard: ShardSpec?
 
     /// A converter; `jobs` defaults to the number of cores.
     public init(inputs: [String], outputDirectory: String, settings: ConvertSettings,
@@ -49,10 +55,16 @@ public struct BatchConverter: Sendable {
     /// Runs the batch; throws only when it cannot run at all (missing input, unwritable folder).
     public func run(progress makeProgress: (Int) -> ProgressDisplay? = { ProgressDisplay(total: $0) })
         async throws(ConvertError) -> ConvertSummary {
-        let items = try InputPlan.expand(inputs, outputDirectory: outputDirectory, format: settings.format)
+        var items = try InputPlan.expand(inputs, outputDirectory: outputDirectory, format: settings.format)
+        // Collisions are found over all inputs first, so every shard agrees on which input wins.
+        var owned: Set<String>?
+        if let shard {
+            items = items.filter { shard.contains($0.relativePath) }
+            owned = Set(items.filter { $0.collidesWith == nil }.map(\.output))
+        }
         try makeDirectory(outputDirectory)
-        removeLeftoverTemporaries()
-        let store = ManifestStore(directory: outputDirectory)
+        removeLeftoverTemporaries(owned: owned)
+        let store = ManifestStore(directory: outputDirectory, shard: shard, owns: owned ?? [])
         try await store.open()
         let progress = makeProgress(items.count)
         if let warning = store.loadWarning { progress?.message("granite convert: warning: \(warning)") }
@@ -172,18 +184,36 @@ public struct BatchConverter: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
+            // Another shard may have made it in the meantime: that is success too.
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue { return }
             throw .output(path: path, reason: "cannot create folder: \(error.localizedDescription)")
         }
     }
 
     /// Removes `.NAME.tmp-*` files a killed run left behind (only names `AtomicFile` makes).
-    func removeLeftoverTemporaries() {
+    ///
+    /// A shard removes only those for files it writes itself (`owned` outputs, their depth files,
+    /// its manifest part): another shard may be writing the others right now.
+    func removeLeftoverTemporaries(owned: Set<String>?) {
         guard let walker = FileManager.default.enumerator(atPath: outputDirectory) else { return }
+        var targets = Set<String>()
+        if let owned, let shard {
+            targets = owned.union([shard.manifestName])
+            for output in owned {
+                let names = DepthImages.names(beside: output)
+                targets.formUnion([names.depth, names.preview])
+            }
+        }
         while let rel = walker.nextObject() as? String {
             let name = (rel as NSString).lastPathComponent
-            if name.hasPrefix("."), name.contains(AtomicFile.temporaryMarker) {
-                unlink((outputDirectory as NSString).appendingPathComponent(rel))
+            guard name.hasPrefix("."), let marker = name.range(of: AtomicFile.temporaryMarker, options: .backwards) else { continue }
+            if owned != nil {
+                let target = ((rel as NSString).deletingLastPathComponent as NSString)
+                    .appendingPathComponent(String(name[name.index(after: name.startIndex)..<marker.lowerBound]))
+                guard targets.contains(target) else { continue }
             }
+            unlink((outputDirectory as NSString).appendingPathComponent(rel))
         }
     }
 }

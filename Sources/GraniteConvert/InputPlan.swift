@@ -8,6 +8,9 @@ struct WorkItem: Sendable, Equatable {
     var output: String
     /// Another input that already claims `output` (the later one fails instead of overwriting).
     var collidesWith: String?
+    /// The input's path relative to its INPUT root (its name for a file given directly): what
+    /// `ShardSpec` hashes, so the split does not depend on where the INPUT is mounted.
+    var relativePath: String
 }
 
 /// Expands INPUT operands: files as given, folders recursively (image extensions only, hidden
@@ -25,15 +28,18 @@ enum InputPlan {
                 throw .inputMissing(path: input, reason: "no such file or folder")
             }
             if !isDir.boolValue {
-                items.append(WorkItem(input: input, output: rename((input as NSString).lastPathComponent, format)))
+                let name = (input as NSString).lastPathComponent
+                items.append(WorkItem(input: input, output: rename(name, format), relativePath: name))
                 continue
             }
-            guard let walker = fm.enumerator(atPath: input) else {
+            // The walker does not descend into a symlink, so a linked INPUT folder is walked at its target.
+            let root = URL(fileURLWithPath: input).resolvingSymlinksInPath().path
+            guard let walker = fm.enumerator(atPath: root) else {
                 throw .inputMissing(path: input, reason: "cannot list folder")
             }
             var found = [String]()
             while let rel = walker.nextObject() as? String {
-                let full = (input as NSString).appendingPathComponent(rel)
+                let full = (root as NSString).appendingPathComponent(rel)
                 let name = (rel as NSString).lastPathComponent
                 if name.hasPrefix(".") {
                     walker.skipDescendants()
@@ -46,7 +52,7 @@ enum InputPlan {
                 if imageExtensions.contains((name as NSString).pathExtension.lowercased()) { found.append(rel) }
             }
             for rel in found.sorted() {
-                items.append(WorkItem(input: (input as NSString).appendingPathComponent(rel), output: rename(rel, format)))
+                items.append(WorkItem(input: (input as NSString).appendingPathComponent(rel), output: rename(rel, format), relativePath: rel))
             }
         }
         var claimed = [String: String]()

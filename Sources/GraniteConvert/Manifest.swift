@@ -40,6 +40,8 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var settings: ConvertSettings?
     /// Every output, sorted by output path.
     public var entries: [Entry] = []
+    /// In a shard's part (`manifest.shard-I-of-N.json`), which shard wrote it; nil in `manifest.json`.
+    public var shard: ShardSpec? = nil
 
     /// The file name inside the output folder.
     public static let fileName = "manifest.json"
@@ -58,42 +60,79 @@ public struct Manifest: Codable, Sendable, Equatable {
 ///
 /// The journal line for an output is appended *before* the output is renamed into place, so
 /// every file under a final name in the folder is one the manifest (or journal) knows about.
+///
+/// A shard (`--shard I/N`) keeps its own part and journal (`manifest.shard-I-of-N.json`,
+/// `.journal`), so concurrent shards never write one file. Every run reads what all runs left in
+/// the folder (`manifest.json`, parts, journals) to skip done outputs; a shard carries into its
+/// part only its own earlier entries and those for the outputs it owns.
 actor ManifestStore {
     nonisolated let directory: String
-    /// Entries from an earlier run (manifest plus any journal it left), by output path.
+    /// The shard this run is, or nil for a whole run (`manifest.json`, `manifest.journal`).
+    nonisolated let shard: ShardSpec?
+    /// Entries from earlier runs (manifests, parts and journals left in the folder), by output path.
     nonisolated let previous: [String: Manifest.Entry]
     /// A warning about an unreadable earlier manifest, if any.
     nonisolated let loadWarning: String?
     private var current: [String: Manifest.Entry]
     private var journal: Int32 = -1
 
-    init(directory: String) {
+    /// The file this run writes at the end.
+    nonisolated var manifestName: String { shard?.manifestName ?? Manifest.fileName }
+    /// The journal this run appends to.
+    nonisolated var journalName: String { shard?.journalName ?? Manifest.journalName }
+
+    /// Loads what earlier runs left in `directory`; `owns` (for a shard) are the outputs its inputs make.
+    init(directory: String, shard: ShardSpec? = nil, owns: Set<String> = []) {
         self.directory = directory
-        var entries = [String: Manifest.Entry]()
-        var warning: String?
-        let decoder = JSONDecoder()
-        let manifestPath = directory + "/" + Manifest.fileName
-        if let data = FileManager.default.contents(atPath: manifestPath) {
-            if let manifest = try? decoder.decode(Manifest.self, from: data) {
-                for e in manifest.entries { entries[e.output] = e }
-            } else {
-                warning = "\(manifestPath): unreadable manifest ignored; existing outputs will be redone"
-            }
+        self.shard = shard
+        let manifestName = shard?.manifestName ?? Manifest.fileName
+        let journalName = shard?.journalName ?? Manifest.journalName
+        // Other runs' files first, so this run's own manifest and journal take precedence.
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        var foreignManifests = [String](), foreignJournals = [String]()
+        for name in names where name != manifestName && name != journalName {
+            if name == Manifest.fileName { foreignManifests.insert(name, at: 0); continue }
+            if name == Manifest.journalName { foreignJournals.append(name); continue }
+            guard let part = ShardSpec.fromFileName(name) else { continue }
+            if part.isJournal { foreignJournals.append(name) } else { foreignManifests.append(name) }
         }
-        if let data = FileManager.default.contents(atPath: directory + "/" + Manifest.journalName) {
-            // A killed run may leave a torn last line: skip lines that do not parse.
-            for line in data.split(separator: UInt8(ascii: "\n")) {
-                if let e = try? decoder.decode(Manifest.Entry.self, from: Data(line)) { entries[e.output] = e }
+        var entries = [String: Manifest.Entry]()
+        var ownOutputs = Set<String>()
+        var warnings = [String]()
+        for name in foreignManifests + foreignJournals + [manifestName, journalName] {
+            let path = directory + "/" + name
+            let own = name == manifestName || name == journalName
+            let loaded: [Manifest.Entry]
+            if name.hasSuffix(".journal") {
+                loaded = Self.journalEntries(path)
+            } else {
+                guard let data = FileManager.default.contents(atPath: path) else { continue }
+                guard let manifest = try? JSONDecoder().decode(Manifest.self, from: data) else {
+                    warnings.append("\(path): unreadable manifest ignored; existing outputs will be redone")
+                    continue
+                }
+                loaded = manifest.entries
+            }
+            for e in loaded {
+                entries[e.output] = e
+                if own { ownOutputs.insert(e.output) }
             }
         }
         previous = entries
-        current = entries
-        loadWarning = warning
+        current = shard == nil ? entries : entries.filter { ownOutputs.contains($0.key) || owns.contains($0.key) }
+        loadWarning = warnings.isEmpty ? nil : warnings.joined(separator: "; ")
+    }
+
+    /// The whole lines of a journal (a killed run may leave a torn last line: lines that do not parse are skipped).
+    static func journalEntries(_ path: String) -> [Manifest.Entry] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let decoder = JSONDecoder()
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Manifest.Entry.self, from: Data($0)) }
     }
 
     /// Opens the journal for appending.
     func open() throws(ConvertError) {
-        let path = directory + "/" + Manifest.journalName
+        let path = directory + "/" + journalName
         journal = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard journal >= 0 else { throw .output(path: path, reason: "cannot open journal: \(String(cString: strerror(errno)))") }
         // A killed run may have left a torn last line: start ours on a fresh line.
@@ -115,23 +154,30 @@ actor ManifestStore {
         let n = line.withUnsafeBytes { Glibc.write(journal, $0.baseAddress, $0.count) }
         // Synced before the output is renamed into place, so after a crash every final file is known.
         guard n == line.count, fdatasync(journal) == 0 else {
-            throw .output(path: directory + "/" + Manifest.journalName, reason: "journal write failed: \(String(cString: strerror(errno)))")
+            throw .output(path: directory + "/" + journalName, reason: "journal write failed: \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Writes `manifest.json` atomically and removes the journal.
+    /// Writes this run's manifest (`manifest.json`, or the shard's part) atomically and removes its journal.
     func finish(settings: ConvertSettings) throws(ConvertError) {
-        let manifest = Manifest(settings: settings, entries: current.values.sorted { $0.output < $1.output })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let path = directory + "/" + Manifest.fileName
+        var manifest = Manifest(settings: settings, entries: current.values.sorted { $0.output < $1.output })
+        manifest.shard = shard
+        let path = directory + "/" + manifestName
         do {
-            let data = try encoder.encode(manifest)
-            try AtomicFile.write([UInt8](data) + [UInt8(ascii: "\n")], to: path)
+            try AtomicFile.write(try Manifest.encode(manifest), to: path)
         } catch {
             throw .output(path: path, reason: "cannot write manifest: \(error)")
         }
         if journal >= 0 { close(journal); journal = -1 }
-        unlink(directory + "/" + Manifest.journalName)
+        unlink(directory + "/" + journalName)
+    }
+}
+
+extension Manifest {
+    /// The manifest as written to disk: pretty-printed JSON with sorted keys and a final newline.
+    static func encode(_ manifest: Manifest) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return [UInt8](try encoder.encode(manifest)) + [UInt8(ascii: "\n")]
     }
 }

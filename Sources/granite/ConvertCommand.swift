@@ -20,6 +20,12 @@ struct ConvertCommand: AsyncParsableCommand {
         file written for pinning on a Kubo node (as `granite pin` does) while the batch runs; what \
         is not pinned at the end stays journaled for `granite pin --retry`.
 
+        --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each \
+        input's path relative to its INPUT, so N processes or machines can split one folder into one \
+        OUTDIR with no coordinator; each writes OUTDIR/manifest.shard-I-of-N.json, and `granite \
+        manifest merge OUTDIR` joins them. auto/N takes I from JOB_COMPLETION_INDEX (Kubernetes \
+        Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array numbered from 0).
+
         Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its \
         manifest not writable); 2 some inputs failed (each reported on stderr with its path and \
         reason), the others were converted; 64 usage error; 66 an INPUT does not exist.
@@ -79,6 +85,10 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .customLong("pin-wait"), help: ArgumentHelp("Seconds to wait for pinning at the end.", valueName: "seconds"))
     var pinWait: Int = 30
 
+    @Option(help: ArgumentHelp("Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.",
+                               valueName: "I/N"))
+    var shard: String?
+
     func validate() throws {
         if resize != nil && fit != nil { throw ValidationError("--resize and --fit cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
@@ -90,6 +100,7 @@ struct ConvertCommand: AsyncParsableCommand {
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
+            if let shard { _ = try ShardSpec.parse(shard) }
         } catch {
             throw ValidationError(error.description)
         }
@@ -111,6 +122,7 @@ struct ConvertCommand: AsyncParsableCommand {
             let (settings, chain) = try makeSettings()
             converter = BatchConverter(inputs: inputs, outputDirectory: output, settings: settings,
                                        processor: chain, jobs: jobs, overwrite: overwrite)
+            if let shard { converter.shard = try ShardSpec.parse(shard) }
         } catch {
             printError("granite convert: \(error.description)")
             throw ExitCode(error.exitCode)
@@ -140,7 +152,7 @@ struct ConvertCommand: AsyncParsableCommand {
             printError("granite convert: \(error.description)")
             throw ExitCode(error.exitCode)
         }
-        print(summary.line)
+        print((converter.shard.map { "shard \($0): " } ?? "") + summary.line)
         if let pinning {
             for line in await pinning.finish(timeout: .seconds(pinWait)) {
                 if line.hasPrefix("warning") { printError("granite convert: " + line) } else { print(line) }

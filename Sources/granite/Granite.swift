@@ -16,6 +16,7 @@ struct GraniteCLI: AsyncParsableCommand {
     /// Every subcommand, in the order `--help` lists them.
     static let all: [any ParsableCommand.Type] = [
         ConvertCommand.self,
+        ManifestCommand.self,
         FiltersCommand.self,
         PinCommand.self,
         DepthCommand.self,

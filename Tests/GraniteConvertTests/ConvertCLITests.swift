@@ -16,6 +16,12 @@ final class ConvertCLITests: XCTestCase {
     node (as `granite pin` does) while the batch runs; what is not pinned at the end stays journaled
     for `granite pin --retry`.
 
+    --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each input's path
+    relative to its INPUT, so N processes or machines can split one folder into one OUTDIR with no
+    coordinator; each writes OUTDIR/manifest.shard-I-of-N.json, and `granite manifest merge OUTDIR`
+    joins them. auto/N takes I from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or
+    SLURM_ARRAY_TASK_ID (Slurm array numbered from 0).
+
     Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
     converted; 64 usage error; 66 an INPUT does not exist.
@@ -49,6 +55,8 @@ final class ConvertCLITests: XCTestCase {
       --cid-version <cid-version>
                               CID version for --pin: 0 or 1. (default: 1)
       --pin-wait <seconds>    Seconds to wait for pinning at the end. (default: 30)
+      --shard <I/N>           Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX
+                              or SLURM_ARRAY_TASK_ID.
       --version               Show the version.
       -h, --help              Show help information.
 
@@ -59,6 +67,38 @@ final class ConvertCLITests: XCTestCase {
         let r = try ConvertFixtures.runGranite(["convert", "--help"])
         XCTAssertEqual(r.status, 0)
         XCTAssertEqual(r.stdout, Self.goldenHelp)
+    }
+
+    static let goldenMergeHelp = """
+    OVERVIEW: Join the parts of a sharded granite convert into OUTDIR/manifest.json.
+
+    Reads OUTDIR/manifest.shard-I-of-N.json for I in 0...N-1 (written by `granite convert --shard I/N`)
+    and writes OUTDIR/manifest.json atomically, as one unsharded run would have written it. A part that
+    is missing, a shard that left its journal (killed, or still running), an output listed by two
+    parts, or parts made with different settings is reported on stderr, and manifest.json is then left
+    as it was. The parts are kept.
+
+    Exit status: 0 merged; 1 a part is unreadable or manifest.json cannot be written; 2 parts missing,
+    unfinished, duplicated or disagreeing (nothing written); 64 usage error; 66 no parts in OUTDIR.
+
+    USAGE: granite manifest merge <outdir> [--shards <N>]
+
+    ARGUMENTS:
+      <outdir>                The output folder the shards wrote into.
+
+    OPTIONS:
+      --shards <N>            Merge the parts of N shards (needed only when OUTDIR holds parts of
+                              several counts).
+      --version               Show the version.
+      -h, --help              Show help information.
+
+
+    """
+
+    func testMergeHelpIsGolden() throws {
+        let r = try ConvertFixtures.runGranite(["manifest", "merge", "--help"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.stdout, Self.goldenMergeHelp)
     }
 
     func testExitCodes() throws {
@@ -84,6 +124,15 @@ final class ConvertCLITests: XCTestCase {
             XCTAssertEqual(r.status, ConvertExitCode.usage, usage.joined(separator: " "))
             XCTAssertTrue(r.stderr.contains("Error:"), r.stderr)
         }
+        for spec in ["3/3", "a/2", "auto/4"] {
+            let r = try ConvertFixtures.runGranite(["convert", input, "-o", out, "--shard", spec],
+                                                   environment: ["JOB_COMPLETION_INDEX": "", "SLURM_ARRAY_TASK_ID": ""])
+            XCTAssertEqual(r.status, ConvertExitCode.usage, spec)
+            XCTAssertTrue(r.stderr.contains("--shard '\(spec)': "), r.stderr)
+        }
+        let auto = try ConvertFixtures.runGranite(["convert", input, "-o", out, "--shard", "auto/4"],
+                                                  environment: ["JOB_COMPLETION_INDEX": "", "SLURM_ARRAY_TASK_ID": ""])
+        XCTAssertTrue(auto.stderr.contains("auto needs JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment"), auto.stderr)
         let missing = try ConvertFixtures.runGranite(["convert", input + "/nope.jpg", "-o", out])
         XCTAssertEqual(missing.status, ConvertExitCode.noInput)
         XCTAssertTrue(missing.stderr.contains("nope.jpg: no such file or folder"), missing.stderr)
@@ -152,5 +201,81 @@ final class ConvertCLITests: XCTestCase {
         }
         let third = try ConvertFixtures.runGranite(arguments)
         XCTAssertTrue(third.stdout.hasPrefix("converted 0, skipped \(count), failed 0"), third.stdout)
+    }
+
+    /// 4 `granite convert --shard` processes at once into one folder (two take their index from a
+    /// Kubernetes Indexed Job's variable, one from a Slurm array's), then `granite manifest merge`:
+    /// the same files and the same manifest as one plain run.
+    func testFourShardProcessesAndMergeMatchOneRun() throws {
+        let input = ConvertFixtures.folder("cli-shard-in")
+        try ConvertFixtures.writeJPEGs(16, to: input, width: 64, height: 48)
+        let whole = ConvertFixtures.folder("cli-shard-whole")
+        let split = ConvertFixtures.folder("cli-shard-split")
+        let logs = ConvertFixtures.folder("cli-shard-logs")
+        let common = ["convert", input, "--resize", "50%", "--filter", "sharpen", "--jobs", "1"]
+        let plain = try ConvertFixtures.runGranite(common + ["-o", whole])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+
+        let shards: [(String, [String: String])] = [
+            ("auto/4", ["JOB_COMPLETION_INDEX": "0"]), ("auto/4", ["JOB_COMPLETION_INDEX": "1"]),
+            ("auto/4", ["JOB_COMPLETION_INDEX": "", "SLURM_ARRAY_TASK_ID": "2"]), ("3/4", [:]),
+        ]
+        var running = [Process]()
+        for (i, (spec, environment)) in shards.enumerated() {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: try ConvertFixtures.graniteBinary())
+            p.arguments = common + ["-o", split, "--shard", spec]
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            for stream in ["out", "err"] { TestSupportFiles.write([], logs + "/\(i).\(stream)") }
+            p.standardOutput = FileHandle(forWritingAtPath: logs + "/\(i).out")
+            p.standardError = FileHandle(forWritingAtPath: logs + "/\(i).err")
+            try p.run()
+            running.append(p)
+        }
+        var converted = 0
+        for (i, p) in running.enumerated() {
+            p.waitUntilExit()
+            let out = String(decoding: try FileBytes.read(logs + "/\(i).out"), as: UTF8.self)
+            let err = String(decoding: try FileBytes.read(logs + "/\(i).err"), as: UTF8.self)
+            XCTAssertEqual(p.terminationStatus, 0, err)
+            XCTAssertTrue(out.hasPrefix("shard \(i)/4: converted "), out)
+            converted += Int(out.split(separator: " ")[3].dropLast()) ?? -100
+        }
+        XCTAssertEqual(converted, 16, "each input converted by exactly one shard")
+
+        let merge = try ConvertFixtures.runGranite(["manifest", "merge", split])
+        XCTAssertEqual(merge.status, 0, merge.stderr)
+        XCTAssertEqual(merge.stdout, "merged 4 of 4 parts: 16 entries -> \(split)/manifest.json\n")
+        let wholeFiles = ConvertFixtures.files(whole)
+        let parts = (0..<4).map { "manifest.shard-\($0)-of-4.json" }
+        XCTAssertEqual(ConvertFixtures.files(split), (wholeFiles + parts).sorted())
+        for name in wholeFiles {
+            XCTAssertEqual(try FileBytes.read(split + "/" + name), try FileBytes.read(whole + "/" + name), name)
+        }
+        var sizes = 0
+        for name in parts {
+            sizes += try JSONDecoder().decode(Manifest.self, from: Data(FileBytes.read(split + "/" + name))).entries.count
+        }
+        XCTAssertEqual(sizes, 16)
+
+        // A missing part and a duplicated output are reported, with exit status 2 and nothing written.
+        try FileManager.default.moveItem(atPath: split + "/" + parts[2], toPath: logs + "/part2")
+        let missing = try ConvertFixtures.runGranite(["manifest", "merge", split])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("granite manifest merge: missing: shard 2 of 4 (no manifest.shard-2-of-4.json)"), missing.stderr)
+        XCTAssertEqual(missing.stdout, "manifest.json not written: 1 problem (3 of 4 parts found)\n")
+        var part2 = try JSONDecoder().decode(Manifest.self, from: Data(FileBytes.read(logs + "/part2")))
+        let part3 = try JSONDecoder().decode(Manifest.self, from: Data(FileBytes.read(split + "/" + parts[3])))
+        part2.entries.append(part3.entries[0])
+        try JSONEncoder().encode(part2).write(to: URL(fileURLWithPath: split + "/" + parts[2]))
+        let duplicate = try ConvertFixtures.runGranite(["manifest", "merge", split])
+        XCTAssertEqual(duplicate.status, 2)
+        XCTAssertTrue(duplicate.stderr.contains("duplicate: \(part3.entries[0].output) is listed by shards 2, 3 of 4"), duplicate.stderr)
+        XCTAssertEqual(try FileBytes.read(split + "/manifest.json"), try FileBytes.read(whole + "/manifest.json"))
+
+        let none = try ConvertFixtures.runGranite(["manifest", "merge", logs])
+        XCTAssertEqual(none.status, ConvertExitCode.noInput)
+        XCTAssertTrue(none.stderr.contains("no manifest parts"), none.stderr)
+        XCTAssertEqual(try ConvertFixtures.runGranite(["manifest", "merge", split, "--shards", "0"]).status, ConvertExitCode.usage)
     }
 }

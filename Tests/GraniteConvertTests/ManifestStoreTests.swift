@@ -28,6 +28,33 @@ final class ManifestStoreTests: XCTestCase {
         XCTAssertEqual(manifest.entries.map(\.output), ["a.jpg", "c.jpg"])
     }
 
+    /// A shard journals and writes only its own files; it reads everything left in the folder to
+    /// skip, but carries into its part only its own earlier entries and those for outputs it owns.
+    func testShardStoreKeepsToItsOwnFiles() async throws {
+        let dir = ConvertFixtures.folder("shard-store")
+        let shard = try ShardSpec(index: 1, count: 3)
+        var whole = Manifest(entries: [entry("mine-from-merge.jpg"), entry("theirs.jpg")])
+        try Data(Manifest.encode(whole)).write(to: URL(fileURLWithPath: dir + "/manifest.json"))
+        whole.entries = [entry("mine-stale.jpg")]
+        try Data(Manifest.encode(whole)).write(to: URL(fileURLWithPath: dir + "/" + shard.manifestName))
+        TestSupportFiles.write(Array(try JSONEncoder().encode(entry("other-journal.jpg"))) + [10], dir + "/manifest.shard-0-of-3.journal")
+
+        let store = ManifestStore(directory: dir, shard: shard, owns: ["mine-from-merge.jpg", "mine-new.jpg"])
+        XCTAssertEqual(Set(store.previous.keys), ["mine-from-merge.jpg", "theirs.jpg", "mine-stale.jpg", "other-journal.jpg"])
+        try await store.open()
+        try await store.record(entry("mine-new.jpg"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/manifest.shard-1-of-3.journal"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/" + Manifest.journalName))
+        try await store.finish(settings: ConvertSettings())
+        let part = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/" + shard.manifestName)))
+        XCTAssertEqual(part.entries.map(\.output), ["mine-from-merge.jpg", "mine-new.jpg", "mine-stale.jpg"])
+        XCTAssertEqual(part.shard, shard)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/manifest.shard-1-of-3.journal"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/manifest.shard-0-of-3.journal"), "another shard's journal is not ours to remove")
+        let untouched = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/manifest.json")))
+        XCTAssertEqual(untouched.entries.map(\.output), ["mine-from-merge.jpg", "theirs.jpg"])
+    }
+
     func testUnreadableManifestIsAWarningNotACrash() {
         let dir = ConvertFixtures.folder("badmanifest")
         _ = FileManager.default.createFile(atPath: dir + "/manifest.json", contents: Data("{not json".utf8))
