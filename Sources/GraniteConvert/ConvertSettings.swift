@@ -1,3 +1,4 @@
+import Foundation
 import GraniteCodecs
 
 /// The options that decide what an output looks like; recorded in the manifest.
@@ -12,6 +13,12 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var filters: String
     /// The decompression-bomb limit in pixels.
     public var maxPixels: Int
+    /// The metadata outputs keep (`--keep`, `--strip`); nil keeps everything: ICC profile, Exif, XMP.
+    public var keep: [MetadataKind]?
+    /// The colour space outputs are converted to (`--colorspace`); nil leaves pixels as they are.
+    public var colorspace: OutputColorspace?
+    /// Write progressive JPEGs (`--progressive`); nil or false: baseline.
+    public var progressive: Bool?
 
     /// Settings with the defaults of `granite convert` (quality 85, 100 MP limit).
     public init(resize: ResizeSpec? = nil, format: ImageFormat? = nil, quality: Int = 85, filters: String = "",
@@ -21,6 +28,36 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         self.quality = quality
         self.filters = filters
         self.maxPixels = maxPixels
+    }
+
+    /// The metadata kinds outputs keep (all when `keep` is nil).
+    public var keptKinds: Set<MetadataKind> { keep.map(Set.init) ?? Set(MetadataKind.allCases) }
+
+    /// Parses `--keep`: a comma-separated list of `icc`, `exif`, `xmp` (or `none`, or `all`).
+    public static func parseKeep(_ text: String) throws(ConvertError) -> [MetadataKind] {
+        var kinds = Set<MetadataKind>()
+        for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false) {
+            let word = part.trimmingCharacters(in: .whitespaces)
+            switch word {
+            case "none": continue
+            case "all": kinds.formUnion(MetadataKind.allCases)
+            default:
+                guard let kind = MetadataKind(rawValue: word) else {
+                    throw .badOption(option: "--keep", value: text, reason: "'\(word)' is not one of icc, exif, xmp, all, none")
+                }
+                kinds.insert(kind)
+            }
+        }
+        return kinds.sorted()
+    }
+
+    /// Parses `--colorspace`: `srgb` converts, `keep` (the default) leaves pixels and profile as they are.
+    public static func parseColorspace(_ text: String) throws(ConvertError) -> OutputColorspace? {
+        switch text.lowercased() {
+        case "srgb": return .sRGB
+        case "keep": return nil
+        default: throw .badOption(option: "--colorspace", value: text, reason: "expected srgb or keep")
+        }
     }
 
     /// Parses `jpg`, `jpeg` or `png`.
@@ -38,6 +75,19 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         if format == .jpeg { parts.append("quality=\(quality)") }
         if let resize { parts.append("resize=\(resize)") }
         if !filters.isEmpty { parts.append("filters=\(filters)") }
+        // Only non-default metadata settings are named, so manifests from before them stay valid.
+        if keptKinds != Set(MetadataKind.allCases) {
+            parts.append("keep=" + (keptKinds.isEmpty ? "none" : keptKinds.sorted().map(\.rawValue).joined(separator: ",")))
+        }
+        if let colorspace { parts.append("colorspace=\(colorspace.rawValue)") }
+        if format == .jpeg, progressive == true { parts.append("progressive") }
         return parts.joined(separator: ";")
     }
+}
+
+/// A colour space `granite convert` can convert outputs to.
+public enum OutputColorspace: String, Codable, Sendable, Equatable {
+    /// sRGB: pixels converted from the input's ICC profile (inputs without one are taken as
+    /// sRGB already), and the output tagged with lcms's sRGB profile.
+    case sRGB = "srgb"
 }

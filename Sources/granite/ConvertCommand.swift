@@ -20,6 +20,10 @@ struct ConvertCommand: AsyncParsableCommand {
         file written for pinning on a Kubo node (as `granite pin` does) while the batch runs; what \
         is not pinned at the end stays journaled for `granite pin --retry`.
 
+        Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its \
+        thumbnail, orientation set to 1 once the pixels are turned upright); --keep chooses, \
+        --strip removes them all; broken metadata is dropped with a warning.
+
         Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its \
         manifest not writable); 2 some inputs failed (each reported on stderr with its path and \
         reason), the others were converted; 64 usage error; 66 an INPUT does not exist.
@@ -52,6 +56,20 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "JPEG quality, 1-100.")
     var quality: Int = 85
 
+    @Flag(help: "Write progressive JPEGs.")
+    var progressive = false
+
+    @Option(help: ArgumentHelp("Colour space of the outputs: srgb converts the pixels from the input's ICC profile and tags them sRGB; keep leaves pixels and profile as they are.",
+                               valueName: "srgb|keep"))
+    var colorspace: String = "keep"
+
+    @Option(help: ArgumentHelp("Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none (default: all).",
+                               valueName: "list"))
+    var keep: String?
+
+    @Flag(help: "Remove all metadata from the outputs: ICC profile, Exif and XMP (same as --keep none).")
+    var strip = false
+
     @Option(help: "Images in flight at once (default: the number of cores).")
     var jobs: Int?
 
@@ -81,6 +99,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func validate() throws {
         if resize != nil && fit != nil { throw ValidationError("--resize and --fit cannot be used together") }
+        if strip && keep != nil { throw ValidationError("--strip and --keep cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
@@ -101,6 +120,10 @@ struct ConvertCommand: AsyncParsableCommand {
         if let resize { settings.resize = try ResizeSpec.parse(resize) }
         if let fit { settings.resize = try ResizeSpec.parse(fit, fit: true) }
         if let format { settings.format = try ConvertSettings.parseFormat(format) }
+        if let keep { settings.keep = try ConvertSettings.parseKeep(keep) }
+        if strip { settings.keep = [] }
+        settings.colorspace = try ConvertSettings.parseColorspace(colorspace)
+        if progressive { settings.progressive = true }
         return (settings, chain)
     }
 

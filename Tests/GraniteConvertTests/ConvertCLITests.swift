@@ -16,6 +16,10 @@ final class ConvertCLITests: XCTestCase {
     node (as `granite pin` does) while the batch runs; what is not pinned at the end stays journaled
     for `granite pin --retry`.
 
+    Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
+    orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
+    broken metadata is dropped with a warning.
+
     Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
     converted; 64 usage error; 66 an INPUT does not exist.
@@ -36,6 +40,15 @@ final class ConvertCLITests: XCTestCase {
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
       --format <format>       Output format: jpg or png (default: the input's format).
       --quality <quality>     JPEG quality, 1-100. (default: 85)
+      --progressive           Write progressive JPEGs.
+      --colorspace <srgb|keep>
+                              Colour space of the outputs: srgb converts the pixels from the input's
+                              ICC profile and tags them sRGB; keep leaves pixels and profile as they
+                              are. (default: keep)
+      --keep <list>           Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none
+                              (default: all).
+      --strip                 Remove all metadata from the outputs: ICC profile, Exif and XMP (same as
+                              --keep none).
       --jobs <jobs>           Images in flight at once (default: the number of cores).
       --max-pixels <n>        Refuse inputs with more pixels than this (decompression bombs). (default:
                               100000000)
@@ -152,5 +165,21 @@ final class ConvertCLITests: XCTestCase {
         }
         let third = try ConvertFixtures.runGranite(arguments)
         XCTAssertTrue(third.stdout.hasPrefix("converted 0, skipped \(count), failed 0"), third.stdout)
+    }
+
+    /// `--progressive` writes a progressive (SOF2) JPEG, and redoes outputs made without it.
+    func testProgressive() throws {
+        let input = ConvertFixtures.folder("cli-prog")
+        let paths = try ConvertFixtures.writeJPEGs(1, to: input)
+        func sof(_ path: String) throws -> UInt8? {
+            let b = try FileBytes.read(path)
+            return (2..<b.count - 1).first { b[$0] == 0xFF && (b[$0 + 1] == 0xC0 || b[$0 + 1] == 0xC2) }.map { b[$0 + 1] }
+        }
+        XCTAssertEqual(try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/out"]).status, 0)
+        XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC0)
+        let r = try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/out", "--progressive"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("converted 1, skipped 0"), r.stdout)
+        XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC2)
     }
 }
