@@ -18,6 +18,7 @@ public enum MetadataKind: String, Sendable, Hashable, CaseIterable, Codable, Com
 /// ```
 /// JPEG: APP1 Exif\0\0 · APP1 http://ns.adobe.com/xap/1.0/\0 · APP2 ICC_PROFILE\0 seq count (chunked)
 /// PNG:  eXIf · iTXt XML:com.adobe.xmp · iCCP (name, zlib)
+/// WebP: RIFF chunks ICCP · EXIF · XMP (extended format, flagged in VP8X)
 ///  bytes ─► read (scan markers / chunks, bounds-checked; each block validated) ─► ImageMetadata + problems
 ///  ImageMetadata ─► embedded(in: encoded bytes) ─► markers after SOI/APP0, chunks after IHDR
 /// ```
@@ -61,7 +62,7 @@ public struct ImageMetadata: Sendable, Equatable {
         public var description: String { "\(kind.label) dropped: \(error)" }
     }
 
-    /// Reads the metadata of JPEG or PNG bytes. Each block is validated (`ICCProfile.parse`,
+    /// Reads the metadata of JPEG, PNG or WebP bytes. Each block is validated (`ICCProfile.parse`,
     /// `EXIFBlock.parse`, `XMPPacket.parse`); a broken one is left out and reported in `problems`.
     /// Never throws: metadata problems never stop an image from converting.
     public static func read(_ bytes: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
@@ -69,6 +70,7 @@ public struct ImageMetadata: Sendable, Equatable {
         switch ImageFormat.sniff(bytes) {
         case .jpeg: raw = readJPEG(bytes)
         case .png: raw = readPNG(bytes)
+        case .webp: raw = readWebP(bytes)
         case nil: return (ImageMetadata(), [])
         }
         var m = raw.metadata
@@ -85,12 +87,13 @@ public struct ImageMetadata: Sendable, Equatable {
         return (m, problems)
     }
 
-    /// `encoded` (JPEG or PNG bytes from this module's encoders) with these blocks inserted.
+    /// `encoded` (JPEG, PNG or WebP bytes from this module's encoders) with these blocks inserted.
     /// Blocks the container cannot hold (an Exif block over 64 KB in JPEG) are left out and reported.
     public func embedded(in encoded: [UInt8]) -> (bytes: [UInt8], written: [MetadataKind], problems: [Problem]) {
         switch ImageFormat.sniff(encoded) {
         case .jpeg: return embeddedJPEG(encoded)
         case .png: return embeddedPNG(encoded)
+        case .webp: return embeddedWebP(encoded)
         case nil: return (encoded, [], [])
         }
     }

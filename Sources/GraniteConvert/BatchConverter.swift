@@ -98,7 +98,7 @@ public struct BatchConverter: Sendable {
         do {
             let bytes = try FileBytes.read(item.input)
             guard let sourceFormat = Codecs.sniff(bytes) else {
-                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG or PNG")
+                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG, PNG or WebP")
             }
             let format = settings.format ?? sourceFormat
             let fingerprint = settings.fingerprint(for: format)
@@ -165,6 +165,8 @@ public struct BatchConverter: Sendable {
         case .jpeg:
             out = try Codecs.encodeJPEG(image, quality: settings.quality, progressive: settings.progressive ?? false, path: item.output)
         case .png: out = try Codecs.encodePNG(image, path: item.output)
+        case .webp:
+            out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         }
         let (tagged, kept) = metadata.embed(in: out)
         return (tagged, image.width, image.height, image, kept)

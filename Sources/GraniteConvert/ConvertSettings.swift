@@ -7,7 +7,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var resize: ResizeSpec?
     /// Output format (nil: the input's own format, sniffed from its bytes).
     public var format: ImageFormat?
-    /// JPEG quality, 1...100.
+    /// JPEG and lossy WebP quality, 1...100.
     public var quality: Int
     /// The processor's fingerprint (the `--filter` chain).
     public var filters: String
@@ -19,6 +19,8 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var colorspace: OutputColorspace?
     /// Write progressive JPEGs (`--progressive`); nil or false: baseline.
     public var progressive: Bool?
+    /// Write lossless WebP (`--lossless`); nil or false: lossy at `quality`.
+    public var lossless: Bool?
 
     /// Settings with the defaults of `granite convert` (quality 85, 100 MP limit).
     public init(resize: ResizeSpec? = nil, format: ImageFormat? = nil, quality: Int = 85, filters: String = "",
@@ -60,19 +62,21 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         }
     }
 
-    /// Parses `jpg`, `jpeg` or `png`.
+    /// Parses `jpg`, `jpeg`, `png` or `webp`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
-        default: throw .badOption(option: "--format", value: text, reason: "expected jpg or png")
+        case "webp": return .webp
+        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png or webp")
         }
     }
 
     /// What an output in `format` made with these settings is recorded as.
     func fingerprint(for format: ImageFormat) -> String {
         var parts = ["format=\(format.fileExtension)"]
-        if format == .jpeg { parts.append("quality=\(quality)") }
+        if format == .jpeg || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
+        if format == .webp, lossless == true { parts.append("lossless") }
         if let resize { parts.append("resize=\(resize)") }
         if !filters.isEmpty { parts.append("filters=\(filters)") }
         // Only non-default metadata settings are named, so manifests from before them stay valid.

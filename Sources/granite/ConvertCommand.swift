@@ -10,10 +10,10 @@ import GraniteML
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert, resize and filter JPEG/PNG images into an output folder.",
+        abstract: "Convert, resize and filter JPEG/PNG/WebP images into an output folder.",
         discussion: """
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
-        .jpe or .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
+        .jpe, .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
         sniffed from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
         a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
         NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin queues every \
@@ -50,14 +50,17 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Resize to fit inside WxH, keeping the aspect ratio.", valueName: "WxH"))
     var fit: String?
 
-    @Option(help: ArgumentHelp("Output format: jpg or png (default: the input's format).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: jpg, png or webp (default: the input's format).", valueName: "format"))
     var format: String?
 
-    @Option(help: "JPEG quality, 1-100.")
+    @Option(help: "JPEG and WebP quality, 1-100.")
     var quality: Int = 85
 
     @Flag(help: "Write progressive JPEGs.")
     var progressive = false
+
+    @Flag(help: "Write lossless WebP (--quality is then ignored).")
+    var lossless = false
 
     @Option(help: ArgumentHelp("Colour space of the outputs: srgb converts the pixels from the input's ICC profile and tags them sRGB; keep leaves pixels and profile as they are.",
                                valueName: "srgb|keep"))
@@ -124,6 +127,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if strip { settings.keep = [] }
         settings.colorspace = try ConvertSettings.parseColorspace(colorspace)
         if progressive { settings.progressive = true }
+        if lossless { settings.lossless = true }
         return (settings, chain)
     }
 

@@ -6,15 +6,15 @@ import XCTest
 /// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
 final class ConvertCLITests: XCTestCase {
     static let goldenHelp = """
-    OVERVIEW: Convert, resize and filter JPEG/PNG images into an output folder.
+    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP images into an output folder.
 
-    INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe or
-    .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed from the
-    bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips outputs
-    that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png (16-bit) and
-    NAME.depth-preview.png beside each output; --pin queues every file written for pinning on a Kubo
-    node (as `granite pin` does) while the batch runs; what is not pinned at the end stays journaled
-    for `granite pin --retry`.
+    INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe,
+    .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed
+    from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips
+    outputs that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png
+    (16-bit) and NAME.depth-preview.png beside each output; --pin queues every file written for pinning
+    on a Kubo node (as `granite pin` does) while the batch runs; what is not pinned at the end stays
+    journaled for `granite pin --retry`.
 
     Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
     orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
@@ -38,9 +38,10 @@ final class ConvertCLITests: XCTestCase {
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
-      --format <format>       Output format: jpg or png (default: the input's format).
-      --quality <quality>     JPEG quality, 1-100. (default: 85)
+      --format <format>       Output format: jpg, png or webp (default: the input's format).
+      --quality <quality>     JPEG and WebP quality, 1-100. (default: 85)
       --progressive           Write progressive JPEGs.
+      --lossless              Write lossless WebP (--quality is then ignored).
       --colorspace <srgb|keep>
                               Colour space of the outputs: srgb converts the pixels from the input's
                               ICC profile and tags them sRGB; keep leaves pixels and profile as they
@@ -86,7 +87,7 @@ final class ConvertCLITests: XCTestCase {
         TestSupportFiles.write(Array("junk".utf8), input + "/junk.png")
         let partial = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/b"])
         XCTAssertEqual(partial.status, ConvertExitCode.partialFailure)
-        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG or PNG"), partial.stderr)
+        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG, PNG or WebP"), partial.stderr)
         XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
@@ -181,5 +182,25 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("converted 1, skipped 0"), r.stdout)
         XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC2)
+    }
+
+    /// `--format webp` (lossy and `--lossless`), and WebP inputs found in folders and converted back.
+    func testWebP() throws {
+        let input = ConvertFixtures.folder("cli-webp")
+        try ConvertFixtures.writeJPEGs(2, to: input)
+        var r = try ConvertFixtures.runGranite(["convert", input, "-o", input + "/../webp-lossy", "--format", "webp", "--quality", "70"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        r = try ConvertFixtures.runGranite(["convert", input, "-o", input + "/../webp-lossless", "--format", "webp", "--lossless"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lossy = try FileBytes.read(input + "/../webp-lossy/img0.webp")
+        let lossless = try FileBytes.read(input + "/../webp-lossless/img0.webp")
+        XCTAssertEqual(Codecs.sniff(lossy), .webp)
+        XCTAssertLessThan(lossy.count, lossless.count)
+        // Lossless: the decoded JPEG's pixels exactly.
+        XCTAssertEqual(try Codecs.decode(lossless), try Codecs.decodeFile(input + "/img0.jpg"))
+        r = try ConvertFixtures.runGranite(["convert", input + "/../webp-lossless", "-o", input + "/../back", "--format", "png"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("converted 2,"), r.stdout)
+        XCTAssertEqual(try Codecs.decodeFile(input + "/../back/img0.png"), try Codecs.decode(lossless))
     }
 }
