@@ -38,6 +38,8 @@ public struct EXIFBlock: Sendable, Equatable {
         public static let gpsIFD: UInt16 = 0x8825
         public static let interopIFD: UInt16 = 0xA005
         public static let dateTimeOriginal: UInt16 = 0x9003
+        public static let pixelXDimension: UInt16 = 0xA002
+        public static let pixelYDimension: UInt16 = 0xA003
         public static let thumbnailOffset: UInt16 = 0x0201
         public static let thumbnailLength: UInt16 = 0x0202
     }
@@ -96,14 +98,22 @@ public struct EXIFBlock: Sendable, Equatable {
     }
 
     /// The block to keep in an output: IFD1 and its thumbnail removed (unlinked, zeroed, and cut off
-    /// when they are the tail), and the orientation set to 1 when `resetOrientation`.
+    /// when they are the tail), the orientation set to 1 when `resetOrientation`, and the Exif
+    /// IFD's pixel dimensions (0xA002/0xA003, where present) set to `size`.
     ///
     /// Everything else keeps its offset, so maker notes that point into the block stay valid.
-    public func sanitized(resetOrientation: Bool) -> [UInt8] {
+    public func sanitized(resetOrientation: Bool, size: (width: Int, height: Int)? = nil) -> [UInt8] {
         var out = bytes
         let w = TIFFWriter(littleEndian: littleEndian)
         if resetOrientation, let e = ifd0.entry(Tag.orientation), e.type == 3, e.count == 1 {
             w.put16(1, at: e.valueOffset, in: &out)
+        }
+        if let size, let exif {
+            for (tag, value) in [(Tag.pixelXDimension, size.width), (Tag.pixelYDimension, size.height)] {
+                guard let e = exif.entry(tag), e.count == 1 else { continue }
+                if e.type == 4 { w.put32(value, at: e.valueOffset, in: &out) }
+                if e.type == 3, value <= 0xFFFF { w.put16(value, at: e.valueOffset, in: &out) }
+            }
         }
         guard ifd0.next != 0 else { return out }
         w.put32(0, at: ifd0.nextFieldOffset, in: &out)

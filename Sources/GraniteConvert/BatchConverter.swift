@@ -168,7 +168,7 @@ public struct BatchConverter: Sendable {
         case .webp:
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         }
-        let (tagged, kept) = metadata.embed(in: out)
+        let (tagged, kept) = metadata.embed(in: out, size: (image.width, image.height))
         return (tagged, image.width, image.height, image, kept)
     }
 

@@ -5,6 +5,7 @@ import GraniteMedia
 ///
 /// ```
 /// input bytes ─► ImageMetadata.read ─► (broken blocks dropped: warnings)
+///      Exif also gets the output's size in PixelXDimension/PixelYDimension where it has them
 ///      decode (JPEG: Exif orientation applied) ─► resize ─► colour: --colorspace srgb? lcms ─► filters ─► encode
 ///      output blocks: ICC (input's, or sRGB) · Exif (thumbnail dropped, orientation 1 if turned) · XMP (same)
 ///      ─► --keep / --strip ─► embedded into the encoded bytes ─► kept kinds (manifest)
@@ -24,7 +25,9 @@ struct MetadataPlan: Sendable {
         let (metadata, problems) = ImageMetadata.read(bytes)
         source = metadata
         self.settings = settings
-        warnings = problems.map(\.description)
+        // A broken block that would not be kept anyway (`--strip`, `--keep`) is not worth a warning.
+        let needed = settings.keptKinds.union(settings.colorspace == .sRGB ? [.icc] : [])
+        warnings = problems.filter { needed.contains($0.kind) }.map(\.description)
         rotated = Codecs.sniff(bytes) == .jpeg && EXIFOrientation.read(jpeg: bytes) != .up
     }
 
@@ -42,7 +45,7 @@ struct MetadataPlan: Sendable {
     }
 
     /// The blocks the output gets, before `--keep`.
-    mutating func outputBlocks() -> ImageMetadata {
+    mutating func outputBlocks(size: (width: Int, height: Int)) -> ImageMetadata {
         var out = ImageMetadata()
         if convertedToSRGB {
             out.icc = ColorTransform.sRGBProfile
@@ -55,7 +58,7 @@ struct MetadataPlan: Sendable {
             }
         }
         if let exif = source.exif, let block = try? EXIFBlock.parse(exif) {
-            out.exif = block.sanitized(resetOrientation: rotated)
+            out.exif = block.sanitized(resetOrientation: rotated, size: size)
         }
         if let xmp = source.xmp, let packet = try? XMPPacket.parse(xmp) {
             out.xmp = rotated ? packet.resettingOrientation().bytes : packet.bytes
@@ -63,11 +66,11 @@ struct MetadataPlan: Sendable {
         return out
     }
 
-    /// `encoded` with the kept blocks inserted, and the kinds written.
-    mutating func embed(in encoded: [UInt8]) -> (bytes: [UInt8], kept: [MetadataKind]) {
+    /// `encoded` (an image of `size`) with the kept blocks inserted, and the kinds written.
+    mutating func embed(in encoded: [UInt8], size: (width: Int, height: Int)) -> (bytes: [UInt8], kept: [MetadataKind]) {
         let keep = settings.keptKinds
         guard !keep.isEmpty else { return (encoded, []) }
-        let blocks = outputBlocks().keeping(keep)
+        let blocks = outputBlocks(size: size).keeping(keep)
         let (bytes, written, problems) = blocks.embedded(in: encoded)
         warnings += problems.map(\.description)
         return (bytes, written.sorted())

@@ -101,6 +101,25 @@ final class ImageMetadataTests: XCTestCase {
         XCTAssertEqual(String(decoding: try XMPPacket.parse(element).resettingOrientation().bytes, as: UTF8.self),
                        "<x:xmpmeta><tiff:Orientation>1</tiff:Orientation></x:xmpmeta>")
     }
+
+    /// Byte flips and truncations of tagged JPEG, PNG and WebP files: reading their metadata
+    /// returns (blocks or problems) and never traps.
+    func testDamagedContainersNeverTrap() throws {
+        let blocks = ImageMetadata(icc: Self.bigProfile(70_000), exif: EXIFFixture().build(), xmp: xmp)
+        let image = TestSupport.gradient(width: 24, height: 16)
+        let files = [try Codecs.encodeJPEG(image), try Codecs.encodePNG(image), try Codecs.encodeWebP(image)]
+            .map { blocks.embedded(in: $0).bytes }
+        var random = TestSupport.Random(state: 160)
+        for file in files {
+            XCTAssertEqual(ImageMetadata.read(file).metadata.kinds, [.icc, .exif, .xmp])
+            for _ in 0..<1500 {
+                var bytes = file
+                for _ in 0..<(1 + random.below(3)) { bytes[random.below(bytes.count)] = UInt8(random.below(256)) }
+                _ = ImageMetadata.read(bytes)
+                _ = ImageMetadata.read(Array(file.prefix(random.below(file.count))))
+            }
+        }
+    }
 }
 
 extension Array where Element == UInt8 {

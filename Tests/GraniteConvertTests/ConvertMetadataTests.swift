@@ -76,7 +76,7 @@ final class ConvertMetadataTests: XCTestCase {
         try write(profile, dir + "/profile.icc")
         try run(exiftool, ["-q", "-overwrite_original", "-Make=Granite Camera Co", "-Model=GC-1 Mark II",
                            "-Copyright=(c) 2026 Test Author", "-DateTimeOriginal=2026:11:24 14:30:00",
-                           "-GPSLatitude=48.8566", "-GPSLatitudeRef=N", "-GPSLongitude=2.3522", "-GPSLongitudeRef=E",
+                           "-ExifImageWidth=64", "-ExifImageHeight=48", "-GPSLatitude=48.8566", "-GPSLatitudeRef=N", "-GPSLongitude=2.3522", "-GPSLongitudeRef=E",
                            "-IFD0:Orientation#=6", "-ThumbnailImage<=\(dir)/thumb.jpg", "-XMP-dc:Creator=Test Author",
                            "-XMP-tiff:Orientation#=6", "-ICC_Profile<=\(dir)/profile.icc", path])
         let tags = try Self.exiftool(path)
@@ -89,6 +89,8 @@ final class ConvertMetadataTests: XCTestCase {
         let input = try Self.taggedJPEG(dir, profile: Self.displayP3)
         for format in ["jpg", "png", "webp"] {
             let r = try ConvertFixtures.runGranite(["convert", input, "-o", out + format, "--format", format])
+            let validate = try Self.run(try Self.tool("exiftool", package: "libimage-exiftool-perl"), ["-validate", "-warning", "-a", "-s3", out + format + "/tagged." + format])
+            XCTAssertEqual(String(decoding: validate, as: UTF8.self), "OK\n", "exiftool -validate: \(format)")
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stderr.contains("warning"), false, r.stderr)
             let output = out + format + "/tagged." + format
@@ -100,6 +102,8 @@ final class ConvertMetadataTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(tags["GPS:GPSLatitude"] as? Double), 48.8566, accuracy: 1e-4)
             XCTAssertEqual(try XCTUnwrap(tags["GPS:GPSLongitude"] as? Double), 2.3522, accuracy: 1e-4)
             XCTAssertEqual(tags["IFD0:Orientation"] as? Int, 1, "the pixels were turned upright")
+            XCTAssertEqual(tags["ExifIFD:ExifImageWidth"] as? Int, 48, "the output's size")
+            XCTAssertEqual(tags["ExifIFD:ExifImageHeight"] as? Int, 64)
             XCTAssertEqual(tags["XMP-tiff:Orientation"] as? Int, 1)
             XCTAssertEqual(tags["XMP-dc:Creator"] as? String, "Test Author")
             XCTAssertEqual(tags.keys.filter { $0.hasPrefix("IFD1:") }, [], "no thumbnail IFD")
