@@ -186,21 +186,21 @@ final class ConvertCLITests: XCTestCase {
 
     /// `--format webp` (lossy and `--lossless`), and WebP inputs found in folders and converted back.
     func testWebP() throws {
-        let input = ConvertFixtures.folder("cli-webp")
+        let root = ConvertFixtures.folder("cli-webp"), input = root + "/in"
         try ConvertFixtures.writeJPEGs(2, to: input)
-        var r = try ConvertFixtures.runGranite(["convert", input, "-o", input + "/../webp-lossy", "--format", "webp", "--quality", "70"])
+        var r = try ConvertFixtures.runGranite(["convert", input, "-o", root + "/webp-lossy", "--format", "webp", "--quality", "70"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        r = try ConvertFixtures.runGranite(["convert", input, "-o", input + "/../webp-lossless", "--format", "webp", "--lossless"])
+        r = try ConvertFixtures.runGranite(["convert", input, "-o", root + "/webp-lossless", "--format", "webp", "--lossless"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        let lossy = try FileBytes.read(input + "/../webp-lossy/img0.webp")
-        let lossless = try FileBytes.read(input + "/../webp-lossless/img0.webp")
+        let lossy = try FileBytes.read(root + "/webp-lossy/img0.webp")
+        let lossless = try FileBytes.read(root + "/webp-lossless/img0.webp")
         XCTAssertEqual(Codecs.sniff(lossy), .webp)
         XCTAssertLessThan(lossy.count, lossless.count)
         // Lossless: the decoded JPEG's pixels exactly.
         XCTAssertEqual(try Codecs.decode(lossless), try Codecs.decodeFile(input + "/img0.jpg"))
-        r = try ConvertFixtures.runGranite(["convert", input + "/../webp-lossless", "-o", input + "/../back", "--format", "png"])
+        r = try ConvertFixtures.runGranite(["convert", root + "/webp-lossless", "-o", root + "/back", "--format", "png"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("converted 2,"), r.stdout)
-        XCTAssertEqual(try Codecs.decodeFile(input + "/../back/img0.png"), try Codecs.decode(lossless))
+        XCTAssertEqual(try Codecs.decodeFile(root + "/back/img0.png"), try Codecs.decode(lossless))
     }
 }
