@@ -83,12 +83,16 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
-        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG"]),
+        // Colour management and image metadata (issue 16): ICC transforms, PNG chunk (de)compression.
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CWebP"]),
         .target(name: "GraniteConvert", dependencies: [
             "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "GraniteCodecsTests", dependencies: ["GraniteCodecs", "GraniteMedia", "GraniteTesting"]),
-        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia", "GraniteTesting",
+        .testTarget(name: "GraniteConvertTests", dependencies: ["GraniteConvert", "GraniteCodecs", "GraniteMedia", "GraniteTesting", "CLCMS2",
                                                                "GraniteIPFS", "GraniteIPFSTesting"]),
         // MARK: Vulkan compute and the Marble filters (issue 3).
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),

@@ -1,6 +1,6 @@
 import GraniteMedia
 
-/// Decoding and encoding images: JPEG (TurboJPEG) and PNG (libpng simplified API).
+/// Decoding and encoding images: JPEG (TurboJPEG), PNG (libpng simplified API) and WebP (libwebp).
 ///
 /// ```
 /// bytes ─► sniff ─► header (size, bomb limit) ─► decode ─► Exif orientation ─► Image (rgba8 | gray8 | gray16)
@@ -28,10 +28,13 @@ public enum Codecs {
         case .png:
             let image = try PNGCodec.decodeHeader(bytes, path: path)
             return ImageInfo(format: .png, width: image.width, height: image.height, orientation: .up)
+        case .webp:
+            let f = try WebPCodec.features(bytes, path: path)
+            return ImageInfo(format: .webp, width: f.width, height: f.height, orientation: .up)
         }
     }
 
-    /// Decodes JPEG or PNG bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
+    /// Decodes JPEG, PNG or WebP bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
     ///
     /// - Parameter path: the file the bytes came from, for error messages.
     public static func decode(_ bytes: [UInt8], path: String = "(memory)",
@@ -40,6 +43,7 @@ public enum Codecs {
         switch format {
         case .jpeg: return try JPEGCodec.decode(bytes, path: path, options: options)
         case .png: return try PNGCodec.decode(bytes, path: path, options: options)
+        case .webp: return try WebPCodec.decode(bytes, path: path, options: options)
         }
     }
 
@@ -54,6 +58,12 @@ public enum Codecs {
         try JPEGCodec.encode(image, quality: quality, subsampling: subsampling, progressive: progressive, path: path)
     }
 
+    /// Encodes an `rgba8`, `rgb24` or `gray8` image as WebP: lossy at `quality` (1-100), or lossless.
+    public static func encodeWebP(_ image: Image, quality: Int = 85, lossless: Bool = false,
+                                  path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try WebPCodec.encode(image, quality: quality, lossless: lossless, path: path)
+    }
+
     /// Encodes an `rgba8`, `rgb24`, `gray8` or `gray16` image as PNG (16-bit gray for depth maps).
     public static func encodePNG(_ image: Image, path: String = "(memory)") throws(CodecError) -> [UInt8] {
         try PNGCodec.encode(image, path: path)
@@ -62,7 +72,7 @@ public enum Codecs {
     static func notAnImage(_ bytes: [UInt8], _ path: String) -> CodecError {
         if bytes.isEmpty { return .header(path: path, reason: "empty file") }
         let head = bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: " ")
-        return .header(path: path, reason: "not a JPEG or PNG (starts with \(head))")
+        return .header(path: path, reason: "not a JPEG, PNG or WebP (starts with \(head))")
     }
 }
 

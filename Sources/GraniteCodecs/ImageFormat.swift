@@ -4,12 +4,15 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
     case jpeg
     /// PNG, starts with the 8-byte signature `89 50 4E 47 0D 0A 1A 0A`.
     case png
+    /// WebP, a RIFF container: `RIFF`, size, `WEBP`.
+    case webp
 
     /// The usual file extension, without the dot.
     public var fileExtension: String {
         switch self {
         case .jpeg: return "jpg"
         case .png: return "png"
+        case .webp: return "webp"
         }
     }
 
@@ -21,6 +24,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
     static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
         if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return .jpeg }
         if bytes.count >= 8, Array(bytes[0..<8]) == pngSignature { return .png }
+        if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) { return .webp }
         return nil
     }
 }

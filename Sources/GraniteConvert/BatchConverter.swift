@@ -6,7 +6,7 @@ import GraniteML
 /// Converts a batch of images into an output folder, a few at a time, resumably.
 ///
 /// ```
-///             ┌─ worker 1: read ─► SHA-256 ─► skip? ─► decode(scaled) ─► resize ─► processor ─► encode ─► journal ─► atomic write
+///             ┌─ worker 1: read ─► SHA-256 ─► skip? ─► decode(scaled) ─► resize ─► colour ─► processor ─► encode ─► metadata ─► journal ─► atomic write
 /// WorkItems ──┼─ worker 2: ...                                                                          (jobs workers, one image each)
 ///             └─ worker N: ...
 ///                   │ outcomes
@@ -71,7 +71,7 @@ public struct BatchConverter: Sendable {
 
         let start = monotonicNanos()
         var summary = ConvertSummary()
-        await withTaskGroup(of: ConvertOutcome.self) { group in
+        await withTaskGroup(of: (ConvertOutcome, [String]).self) { group in
             var next = 0
             func submit() {
                 guard next < items.count else { return }
@@ -80,7 +80,8 @@ public struct BatchConverter: Sendable {
                 group.addTask { await self.convert(item, store: store) }
             }
             for _ in 0..<min(jobs, items.count) { submit() }
-            while let outcome = await group.next() {
+            while let (outcome, warnings) = await group.next() {
+                for warning in warnings { progress?.message("granite convert: warning: \(warning)") }
                 summary.add(outcome)
                 if case let .failed(path, reason) = outcome {
                     progress?.message("granite convert: failed: \(path): \(reason)")
@@ -95,14 +96,21 @@ public struct BatchConverter: Sendable {
         return summary
     }
 
-    func convert(_ item: WorkItem, store: ManifestStore) async -> ConvertOutcome {
+    func convert(_ item: WorkItem, store: ManifestStore) async -> (ConvertOutcome, [String]) {
+        var warnings = [String]()
+        let outcome = await convert(item, store: store, warnings: &warnings)
+        return (outcome, warnings)
+    }
+
+    /// Converts one input; metadata problems (each dropping a block, not the image) go to `warnings`.
+    func convert(_ item: WorkItem, store: ManifestStore, warnings: inout [String]) async -> ConvertOutcome {
         if let other = item.collidesWith {
             return .failed(path: item.input, reason: "output name \(item.output) is already used by \(other)")
         }
         do {
             let bytes = try FileBytes.read(item.input)
             guard let sourceFormat = Codecs.sniff(bytes) else {
-                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG or PNG")
+                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG, PNG or WebP")
             }
             let format = settings.format ?? sourceFormat
             let fingerprint = settings.fingerprint(for: format)
@@ -116,10 +124,13 @@ public struct BatchConverter: Sendable {
             if known == nil, !overwrite, FileManager.default.fileExists(atPath: outPath) {
                 return .failed(path: item.input, reason: "\(outPath) exists and is not in the manifest (use --overwrite to replace it)")
             }
-            let encoded = try process(bytes, item: item, format: format)
+            var metadata = MetadataPlan(bytes: bytes, settings: settings)
+            defer { warnings += metadata.warnings.map { "\(item.input): \($0)" } }
+            let encoded = try process(bytes, item: item, format: format, metadata: &metadata)
             var entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
                                        outputBytes: encoded.bytes.count, outputSHA256: ContentHash.hex(encoded.bytes),
                                        settings: fingerprint, width: encoded.width, height: encoded.height)
+            entry.metadata = encoded.metadata
             var depthFiles: (images: DepthImages, depth: String, preview: String)?
             if let depth {
                 let names = DepthImages.names(beside: item.output)
@@ -147,7 +158,8 @@ public struct BatchConverter: Sendable {
     }
 
     /// Decode (scaled down by the JPEG decoder when a resize allows it), resize, filter, encode.
-    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat) throws -> (bytes: [UInt8], width: Int, height: Int, image: Image) {
+    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat, metadata: inout MetadataPlan) throws
+        -> (bytes: [UInt8], width: Int, height: Int, image: Image, metadata: [MetadataKind]) {
         var options = DecodeOptions(maxPixels: settings.maxPixels)
         var target: (width: Int, height: Int)?
         if let resize = settings.resize {
@@ -158,13 +170,18 @@ public struct BatchConverter: Sendable {
         }
         var image = try Codecs.decode(bytes, path: item.input, options: options)
         if let target { image = try CPUResize.resize(image, width: target.width, height: target.height) }
+        image = metadata.convertColour(image, path: item.input)
         image = try processor.process(image)
         let out: [UInt8]
         switch format {
-        case .jpeg: out = try Codecs.encodeJPEG(image, quality: settings.quality, path: item.output)
+        case .jpeg:
+            out = try Codecs.encodeJPEG(image, quality: settings.quality, progressive: settings.progressive ?? false, path: item.output)
         case .png: out = try Codecs.encodePNG(image, path: item.output)
+        case .webp:
+            out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         }
-        return (out, image.width, image.height, image)
+        let (tagged, kept) = metadata.embed(in: out, size: (image.width, image.height))
+        return (tagged, image.width, image.height, image, kept)
     }
 
     func outputMatches(_ path: String, _ entry: Manifest.Entry) -> Bool {

@@ -1,3 +1,4 @@
+import Foundation
 import GraniteCodecs
 
 /// The options that decide what an output looks like; recorded in the manifest.
@@ -6,12 +7,20 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var resize: ResizeSpec?
     /// Output format (nil: the input's own format, sniffed from its bytes).
     public var format: ImageFormat?
-    /// JPEG quality, 1...100.
+    /// JPEG and lossy WebP quality, 1...100.
     public var quality: Int
     /// The processor's fingerprint (the `--filter` chain).
     public var filters: String
     /// The decompression-bomb limit in pixels.
     public var maxPixels: Int
+    /// The metadata outputs keep (`--keep`, `--strip`); nil keeps everything: ICC profile, Exif, XMP.
+    public var keep: [MetadataKind]?
+    /// The colour space outputs are converted to (`--colorspace`); nil leaves pixels as they are.
+    public var colorspace: OutputColorspace?
+    /// Write progressive JPEGs (`--progressive`); nil or false: baseline.
+    public var progressive: Bool?
+    /// Write lossless WebP (`--lossless`); nil or false: lossy at `quality`.
+    public var lossless: Bool?
 
     /// Settings with the defaults of `granite convert` (quality 85, 100 MP limit).
     public init(resize: ResizeSpec? = nil, format: ImageFormat? = nil, quality: Int = 85, filters: String = "",
@@ -23,21 +32,66 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         self.maxPixels = maxPixels
     }
 
-    /// Parses `jpg`, `jpeg` or `png`.
+    /// The metadata kinds outputs keep (all when `keep` is nil).
+    public var keptKinds: Set<MetadataKind> { keep.map(Set.init) ?? Set(MetadataKind.allCases) }
+
+    /// Parses `--keep`: a comma-separated list of `icc`, `exif`, `xmp` (or `none`, or `all`).
+    public static func parseKeep(_ text: String) throws(ConvertError) -> [MetadataKind] {
+        var kinds = Set<MetadataKind>()
+        for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false) {
+            let word = part.trimmingCharacters(in: .whitespaces)
+            switch word {
+            case "none": continue
+            case "all": kinds.formUnion(MetadataKind.allCases)
+            default:
+                guard let kind = MetadataKind(rawValue: word) else {
+                    throw .badOption(option: "--keep", value: text, reason: "'\(word)' is not one of icc, exif, xmp, all, none")
+                }
+                kinds.insert(kind)
+            }
+        }
+        return kinds.sorted()
+    }
+
+    /// Parses `--colorspace`: `srgb` converts, `keep` (the default) leaves pixels and profile as they are.
+    public static func parseColorspace(_ text: String) throws(ConvertError) -> OutputColorspace? {
+        switch text.lowercased() {
+        case "srgb": return .sRGB
+        case "keep": return nil
+        default: throw .badOption(option: "--colorspace", value: text, reason: "expected srgb or keep")
+        }
+    }
+
+    /// Parses `jpg`, `jpeg`, `png` or `webp`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
-        default: throw .badOption(option: "--format", value: text, reason: "expected jpg or png")
+        case "webp": return .webp
+        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png or webp")
         }
     }
 
     /// What an output in `format` made with these settings is recorded as.
     func fingerprint(for format: ImageFormat) -> String {
         var parts = ["format=\(format.fileExtension)"]
-        if format == .jpeg { parts.append("quality=\(quality)") }
+        if format == .jpeg || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
+        if format == .webp, lossless == true { parts.append("lossless") }
         if let resize { parts.append("resize=\(resize)") }
         if !filters.isEmpty { parts.append("filters=\(filters)") }
+        // Only non-default metadata settings are named, so manifests from before them stay valid.
+        if keptKinds != Set(MetadataKind.allCases) {
+            parts.append("keep=" + (keptKinds.isEmpty ? "none" : keptKinds.sorted().map(\.rawValue).joined(separator: ",")))
+        }
+        if let colorspace { parts.append("colorspace=\(colorspace.rawValue)") }
+        if format == .jpeg, progressive == true { parts.append("progressive") }
         return parts.joined(separator: ";")
     }
+}
+
+/// A colour space `granite convert` can convert outputs to.
+public enum OutputColorspace: String, Codable, Sendable, Equatable {
+    /// sRGB: pixels converted from the input's ICC profile (inputs without one are taken as
+    /// sRGB already), and the output tagged with lcms's sRGB profile.
+    case sRGB = "srgb"
 }

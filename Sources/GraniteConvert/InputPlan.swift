@@ -16,7 +16,7 @@ struct WorkItem: Sendable, Equatable {
 /// Expands INPUT operands: files as given, folders recursively (image extensions only, hidden
 /// entries and the output folder itself skipped), keeping the folder's relative layout.
 enum InputPlan {
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp"]
 
     static func expand(_ inputs: [String], outputDirectory: String, format: ImageFormat?) throws(ConvertError) -> [WorkItem] {
         let fm = FileManager.default

@@ -30,6 +30,9 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var depth: String? = nil
         /// The colourised depth preview PNG made beside the output (`--depth`).
         public var depthPreview: String? = nil
+        /// The metadata written into the output (`icc`, `exif`, `xmp`); nil in manifests from
+        /// before metadata was kept.
+        public var metadata: [MetadataKind]? = nil
     }
 
     /// What wrote the manifest.

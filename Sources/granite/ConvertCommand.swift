@@ -10,10 +10,10 @@ import GraniteML
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert, resize and filter JPEG/PNG images into an output folder.",
+        abstract: "Convert, resize and filter JPEG/PNG/WebP images into an output folder.",
         discussion: """
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
-        .jpe or .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
+        .jpe, .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
         sniffed from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
         a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
         NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin queues every \
@@ -25,6 +25,10 @@ struct ConvertCommand: AsyncParsableCommand {
         OUTDIR with no coordinator; each writes OUTDIR/manifest.shard-I-of-N.json, and `granite \
         manifest merge OUTDIR` joins them. auto/N takes I from JOB_COMPLETION_INDEX (Kubernetes \
         Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array numbered from 0).
+
+        Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its \
+        thumbnail, orientation set to 1 once the pixels are turned upright); --keep chooses, \
+        --strip removes them all; broken metadata is dropped with a warning.
 
         Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its \
         manifest not writable); 2 some inputs failed (each reported on stderr with its path and \
@@ -52,11 +56,28 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Resize to fit inside WxH, keeping the aspect ratio.", valueName: "WxH"))
     var fit: String?
 
-    @Option(help: ArgumentHelp("Output format: jpg or png (default: the input's format).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: jpg, png or webp (default: the input's format).", valueName: "format"))
     var format: String?
 
-    @Option(help: "JPEG quality, 1-100.")
+    @Option(help: "JPEG and WebP quality, 1-100.")
     var quality: Int = 85
+
+    @Flag(help: "Write progressive JPEGs.")
+    var progressive = false
+
+    @Flag(help: "Write lossless WebP (--quality is then ignored).")
+    var lossless = false
+
+    @Option(help: ArgumentHelp("Colour space of the outputs: srgb converts the pixels from the input's ICC profile and tags them sRGB; keep leaves pixels and profile as they are.",
+                               valueName: "srgb|keep"))
+    var colorspace: String = "keep"
+
+    @Option(help: ArgumentHelp("Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none (default: all).",
+                               valueName: "list"))
+    var keep: String?
+
+    @Flag(help: "Remove all metadata from the outputs: ICC profile, Exif and XMP (same as --keep none).")
+    var strip = false
 
     @Option(help: "Images in flight at once (default: the number of cores).")
     var jobs: Int?
@@ -91,6 +112,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func validate() throws {
         if resize != nil && fit != nil { throw ValidationError("--resize and --fit cannot be used together") }
+        if strip && keep != nil { throw ValidationError("--strip and --keep cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
@@ -112,6 +134,11 @@ struct ConvertCommand: AsyncParsableCommand {
         if let resize { settings.resize = try ResizeSpec.parse(resize) }
         if let fit { settings.resize = try ResizeSpec.parse(fit, fit: true) }
         if let format { settings.format = try ConvertSettings.parseFormat(format) }
+        if let keep { settings.keep = try ConvertSettings.parseKeep(keep) }
+        if strip { settings.keep = [] }
+        settings.colorspace = try ConvertSettings.parseColorspace(colorspace)
+        if progressive { settings.progressive = true }
+        if lossless { settings.lossless = true }
         return (settings, chain)
     }
 

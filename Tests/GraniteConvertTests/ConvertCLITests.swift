@@ -6,15 +6,19 @@ import XCTest
 /// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
 final class ConvertCLITests: XCTestCase {
     static let goldenHelp = """
-    OVERVIEW: Convert, resize and filter JPEG/PNG images into an output folder.
+    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP images into an output folder.
 
-    INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe or
-    .png; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed from the
-    bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips outputs
-    that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png (16-bit) and
-    NAME.depth-preview.png beside each output; --pin queues every file written for pinning on a Kubo
-    node (as `granite pin` does) while the batch runs; what is not pinned at the end stays journaled
-    for `granite pin --retry`.
+    INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe,
+    .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed
+    from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips
+    outputs that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png
+    (16-bit) and NAME.depth-preview.png beside each output; --pin queues every file written for pinning
+    on a Kubo node (as `granite pin` does) while the batch runs; what is not pinned at the end stays
+    journaled for `granite pin --retry`.
+
+    Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
+    orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
+    broken metadata is dropped with a warning.
 
     --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each input's path
     relative to its INPUT, so N processes or machines can split one folder into one OUTDIR with no
@@ -40,8 +44,18 @@ final class ConvertCLITests: XCTestCase {
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
-      --format <format>       Output format: jpg or png (default: the input's format).
-      --quality <quality>     JPEG quality, 1-100. (default: 85)
+      --format <format>       Output format: jpg, png or webp (default: the input's format).
+      --quality <quality>     JPEG and WebP quality, 1-100. (default: 85)
+      --progressive           Write progressive JPEGs.
+      --lossless              Write lossless WebP (--quality is then ignored).
+      --colorspace <srgb|keep>
+                              Colour space of the outputs: srgb converts the pixels from the input's
+                              ICC profile and tags them sRGB; keep leaves pixels and profile as they
+                              are. (default: keep)
+      --keep <list>           Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none
+                              (default: all).
+      --strip                 Remove all metadata from the outputs: ICC profile, Exif and XMP (same as
+                              --keep none).
       --jobs <jobs>           Images in flight at once (default: the number of cores).
       --max-pixels <n>        Refuse inputs with more pixels than this (decompression bombs). (default:
                               100000000)
@@ -113,7 +127,7 @@ final class ConvertCLITests: XCTestCase {
         TestSupportFiles.write(Array("junk".utf8), input + "/junk.png")
         let partial = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/b"])
         XCTAssertEqual(partial.status, ConvertExitCode.partialFailure)
-        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG or PNG"), partial.stderr)
+        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG, PNG or WebP"), partial.stderr)
         XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
@@ -277,5 +291,41 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertEqual(none.status, ConvertExitCode.noInput)
         XCTAssertTrue(none.stderr.contains("no manifest parts"), none.stderr)
         XCTAssertEqual(try ConvertFixtures.runGranite(["manifest", "merge", split, "--shards", "0"]).status, ConvertExitCode.usage)
+    }
+
+    /// `--progressive` writes a progressive (SOF2) JPEG, and redoes outputs made without it.
+    func testProgressive() throws {
+        let input = ConvertFixtures.folder("cli-prog")
+        let paths = try ConvertFixtures.writeJPEGs(1, to: input)
+        func sof(_ path: String) throws -> UInt8? {
+            let b = try FileBytes.read(path)
+            return (2..<b.count - 1).first { b[$0] == 0xFF && (b[$0 + 1] == 0xC0 || b[$0 + 1] == 0xC2) }.map { b[$0 + 1] }
+        }
+        XCTAssertEqual(try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/out"]).status, 0)
+        XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC0)
+        let r = try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/out", "--progressive"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("converted 1, skipped 0"), r.stdout)
+        XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC2)
+    }
+
+    /// `--format webp` (lossy and `--lossless`), and WebP inputs found in folders and converted back.
+    func testWebP() throws {
+        let root = ConvertFixtures.folder("cli-webp"), input = root + "/in"
+        try ConvertFixtures.writeJPEGs(2, to: input)
+        var r = try ConvertFixtures.runGranite(["convert", input, "-o", root + "/webp-lossy", "--format", "webp", "--quality", "70"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        r = try ConvertFixtures.runGranite(["convert", input, "-o", root + "/webp-lossless", "--format", "webp", "--lossless"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lossy = try FileBytes.read(root + "/webp-lossy/img0.webp")
+        let lossless = try FileBytes.read(root + "/webp-lossless/img0.webp")
+        XCTAssertEqual(Codecs.sniff(lossy), .webp)
+        XCTAssertLessThan(lossy.count, lossless.count)
+        // Lossless: the decoded JPEG's pixels exactly.
+        XCTAssertEqual(try Codecs.decode(lossless), try Codecs.decodeFile(input + "/img0.jpg"))
+        r = try ConvertFixtures.runGranite(["convert", root + "/webp-lossless", "-o", root + "/back", "--format", "png"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("converted 2,"), r.stdout)
+        XCTAssertEqual(try Codecs.decodeFile(root + "/back/img0.png"), try Codecs.decode(lossless))
     }
 }

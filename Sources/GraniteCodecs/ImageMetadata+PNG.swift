@@ -1,0 +1,124 @@
+/// PNG chunks: reading iCCP / eXIf / iTXt XMP, writing them after IHDR (with CRCs).
+extension ImageMetadata {
+    static let xmpKeyword: [UInt8] = Array("XML:com.adobe.xmp".utf8)
+    /// The profile name written in iCCP (any 1-79 Latin-1 characters are allowed).
+    static let iccName: [UInt8] = Array("ICC profile".utf8)
+
+    /// The chunks of a PNG: (type, data range, CRC good). Stops quietly at a chunk that runs past
+    /// the end; the decoder reports a broken stream itself.
+    static func pngChunks(_ b: [UInt8]) -> [(type: String, data: Range<Int>, crcOK: Bool)] {
+        var result = [(String, Range<Int>, Bool)]()
+        var i = 8
+        while i <= b.count - 12 {
+            let length = Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
+            guard length <= b.count - i - 12 else { break }
+            let type = String(decoding: b[i + 4..<i + 8], as: UTF8.self)
+            let end = i + 8 + length
+            let stored = UInt32(b[end]) << 24 | UInt32(b[end + 1]) << 16 | UInt32(b[end + 2]) << 8 | UInt32(b[end + 3])
+            let wanted = ["iCCP", "eXIf", "iTXt"].contains(type)
+            result.append((type, i + 8..<end, !wanted || Zlib.crc32(b[i + 4..<end]) == stored))
+            if type == "IEND" { break }
+            i = end + 4
+        }
+        return result
+    }
+
+    static func readPNG(_ b: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
+        var m = ImageMetadata()
+        var problems = [Problem]()
+        for (type, r, crcOK) in pngChunks(b) {
+            let kind: MetadataKind
+            switch type {
+            case "iCCP" where m.icc == nil: kind = .icc
+            case "eXIf" where m.exif == nil: kind = .exif
+            case "iTXt" where m.xmp == nil && b[r].starts(with: xmpKeyword + [0]): kind = .xmp
+            default: continue
+            }
+            guard crcOK else {
+                problems.append(Problem(kind: kind, error: .badField(what: "PNG \(type) chunk", reason: "CRC does not match")))
+                continue
+            }
+            do {
+                switch kind {
+                case .icc: m.icc = try iccpProfile(b[r])
+                case .exif:
+                    // Some writers keep JPEG's "Exif\0\0" prefix in eXIf; the TIFF structure follows it.
+                    m.exif = Array(b[r].starts(with: exifSignature) ? b[r].dropFirst(exifSignature.count) : b[r])
+                case .xmp: m.xmp = try iTXtText(b[r])
+                }
+            } catch {
+                problems.append(Problem(kind: kind, error: error))
+            }
+        }
+        return (m, problems)
+    }
+
+    /// iCCP: name (1-79 bytes), NUL, method 0, zlib stream.
+    static func iccpProfile(_ d: ArraySlice<UInt8>) throws(MetadataError) -> [UInt8] {
+        guard let nul = d.prefix(80).firstIndex(of: 0), nul > d.startIndex else {
+            throw .badField(what: "PNG iCCP chunk", reason: "no profile name of 1-79 bytes")
+        }
+        guard nul + 1 < d.endIndex, d[nul + 1] == 0 else {
+            throw .badField(what: "PNG iCCP chunk", reason: "compression method is not 0 (zlib)")
+        }
+        return try Zlib.inflate(Array(d[(nul + 2)...]), limit: ICCProfile.maxBytes, what: "PNG iCCP chunk")
+    }
+
+    /// iTXt: keyword, NUL, compression flag, method, language tag, NUL, translated keyword, NUL, text.
+    static func iTXtText(_ d: ArraySlice<UInt8>) throws(MetadataError) -> [UInt8] {
+        let what = "PNG iTXt XML:com.adobe.xmp chunk"
+        var i = d.startIndex + xmpKeyword.count + 1
+        guard i + 2 <= d.endIndex else { throw .tooShort(what: what, count: d.count, needed: xmpKeyword.count + 5) }
+        let compressed = d[i], method = d[i + 1]
+        i += 2
+        guard let langEnd = d[i...].firstIndex(of: 0), let keyEnd = d[(langEnd + 1)...].firstIndex(of: 0) else {
+            throw .badField(what: what, reason: "language tag or translated keyword not terminated")
+        }
+        let text = Array(d[(keyEnd + 1)...])
+        switch (compressed, method) {
+        case (0, _): return text
+        case (1, 0): return try Zlib.inflate(text, limit: XMPPacket.maxBytes, what: what)
+        default: throw .badField(what: what, reason: "compression flag \(compressed), method \(method)")
+        }
+    }
+
+    static func chunk(_ type: String, _ parts: [UInt8]...) -> [UInt8] {
+        let data = parts.reduce(into: [UInt8]()) { $0 += $1 }
+        let tag = Array(type.utf8)
+        let n = data.count, crc = Zlib.crc32(tag[...], data[...])
+        return [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + tag + data
+            + [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+    }
+
+    func embeddedPNG(_ png: [UInt8]) -> (bytes: [UInt8], written: [MetadataKind], problems: [Problem]) {
+        let chunks = Self.pngChunks(png)
+        guard let ihdr = chunks.first, ihdr.type == "IHDR" else { return (png, [], []) }
+        var insert = [UInt8]()
+        var written = [MetadataKind]()
+        if let icc {
+            insert += Self.chunk("iCCP", Self.iccName, [0, 0], Zlib.deflate(icc))
+            written.append(.icc)
+        }
+        if let exif {
+            insert += Self.chunk("eXIf", exif)
+            written.append(.exif)
+        }
+        if let xmp {
+            // Uncompressed, no language: what Adobe and exiftool write, so the packet can be found by a byte scan.
+            insert += Self.chunk("iTXt", Self.xmpKeyword, [0, 0, 0, 0, 0], xmp)
+            written.append(.xmp)
+        }
+        guard !insert.isEmpty else { return (png, [], []) }
+        let at = ihdr.data.upperBound + 4
+        var out = Array(png[0..<at]) + insert
+        // An sRGB chunk must not stand beside iCCP: the profile is what the pixels are in.
+        var i = at
+        for c in chunks.dropFirst() {
+            let start = c.data.lowerBound - 8, end = c.data.upperBound + 4
+            if !(icc != nil && c.type == "sRGB") { out += png[start..<end] }
+            i = end
+        }
+        out += png[i...]
+        return (out, written, [])
+    }
+}

@@ -1,0 +1,111 @@
+/// The kinds of metadata `granite convert` carries from input to output.
+public enum MetadataKind: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
+    /// The ICC colour profile.
+    case icc
+    /// The Exif block (TIFF structure).
+    case exif
+    /// The XMP packet.
+    case xmp
+
+    public static func < (a: MetadataKind, b: MetadataKind) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// The metadata blocks of an image, as bytes: ICC profile, Exif (TIFF structure, without the
+/// JPEG `Exif\0\0` prefix) and XMP packet.
+///
+/// ```
+/// JPEG: APP1 Exif\0\0 · APP1 http://ns.adobe.com/xap/1.0/\0 · APP2 ICC_PROFILE\0 seq count (chunked)
+/// PNG:  eXIf · iTXt XML:com.adobe.xmp · iCCP (name, zlib)
+/// WebP: RIFF chunks ICCP · EXIF · XMP (extended format, flagged in VP8X)
+///  bytes ─► read (scan markers / chunks, bounds-checked; each block validated) ─► ImageMetadata + problems
+///  ImageMetadata ─► embedded(in: encoded bytes) ─► markers after SOI/APP0, chunks after IHDR
+/// ```
+public struct ImageMetadata: Sendable, Equatable {
+    /// The ICC profile's bytes.
+    public var icc: [UInt8]?
+    /// The Exif TIFF structure's bytes.
+    public var exif: [UInt8]?
+    /// The XMP packet's bytes.
+    public var xmp: [UInt8]?
+
+    /// Metadata with the given blocks.
+    public init(icc: [UInt8]? = nil, exif: [UInt8]? = nil, xmp: [UInt8]? = nil) {
+        self.icc = icc
+        self.exif = exif
+        self.xmp = xmp
+    }
+
+    /// The kinds present, in `icc, exif, xmp` order.
+    public var kinds: [MetadataKind] {
+        var k = [MetadataKind]()
+        if icc != nil { k.append(.icc) }
+        if exif != nil { k.append(.exif) }
+        if xmp != nil { k.append(.xmp) }
+        return k
+    }
+
+    /// Only the kinds in `keep`.
+    public func keeping(_ keep: Set<MetadataKind>) -> ImageMetadata {
+        ImageMetadata(icc: keep.contains(.icc) ? icc : nil, exif: keep.contains(.exif) ? exif : nil,
+                      xmp: keep.contains(.xmp) ? xmp : nil)
+    }
+
+    /// A block that could not be read or written, and why.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// Which block.
+        public var kind: MetadataKind
+        /// What was wrong.
+        public var error: MetadataError
+
+        public var description: String { "\(kind.label) dropped: \(error)" }
+    }
+
+    /// Reads the metadata of JPEG, PNG or WebP bytes. Each block is validated (`ICCProfile.parse`,
+    /// `EXIFBlock.parse`, `XMPPacket.parse`); a broken one is left out and reported in `problems`.
+    /// Never throws: metadata problems never stop an image from converting.
+    public static func read(_ bytes: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
+        var raw: (metadata: ImageMetadata, problems: [Problem])
+        switch ImageFormat.sniff(bytes) {
+        case .jpeg: raw = readJPEG(bytes)
+        case .png: raw = readPNG(bytes)
+        case .webp: raw = readWebP(bytes)
+        case nil: return (ImageMetadata(), [])
+        }
+        var m = raw.metadata
+        var problems = raw.problems
+        if let icc = m.icc {
+            do { _ = try ICCProfile.parse(icc) } catch { problems.append(Problem(kind: .icc, error: error)); m.icc = nil }
+        }
+        if let exif = m.exif {
+            do { _ = try EXIFBlock.parse(exif) } catch { problems.append(Problem(kind: .exif, error: error)); m.exif = nil }
+        }
+        if let xmp = m.xmp {
+            do { _ = try XMPPacket.parse(xmp) } catch { problems.append(Problem(kind: .xmp, error: error)); m.xmp = nil }
+        }
+        return (m, problems)
+    }
+
+    /// `encoded` (JPEG, PNG or WebP bytes from this module's encoders) with these blocks inserted.
+    /// Blocks the container cannot hold (an Exif block over 64 KB in JPEG) are left out and reported.
+    public func embedded(in encoded: [UInt8]) -> (bytes: [UInt8], written: [MetadataKind], problems: [Problem]) {
+        switch ImageFormat.sniff(encoded) {
+        case .jpeg: return embeddedJPEG(encoded)
+        case .png: return embeddedPNG(encoded)
+        case .webp: return embeddedWebP(encoded)
+        case nil: return (encoded, [], [])
+        }
+    }
+}
+
+extension MetadataKind {
+    /// How messages name the block.
+    var label: String {
+        switch self {
+        case .icc: return "ICC profile"
+        case .exif: return "Exif"
+        case .xmp: return "XMP"
+        }
+    }
+}
