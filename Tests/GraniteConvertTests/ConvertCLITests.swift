@@ -16,15 +16,15 @@ final class ConvertCLITests: XCTestCase {
     on a Kubo node (as `granite pin` does) while the batch runs; what is not pinned at the end stays
     journaled for `granite pin --retry`.
 
-    Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
-    orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
-    broken metadata is dropped with a warning.
-
     --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each input's path
     relative to its INPUT, so N processes or machines can split one folder into one OUTDIR with no
     coordinator; each writes OUTDIR/manifest.shard-I-of-N.json, and `granite manifest merge OUTDIR`
     joins them. auto/N takes I from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or
     SLURM_ARRAY_TASK_ID (Slurm array numbered from 0).
+
+    Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
+    orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
+    broken metadata is dropped with a warning.
 
     Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were

@@ -57,10 +57,17 @@ final class ModelReferenceTests: XCTestCase {
         let diffs = zip(actual.values, expected.values).map { abs($0 - $1) }
         let within = diffs.filter { $0 <= 1 }.count
         print("fastdepth: \(within)/\(diffs.count) within 1 step, max \(diffs.max() ?? 0), exact \(diffs.filter { $0 == 0 }.count)")
-        XCTAssertGreaterThanOrEqual(Double(within) / Double(diffs.count), 0.999)
-        // The int8 kernels requantise as ONNX Runtime's QLinearConv and fuse where it fuses:
-        // on this model the outputs agree exactly (100% here with ORT 1.23.2 on AVX-512 VNNI).
-        XCTAssertGreaterThanOrEqual(Double(diffs.filter { $0 == 0 }.count) / Double(diffs.count), 0.99)
+        XCTAssertLessThanOrEqual(diffs.max() ?? 0, 2)
+        // The int8 kernels requantise as ONNX Runtime's QLinearConv and fuse where it fuses: where
+        // ORT's u8×s8 GEMM is exact (VNNI: 32-bit dot products) the outputs agree exactly (100% with
+        // ORT 1.23.2 on AVX-512 VNNI). Without VNNI, ORT's AVX2 kernel sums byte-pair products in
+        // saturating 16-bit lanes (vpmaddubsw), so ORT itself departs from exact integer arithmetic
+        // (GraniteML's AVX2 path widens without saturating; its portable C build agrees bit for bit,
+        // testFastDepthPortableKernelsMatchSIMD): there ~80% agree exactly and 99.8% within a step.
+        let flags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let ortExact = flags.contains(" avx512_vnni") || flags.contains(" avx_vnni")
+        XCTAssertGreaterThanOrEqual(Double(within) / Double(diffs.count), ortExact ? 0.999 : 0.995)
+        XCTAssertGreaterThanOrEqual(Double(diffs.filter { $0 == 0 }.count) / Double(diffs.count), ortExact ? 0.99 : 0.75)
         XCTAssertGreaterThan(Set(actual.values).count, 10, "a flat depth map means the network did nothing")
     }
 
