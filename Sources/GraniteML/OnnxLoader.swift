@@ -110,9 +110,11 @@ enum OnnxLoader {
             throw .malformedModel(path: path, reason: "\(what) has unsupported element type \(t.dataType)")
         }
         let shape = t.dims.map { Int($0) }
-        let count = shape.reduce(1, *)
         guard shape.allSatisfy({ $0 >= 0 }) else {
             throw .malformedModel(path: path, reason: "\(what) has negative dimensions \(shape)")
+        }
+        guard let count = Tensor.elementCount(shape) else {
+            throw .malformedModel(path: path, reason: "\(what) has more elements than an Int counts (shape \(shape))")
         }
         let raw = t.rawData
         let bad = MLError.malformedModel(path: path, reason: "\(what) holds the wrong number of values for shape \(shape)")
@@ -124,7 +126,7 @@ enum OnnxLoader {
             case .uint8, .int8, .bool: width = 1
             case .int16, .uint16: width = 2
             }
-            guard raw.count == count * width else { throw bad }
+            guard raw.count % width == 0, raw.count / width == count else { throw bad }
             return raw.withUnsafeBytes { bytes in
                 switch type {
                 case .float32: return unchecked(shape, (0..<count).map { Float(bitPattern: bytes.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self).littleEndian) }, type)

@@ -36,6 +36,37 @@ final class ModelErrorTests: XCTestCase {
         }
     }
 
+    /// Shapes are untrusted: dimensions whose product overflows, or a plan past the memory
+    /// limit, are typed errors at load (found while fuzzing the loader, Fuzzers/fuzz-onnx).
+    func testShapesBeyondMemoryAreTypedErrors() throws {
+        let huge = try model(op: "Add", extraInputs: [("b", [1 << 40, 1 << 40], [])])
+        XCTAssertThrowsError(try Model(data: huge, name: "huge.onnx")) { error in
+            guard case let .malformedModel(path, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, "huge.onnx")
+            XCTAssertTrue(reason.contains("initializer 'b'") && reason.contains("more elements"), reason)
+        }
+        let wide = try model(op: "Relu", inputShape: [1, 3, 100_000, 100_000])
+        XCTAssertThrowsError(try Model(data: wide, name: "wide.onnx", threads: 1)) { error in
+            guard case let .malformedModel(_, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("input 'x'") && reason.contains("memory limit"), reason)
+        }
+        // An output inferred past the limit names its node; a plan past it names the model.
+        let upscale = try model(op: "Resize", inputShape: [1, 2, 64, 64],
+                                extraInputs: [("roi", [0], []), ("scales", [4], [1, 1, 1000, 1000])])
+        XCTAssertThrowsError(try Model(data: upscale, threads: 1)) { error in
+            guard case let .invalidNode(node, op, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(node, "the_node")
+            XCTAssertEqual(op, "Resize")
+            XCTAssertTrue(reason.contains("memory limit"), reason)
+        }
+        let small = try model(op: "Relu", inputShape: [1, 2, 64, 64])
+        XCTAssertThrowsError(try Model(data: small, threads: 1, memoryLimit: 40 << 10)) { error in
+            guard case let .malformedModel(_, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("activations") && reason.contains("memory limit"), reason)
+        }
+        XCTAssertNoThrow(try Model(data: small, threads: 1, memoryLimit: 1 << 20))
+    }
+
     func testBadAttributesFailAtLoadNamingTheNode() throws {
         // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
         let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])
