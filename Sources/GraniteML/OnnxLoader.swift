@@ -56,6 +56,12 @@ enum OnnxLoader {
         }
         let outputs = try g.output.map { info throws(MLError) in try valueInfo(info, path: path) }
         guard !outputs.isEmpty else { throw .malformedModel(path: path, reason: "the graph declares no outputs") }
+        for (kind, values) in [("input", inputs), ("output", outputs)] {
+            var seen: Set<String> = []
+            for value in values where !seen.insert(value.name).inserted {
+                throw .malformedModel(path: path, reason: "graph \(kind) '\(value.name)' is declared twice")
+            }
+        }
         return Graph(nodes: nodes, constants: constants, inputs: inputs, outputs: outputs, opset: opset, path: path)
     }
 

@@ -67,6 +67,19 @@ final class ModelErrorTests: XCTestCase {
         XCTAssertNoThrow(try Model(data: small, threads: 1, memoryLimit: 1 << 20))
     }
 
+    /// Found by Fuzzers/fuzz-onnx: ONNX's concat node test with its first input declared twice
+    /// trapped (duplicate dictionary key) while planning; now a typed error at load.
+    func testDuplicateGraphInputIsATypedError() throws {
+        let data = try XCTUnwrap(Data(base64Encoded: """
+            CAcSDGJhY2tlbmQtdGVzdDqUAQotCgZ2YWx1ZTAKBnZhbHVlMRIGb3V0cHV0IgZDb25jYXQqCwoEYXhpcxgAoAECEhV0ZXN0X2NvbmNhdF8y\
+            ZF9heGlzXzBaGAoGdmFsdWUwEg4KDAgBEggKAggCCgIIAloYCgZ2YWx1ZTASDgoMCAESCAoCCAIKAggCYhgKBm91dHB1dBIOCgwIARIICgII\
+            BAoCCAJCBAoAEA0=
+            """))
+        XCTAssertThrowsError(try Model(data: data, name: "dup.onnx", threads: 1)) { error in
+            XCTAssertEqual(error as? MLError, .malformedModel(path: "dup.onnx", reason: "graph input 'value0' is declared twice"))
+        }
+    }
+
     func testBadAttributesFailAtLoadNamingTheNode() throws {
         // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
         let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])

@@ -55,7 +55,7 @@ run_target() {
   mkdir -p "$corpus" "$work/$name.artifacts"
   [ -f "Fuzzers/Dictionaries/$name.dict" ] && dict=(-dict="Fuzzers/Dictionaries/$name.dict")
   set +e
-  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0:handle_abort=1 \
+  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0:handle_abort=1 \
     "$bin/fuzz-$name" "$corpus" "Fuzzers/Seeds/$name" "${dict[@]}" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
       -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/$name.artifacts/" \
