@@ -74,7 +74,7 @@ public final class Model: Sendable {
         self.threads = max(threads, 1)
         self.memoryLimit = memoryLimit
         inputNormalization = parsed.inputs.count == 1 ? InputNormalization.detect(in: parsed, input: parsed.inputs[0].name) : nil
-        graph = try Optimizer.optimize(parsed)
+        graph = try Optimizer.optimize(parsed, memoryLimit: memoryLimit)
         plans = Mutex(PlanCache())
         let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }
         if fixed.count == inputs.count {

@@ -3,8 +3,9 @@
 /// Add) folded into the Conv or ConvTranspose before them, and
 /// activations and quantise-dequantise pairs fused onto the node that produces their input.
 enum Optimizer {
-    static func optimize(_ graph: Graph) throws(MLError) -> Graph {
-        var g = try foldConstants(graph)
+    /// The rewritten graph; constants folded here obey `memoryLimit` (bytes) as plans do.
+    static func optimize(_ graph: Graph, memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) -> Graph {
+        var g = try foldConstants(graph, maxElements: memoryLimit / MemoryLayout<Float>.size)
         g = try foldChannelAffines(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
@@ -14,7 +15,7 @@ enum Optimizer {
     }
 
     /// Evaluates, once, every node whose inputs are all constant.
-    static func foldConstants(_ graph: Graph) throws(MLError) -> Graph {
+    static func foldConstants(_ graph: Graph, maxElements: Int) throws(MLError) -> Graph {
         var g = graph
         var kept: [Node] = []
         for node in g.nodes {
@@ -22,12 +23,13 @@ enum Optimizer {
             let allConstant = zip(node.inputs, inputs).allSatisfy { $0.isEmpty || $1 != nil }
             guard allConstant, !node.inputs.isEmpty else { kept.append(node); continue }
             let operands = inputs.map { $0.map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
-            let context = BuildContext(node: node, inputs: operands, opset: g.opset)
+            let context = BuildContext(node: node, inputs: operands, opset: g.opset, maxElements: maxElements)
             QuantizedConv.record(node, inputs, into: &g)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, t) in zip(node.outputs, tensors) where !name.isEmpty { g.constants[name] = t }
             case let .kernel(outputs, scratch, run):
+                try context.check(outputs, scratch: scratch)
                 let folded = Planner.fold(Ops.withEpilogue(node, run, outputs: outputs), operands: operands, outputs: outputs, scratch: scratch)
                 for (name, t) in zip(node.outputs, folded) where !name.isEmpty { g.constants[name] = t }
             }

@@ -60,7 +60,7 @@ struct Planner {
                     operands.append(OpInput(shape: activations[id].shape, type: activations[id].type, constant: nil))
                 }
             }
-            let context = BuildContext(node: node, inputs: operands, opset: graph.opset, threads: threads)
+            let context = BuildContext(node: node, inputs: operands, opset: graph.opset, threads: threads, maxElements: maxFloats)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, tensor) in zip(node.outputs, tensors) where !name.isEmpty { values[name] = .constant(tensor) }
@@ -68,11 +68,7 @@ struct Planner {
                 guard outputs.count >= node.outputs.filter({ !$0.isEmpty }).count else {
                     throw node.unsupported("only \(outputs.count) output(s) are produced")
                 }
-                for spec in outputs {
-                    guard let count = Tensor.elementCount(spec.shape), count <= maxFloats, scratch >= 0, scratch <= maxFloats else {
-                        throw node.invalid("an output of shape \(spec.shape) (scratch \(scratch) floats) needs more than the memory limit of \(memoryLimit) bytes")
-                    }
-                }
+                try context.check(outputs, scratch: scratch)
                 let kernel = Ops.withEpilogue(node, run, outputs: outputs)
                 if operands.allSatisfy({ $0 == nil || $0!.constant != nil }) {
                     let folded = Self.fold(kernel, operands: operands, outputs: outputs, scratch: scratch)

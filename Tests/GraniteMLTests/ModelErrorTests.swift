@@ -80,6 +80,25 @@ final class ModelErrorTests: XCTestCase {
         }
     }
 
+    /// Found by Fuzzers/fuzz-onnx: FastDepth's first layers with one pad of 2^56 made Pad build
+    /// per-axis index maps of that length (a 2^56-element allocation) before any size check.
+    /// The input is the fuzzer's, kept as a seed of the fuzz tier too.
+    func testPadFarPastMemoryIsATypedError() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzzers/Seeds/onnx/crash-pad-huge.onnx")
+        XCTAssertThrowsError(try Model(data: try Data(contentsOf: seed), name: "pad.onnx", threads: 1)) { error in
+            guard case let .invalidNode(_, op, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(op, "Pad")
+            XCTAssertTrue(reason.contains("memory limit"), reason)
+        }
+        // Pads whose sum overflows an Int.
+        let overflowing = try model(op: "Pad", extraInputs: [("pads", [8], [0, 0, 0, 9e18, 0, 0, 0, 9e18])])
+        XCTAssertThrowsError(try Model(data: overflowing, threads: 1)) { error in
+            guard case let .invalidNode(_, "Pad", reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("overflow"), reason)
+        }
+    }
+
     func testBadAttributesFailAtLoadNamingTheNode() throws {
         // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
         let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])
