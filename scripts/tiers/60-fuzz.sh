@@ -80,9 +80,9 @@ printf '%-8s %12s %8s %8s %8s %10s  %s\n' target executions cov ft corpus peak_r
 for name in $targets; do
   log="$work/$name.log"
   status=$(cat "$work/$name.status" 2>/dev/null || echo 1)
-  execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
-  rss=$(grep -Eo 'stat::peak_rss_mb: [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
-  last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1)
+  execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+  rss=$(grep -Eo 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+  last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
   cov=$(echo "$last" | grep -Eo 'cov: [0-9]+' | grep -Eo '[0-9]+' || echo "?")
   ft=$(echo "$last" | grep -Eo 'ft: [0-9]+' | grep -Eo '[0-9]+' || echo "?")
   corp=$(echo "$last" | grep -Eo 'corp: [0-9]+' | grep -Eo '[0-9]+' || echo "?")
