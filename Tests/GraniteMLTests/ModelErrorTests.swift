@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SwiftProtobuf
 @testable import GraniteML
 
 /// Bad models and bad inputs give typed errors that name the node, op or input.
@@ -96,6 +97,32 @@ final class ModelErrorTests: XCTestCase {
         XCTAssertThrowsError(try Model(data: overflowing, threads: 1)) { error in
             guard case let .invalidNode(_, "Pad", reason)? = error as? MLError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("overflow"), reason)
+        }
+    }
+
+    /// Found by Fuzzers/fuzz-onnx: a Conv whose pads were mutated to ~2^62 overflowed the output
+    /// plane (oh × ow) and trapped; window attributes are now bounded and outputs checked.
+    func testConvWithHugePadsIsATypedError() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzzers/Seeds/onnx/crash-conv-huge-pads.onnx")
+        XCTAssertThrowsError(try Model(data: try Data(contentsOf: seed), name: "conv.onnx", threads: 1)) { error in
+            guard case let .invalidNode(_, op, _)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(op, "Conv")
+        }
+        let wide = try model(op: "Conv", extraInputs: [("w", [2, 2, 1, 1], [1, 0, 0, 1])])
+        for pads in [[0, 0, 1 << 40, 1 << 40], [0, 0, 1 << 20, 1 << 20]] {
+            var proto = try Onnx_ModelProto(serializedBytes: wide)
+            proto.graph.node[0].attribute = [TestModels.ints("pads", pads)]
+            XCTAssertThrowsError(try Model(data: try proto.serializedData(), threads: 1)) { error in
+                guard case .invalidNode(_, "Conv", _)? = error as? MLError else { return XCTFail("\(error)") }
+            }
+        }
+        // Resize scales that no shape can hold.
+        for scale: Float in [.infinity, 1e30] {
+            let resize = try model(op: "Resize", extraInputs: [("roi", [0], []), ("scales", [4], [1, 1, scale, 1])])
+            XCTAssertThrowsError(try Model(data: resize, threads: 1)) { error in
+                guard case .invalidNode(_, "Resize", _)? = error as? MLError else { return XCTFail("\(error)") }
+            }
         }
     }
 
