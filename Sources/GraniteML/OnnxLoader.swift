@@ -37,6 +37,9 @@ enum OnnxLoader {
         nodes.reserveCapacity(g.node.count)
         for (index, proto) in g.node.enumerated() {
             let name = proto.name.isEmpty ? "\(proto.opType)#\(index)" : proto.name
+            guard proto.output.contains(where: { !$0.isEmpty }) else {
+                throw .invalidNode(node: name, op: proto.opType, reason: "the node has no outputs")
+            }
             var attributes: [String: Attribute] = [:]
             for attribute in proto.attribute {
                 attributes[attribute.name] = try convert(attribute, node: name, op: proto.opType, path: path)

@@ -171,17 +171,18 @@ enum Optimizer {
                     if g.opset < 11 || next.inputs.count == 1 {
                         step = .clip(lo: next.float("min", -.greatestFiniteMagnitude), hi: next.float("max", .greatestFiniteMagnitude))
                     } else if next.inputs.dropFirst().allSatisfy({ $0.isEmpty || g.constants[$0] != nil }) {
-                        let lo = next.inputs.count > 1 && !next.inputs[1].isEmpty ? g.constants[next.inputs[1]]!.values[0] : -.greatestFiniteMagnitude
-                        let hi = next.inputs.count > 2 && !next.inputs[2].isEmpty ? g.constants[next.inputs[2]]!.values[0] : .greatestFiniteMagnitude
-                        step = .clip(lo: lo, hi: hi)
+                        // An empty bound tensor counts as no bound.
+                        let lo = next.inputs.count > 1 && !next.inputs[1].isEmpty ? g.constants[next.inputs[1]]!.values.first : nil
+                        let hi = next.inputs.count > 2 && !next.inputs[2].isEmpty ? g.constants[next.inputs[2]]!.values.first : nil
+                        step = .clip(lo: lo ?? -.greatestFiniteMagnitude, hi: hi ?? .greatestFiniteMagnitude)
                     }
                 case "QuantizeLinear":
-                    let q = next.outputs[0]
-                    guard uses[q] == 1, !graphOutputs.contains(q), let k = consumer[q], g.nodes[k].op == "DequantizeLinear",
+                    guard let q = next.outputs.first, uses[q] == 1, !graphOutputs.contains(q), let k = consumer[q],
+                          g.nodes[k].op == "DequantizeLinear", let dequantized = g.nodes[k].outputs.first,
                           let pair = fakeQuant(next, g.nodes[k], g) else { break }
                     step = pair
                     removal.append(k)
-                    newOutput = g.nodes[k].outputs[0]
+                    newOutput = dequantized
                 default: break
                 }
                 guard let step else { continue }
@@ -258,8 +259,8 @@ enum Optimizer {
             guard case let .fakeQuant(scale, zero, lo, hi) = node.epilogue[0] else { continue }
             let nearest = (node.op == "Resize" || node.op == "Upsample") && node.string("mode", "nearest") == "nearest"
             guard nearest || moving.contains(node.op), node.op != "MaxPool" || node.outputs.count == 1 else { continue }
-            let data = node.op == "Concat" ? node.inputs : [node.inputs[0]]
-            let onGrid = data.allSatisfy { name in
+            let data = node.op == "Concat" ? node.inputs : Array(node.inputs.prefix(1))
+            let onGrid = !data.isEmpty && data.allSatisfy { name in
                 guard let p = producer[name], p != i else { return false }
                 guard let grid = g.nodes[p].epilogue.last?.grid else { return false }
                 return grid == (scale, zero, lo, hi)
@@ -279,6 +280,6 @@ enum Optimizer {
         if dq.inputs.count > 2 && !dq.inputs[2].isEmpty && dz == nil { return nil }
         let type = qz?.elementType ?? .uint8
         guard (qz?.values ?? [0]) == (dz?.values ?? [0]), let range = type.range, type == .uint8 || type == .int8 else { return nil }
-        return .fakeQuant(scale: qs.values[0], zeroPoint: qz?.values[0] ?? 0, lo: range.lowerBound, hi: range.upperBound)
+        return .fakeQuant(scale: qs.values[0], zeroPoint: qz?.values.first ?? 0, lo: range.lowerBound, hi: range.upperBound)
     }
 }

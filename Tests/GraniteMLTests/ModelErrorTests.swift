@@ -126,6 +126,18 @@ final class ModelErrorTests: XCTestCase {
         }
     }
 
+    /// Found by Fuzzers/fuzz-onnx: a QuantizeLinear whose output list was cut to nothing made
+    /// the epilogue fusion index past the end; a node without outputs is now refused at load.
+    func testNodeWithoutOutputsIsATypedError() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzzers/Seeds/onnx/crash-quantize-without-output.onnx")
+        XCTAssertThrowsError(try Model(data: try Data(contentsOf: seed), name: "q.onnx", threads: 1)) { error in
+            guard case let .invalidNode(_, op, reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertEqual(op, "QuantizeLinear")
+            XCTAssertEqual(reason, "the node has no outputs")
+        }
+    }
+
     func testBadAttributesFailAtLoadNamingTheNode() throws {
         // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
         let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])
