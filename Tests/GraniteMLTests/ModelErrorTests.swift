@@ -138,6 +138,24 @@ final class ModelErrorTests: XCTestCase {
         }
     }
 
+    /// Found by Fuzzers/fuzz-onnx: a Reshape target shape whose known dimensions multiply past
+    /// Int.max trapped; now "cannot reshape".
+    func testReshapeToAnOverflowingShapeIsATypedError() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzzers/Seeds/onnx/crash-reshape-overflow.onnx")
+        XCTAssertThrowsError(try Model(data: try Data(contentsOf: seed), name: "reshape.onnx", threads: 1)) { error in
+            guard case let .invalidNode(_, "Reshape", reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("cannot reshape"), reason)
+        }
+        for spec: [Float] in [[4e9, 4e9, 4e9, -1], [4e9, 4e9, 4e9, 4e9]] {
+            let reshape = try model(op: "Reshape", extraInputs: [("shape", [4], spec)])
+            XCTAssertThrowsError(try Model(data: reshape, threads: 1)) { error in
+                guard case let .invalidNode(_, "Reshape", reason)? = error as? MLError else { return XCTFail("\(error)") }
+                XCTAssertTrue(reason.hasPrefix("cannot reshape"), reason)
+            }
+        }
+    }
+
     func testBadAttributesFailAtLoadNamingTheNode() throws {
         // Weights for 3 input channels on a 2-channel input: shape inference fails at load.
         let data = try model(op: "Conv", extraInputs: [("w", [4, 3, 3, 3], [Float](repeating: 0.1, count: 108))])
