@@ -152,16 +152,9 @@ final class V4L2Device {
         var chosen = v4l2_format()
         chosen.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         try v4l2Ioctl(fd, CV4L2_VIDIOC_G_FMT, "VIDIOC_G_FMT", device: path, &chosen)
-        guard chosen.fmt.pix.pixelformat == fourcc else {
-            throw .unsupportedFormat(device: path, requested: "\(format) (driver chose \(FourCC.string(chosen.fmt.pix.pixelformat)))",
-                                     offered: info.offeredCodes)
-        }
-        let width = Int(chosen.fmt.pix.width), height = Int(chosen.fmt.pix.height)
-        var bytesPerLine = Int(chosen.fmt.pix.bytesperline)
-        if bytesPerLine == 0 { bytesPerLine = format.pixelFormat?.minimumBytesPerRow(width: width) ?? 0 }
-        let emulated = info.formats.first(where: { $0.fourcc == fourcc })?.emulated ?? false
-        let result = StreamFormat(format: format, size: FrameSize(width: width, height: height),
-                                  bytesPerLine: bytesPerLine, fps: try setRate(fps), emulated: emulated)
+        var result = try StreamFormat(readBack: format, fourcc: chosen.fmt.pix.pixelformat, width: chosen.fmt.pix.width,
+                                      height: chosen.fmt.pix.height, bytesPerLine: chosen.fmt.pix.bytesperline, info: info)
+        result.fps = try setRate(fps)
         self.format = result
         return result
     }
@@ -172,17 +165,16 @@ final class V4L2Device {
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         guard try probe(CV4L2_VIDIOC_G_PARM, "VIDIOC_G_PARM", &parm) else { return nil }
         let settable = parm.parm.capture.capability & CV4L2_CAP_TIMEPERFRAME != 0
-        if let fps, fps > 0, settable {
-            let whole = fps.rounded() == fps
-            parm.parm.capture.timeperframe.numerator = whole ? 1 : 1000
-            parm.parm.capture.timeperframe.denominator = whole ? UInt32(fps) : UInt32((fps * 1000).rounded())
+        if let fps, settable, let interval = FrameInterval(fps: fps) {
+            parm.parm.capture.timeperframe.numerator = interval.numerator
+            parm.parm.capture.timeperframe.denominator = interval.denominator
             try v4l2Ioctl(fd, CV4L2_VIDIOC_S_PARM, "VIDIOC_S_PARM", device: path, &parm)
             parm = v4l2_streamparm()
             parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
             try v4l2Ioctl(fd, CV4L2_VIDIOC_G_PARM, "VIDIOC_G_PARM", device: path, &parm)
         }
         let t = parm.parm.capture.timeperframe
-        return t.numerator > 0 && t.denominator > 0 ? Double(t.denominator) / Double(t.numerator) : nil
+        return FrameInterval(numerator: t.numerator, denominator: t.denominator).fps
     }
 
     // MARK: Streaming

@@ -1,16 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// A node's answer to `version`.
-public struct KuboVersion: Sendable, Hashable {
-    /// e.g. `0.22.0`.
-    public var version: String
-    /// Repo version.
-    public var repo: String
-    /// e.g. `amd64/linux`.
-    public var system: String
-}
-
 /// One entry of an `add` answer: the seed's "added node".
 public struct AddedNode: Sendable, Hashable, Codable {
     /// Path inside the add; "" for the wrapping directory.
@@ -21,22 +11,10 @@ public struct AddedNode: Sendable, Hashable, Codable {
     public var size: UInt64
 }
 
-/// Upload progress from an `add` with `progress=true`.
-public struct AddProgress: Sendable, Hashable {
-    /// The entry being read.
-    public var name: String
-    /// Bytes of it the node has read.
-    public var bytes: UInt64
-}
-
 extension KuboClient {
     /// The node's version (also a cheap reachability and auth check).
     public func version() async throws -> KuboVersion {
-        let object = try json(try await call("version"), command: "version")
-        guard let version = object["Version"] as? String else {
-            throw KuboError.badResponse(node: endpoint.baseURL, command: "version", reason: "no Version")
-        }
-        return KuboVersion(version: version, repo: object["Repo"] as? String ?? "", system: object["System"] as? String ?? "")
+        try KuboAnswer.version(try json(try await call("version"), command: "version"), node: endpoint.baseURL)
     }
 
     /// Adds `paths` (files, directories, symlinks), verifying every CID against the local import.
@@ -74,12 +52,14 @@ extension KuboClient {
         let node = endpoint.baseURL
         let collected = NIOLockedValueBox<[AddedNode]>([])
         _ = try await call("add", query: query, upload: parts) { line in
-            if let hash = line["Hash"] as? String {
-                let size = UInt64(line["Size"] as? String ?? "") ?? 0
-                let added = AddedNode(name: line["Name"] as? String ?? "", cid: try CID(hash), size: size)
+            switch KuboAnswer.addEvent(line) {
+            case let .added(name, hash, size)?:
+                let added = AddedNode(name: name, cid: try CID(hash), size: size)
                 collected.withLockedValue { $0.append(added) }
-            } else if let progress, let name = line["Name"] as? String {
-                progress(AddProgress(name: name, bytes: (line["Bytes"] as? NSNumber)?.uint64Value ?? 0))
+            case let .progress(step)?:
+                progress?(step)
+            case nil:
+                break
             }
         }
         let added = collected.withLockedValue { $0 }
@@ -97,7 +77,7 @@ extension KuboClient {
     @discardableResult
     public func pinAdd(_ cid: CID, recursive: Bool = true) async throws -> [CID] {
         let object = try json(try await call("pin/add", query: [("arg", cid.description), ("recursive", "\(recursive)")]), command: "pin/add")
-        return try (object["Pins"] as? [String] ?? []).map { try CID($0) }
+        return try KuboAnswer.pins(object).map { try CID($0) }
     }
 
     /// Unpins `cid`.
@@ -111,8 +91,7 @@ extension KuboClient {
         var query = [("type", type)]
         if let cid { query.append(("arg", cid.description)) }
         let object = try json(try await call("pin/ls", query: query), command: "pin/ls")
-        let keys = object["Keys"] as? [String: Any] ?? [:]  // absent when nothing is pinned
-        return keys.mapValues { ($0 as? [String: Any])?["Type"] as? String ?? "" }
+        return KuboAnswer.pinTypes(object)
     }
 
     /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`); a file over `limit`
@@ -122,10 +101,6 @@ extension KuboClient {
     }
 
     private func json(_ body: [UInt8], command: String) throws -> [String: Any] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            throw KuboError.badResponse(node: endpoint.baseURL, command: command,
-                                        reason: "not a JSON object: \(String(decoding: body.prefix(120), as: UTF8.self))")
-        }
-        return object
+        try KuboAnswer.object(body, node: endpoint.baseURL, command: command)
     }
 }

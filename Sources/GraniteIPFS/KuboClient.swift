@@ -109,10 +109,10 @@ public struct KuboClient: Sendable {
         }
         guard response.status == .ok else {
             let text = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
-            throw Self.commandError(status: Int(response.status.code), text: text, node: node, command: command)
+            throw KuboAnswer.commandError(status: Int(response.status.code), text: text, node: node, command: command)
         }
         var whole: [UInt8] = []
-        var pending: [UInt8] = []
+        var lines = KuboAnswer.LineSplitter()
         do {
             for try await buffer in response.body {
                 if onLine == nil {
@@ -122,10 +122,8 @@ public struct KuboClient: Sendable {
                     whole.append(contentsOf: buffer.readableBytesView)
                     continue
                 }
-                pending.append(contentsOf: buffer.readableBytesView)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    try handle(line: pending[..<newline], onLine: onLine, node: node, command: command)
-                    pending.removeSubrange(...newline)
+                for line in lines.append(buffer.readableBytesView) {
+                    try handle(line: line, onLine: onLine, node: node, command: command)
                 }
             }
         } catch let error as KuboError {
@@ -133,22 +131,15 @@ public struct KuboClient: Sendable {
         } catch {
             throw Self.mapTransport(error, node: node, command: command, truncated: true)
         }
-        if let message = response.body.trailers?.first(name: "X-Stream-Error"), !message.isEmpty {
-            throw KuboError.streamError(node: node, command: command, message: message)
+        if let error = KuboAnswer.streamError(trailer: response.body.trailers?.first(name: "X-Stream-Error"), node: node, command: command) {
+            throw error
         }
-        if !pending.isEmpty { try handle(line: pending[...], onLine: onLine, node: node, command: command) }
+        if let last = lines.finish() { try handle(line: last, onLine: onLine, node: node, command: command) }
         return whole
     }
 
-    private func handle(line: ArraySlice<UInt8>, onLine: LineHandler?, node: String, command: String) throws {
-        guard let onLine, line.contains(where: { $0 > 32 }) else { return }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-            throw KuboError.badResponse(node: node, command: command, reason: "not a JSON object: \(String(decoding: line.prefix(120), as: UTF8.self))")
-        }
-        // go-ipfs-cmds may also emit an error value in-band.
-        if object["Type"] as? String == "error", let message = object["Message"] as? String {
-            throw KuboError.streamError(node: node, command: command, message: message)
-        }
+    private func handle(line: [UInt8], onLine: LineHandler?, node: String, command: String) throws {
+        guard let onLine, let object = try KuboAnswer.line(line, node: node, command: command) else { return }
         try onLine(object)
     }
 
@@ -159,19 +150,6 @@ public struct KuboClient: Sendable {
             key + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
         }.joined(separator: "&")
         return "\(endpoint.baseURL)/api/v0/\(command)" + (q.isEmpty ? "" : "?" + q)
-    }
-
-    /// A non-200 answer as a typed error: Kubo's JSON `{Message, Code, Type}` or plain text.
-    static func commandError(status: Int, text: String, node: String, command: String) -> KuboError {
-        var message = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        var code: Int?
-        if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-           let m = object["Message"] as? String {
-            message = m
-            code = object["Code"] as? Int
-        }
-        if status == 403 { return .forbidden(node: node, command: command, message: message) }
-        return .command(node: node, command: command, status: status, message: message, code: code)
     }
 
     /// Transport failures: deadlines become `.timeout`, a body cut short `.truncated`, the rest `.unreachable`.

@@ -49,6 +49,8 @@ struct BuildContext {
     let opset: Int
     /// Worker threads the kernel will run with (1 when folding constants at load).
     var threads: Int = 1
+    /// The most elements one output (or scratch) may have: the model's memory limit in floats.
+    var maxElements: Int = Model.defaultMemoryLimit / MemoryLayout<Float>.size
 
     /// A required input.
     func input(_ i: Int) throws(MLError) -> OpInput {
@@ -72,6 +74,25 @@ struct BuildContext {
     func optionalConstant(_ i: Int) throws(MLError) -> Tensor? {
         guard optional(i) != nil else { return nil }
         return try constant(i)
+    }
+
+    /// `shape` checked as the shape of a new value: no negative extent, and an element count
+    /// that neither overflows nor passes the memory limit. Ops call it before they allocate
+    /// anything sized by an output; the planner checks every output again.
+    @discardableResult
+    func outputShape(_ shape: [Int]) throws(MLError) -> [Int] {
+        guard let count = Tensor.elementCount(shape), count <= maxElements else {
+            throw invalid("an output of shape \(shape) needs more than the memory limit of \(maxElements * MemoryLayout<Float>.size) bytes")
+        }
+        return shape
+    }
+
+    /// A built kernel's outputs and scratch, checked as ``outputShape(_:)`` checks one shape.
+    func check(_ outputs: [OutputSpec], scratch: Int) throws(MLError) {
+        for spec in outputs { try outputShape(spec.shape) }
+        guard scratch >= 0, scratch <= maxElements else {
+            throw invalid("scratch of \(scratch) floats needs more than the memory limit of \(maxElements * MemoryLayout<Float>.size) bytes")
+        }
     }
 
     func invalid(_ reason: String) -> MLError { node.invalid(reason) }

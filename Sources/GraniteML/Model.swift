@@ -23,6 +23,10 @@ public final class Model: Sendable {
     /// Threads for GraniteML's kernels, GEMMs included (split by columns; OpenBLAS itself is
     /// kept single-threaded so that one pool of workers serves everything).
     public let threads: Int
+    /// The most bytes one plan may allocate for activations, scratch and run-time constants;
+    /// shapes (declared, or inferred from attributes) that need more fail with a typed error
+    /// instead of exhausting memory.
+    public let memoryLimit: Int
     /// The mean/std normalisation the graph applies to its (single) input itself, if it
     /// starts with one (see ``InputNormalization``).
     public let inputNormalization: InputNormalization?
@@ -32,14 +36,19 @@ public final class Model: Sendable {
     /// The default thread count: every active processor.
     public static var defaultThreads: Int { ProcessInfo.processInfo.activeProcessorCount }
 
+    /// The default ``memoryLimit``: 4 GiB.
+    public static let defaultMemoryLimit = 4 << 30
+
     /// Loads and checks the model at `path`.
-    public convenience init(path: String, threads: Int = Model.defaultThreads) throws(MLError) {
-        try self.init(graph: OnnxLoader.load(path: path), threads: threads)
+    public convenience init(path: String, threads: Int = Model.defaultThreads,
+                            memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) {
+        try self.init(graph: OnnxLoader.load(path: path), threads: threads, memoryLimit: memoryLimit)
     }
 
     /// Loads and checks a model from its serialised bytes; `name` names it in errors.
-    public convenience init(data: Data, name: String = "<memory>", threads: Int = Model.defaultThreads) throws(MLError) {
-        try self.init(graph: OnnxLoader.parse(data, path: name), threads: threads)
+    public convenience init(data: Data, name: String = "<memory>", threads: Int = Model.defaultThreads,
+                            memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) {
+        try self.init(graph: OnnxLoader.parse(data, path: name), threads: threads, memoryLimit: memoryLimit)
     }
 
     /// Loads the model at `path` with some inputs bound to fixed values, which then count as
@@ -51,10 +60,10 @@ public final class Model: Sendable {
             graph.constants[name] = tensor
             graph.inputs.removeAll { $0.name == name }
         }
-        try self.init(graph: graph, threads: threads)
+        try self.init(graph: graph, threads: threads, memoryLimit: Model.defaultMemoryLimit)
     }
 
-    private init(graph parsed: Graph, threads: Int) throws(MLError) {
+    private init(graph parsed: Graph, threads: Int, memoryLimit: Int) throws(MLError) {
         for node in parsed.nodes where !Ops.supported.contains(node.op) || !(node.domain.isEmpty || node.domain == "ai.onnx") {
             throw .unsupportedOp(node: node.name, op: node.domain.isEmpty ? node.op : "\(node.domain).\(node.op)",
                                  reason: "GraniteML has no kernel for it")
@@ -63,12 +72,13 @@ public final class Model: Sendable {
         inputs = parsed.inputs
         outputs = parsed.outputs
         self.threads = max(threads, 1)
+        self.memoryLimit = memoryLimit
         inputNormalization = parsed.inputs.count == 1 ? InputNormalization.detect(in: parsed, input: parsed.inputs[0].name) : nil
-        graph = try Optimizer.optimize(parsed)
+        graph = try Optimizer.optimize(parsed, memoryLimit: memoryLimit)
         plans = Mutex(PlanCache())
         let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }
         if fixed.count == inputs.count {
-            let plan = try Planner(graph: graph, threads: self.threads).plan(inputShapes: Dictionary(uniqueKeysWithValues: fixed))
+            let plan = try Planner(graph: graph, threads: self.threads, memoryLimit: memoryLimit).plan(inputShapes: Dictionary(uniqueKeysWithValues: fixed))
             plans.withLock { $0.insert(plan) }
         }
     }
@@ -89,11 +99,11 @@ public final class Model: Sendable {
             }
             shapes[info.name] = tensor.shape
         }
-        let graph = self.graph, threads = self.threads
+        let graph = self.graph, threads = self.threads, memoryLimit = self.memoryLimit
         let result: Result<[String: Tensor], MLError> = plans.withLock { cache in
             do throws(MLError) {
                 let plan = try cache.plan(for: shapes) { () throws(MLError) in
-                    try Planner(graph: graph, threads: threads).plan(inputShapes: shapes)
+                    try Planner(graph: graph, threads: threads, memoryLimit: memoryLimit).plan(inputShapes: shapes)
                 }
                 for (name, tensor) in feeds { plan.load(name, tensor) }
                 granite_blas_set_threads(1)
@@ -129,11 +139,11 @@ public final class Model: Sendable {
 
     /// Floats in the activation arena planned for these input shapes (planning if needed).
     public func arenaSize(for shapes: [String: [Int]]) throws(MLError) -> Int {
-        let graph = self.graph, threads = self.threads
+        let graph = self.graph, threads = self.threads, memoryLimit = self.memoryLimit
         let result: Result<Int, MLError> = plans.withLock { cache in
             do throws(MLError) {
                 return .success(try cache.plan(for: shapes) { () throws(MLError) in
-                    try Planner(graph: graph, threads: threads).plan(inputShapes: shapes)
+                    try Planner(graph: graph, threads: threads, memoryLimit: memoryLimit).plan(inputShapes: shapes)
                 }.arenaFloats)
             } catch {
                 return .failure(error)

@@ -37,6 +37,9 @@ enum OnnxLoader {
         nodes.reserveCapacity(g.node.count)
         for (index, proto) in g.node.enumerated() {
             let name = proto.name.isEmpty ? "\(proto.opType)#\(index)" : proto.name
+            guard proto.output.contains(where: { !$0.isEmpty }) else {
+                throw .invalidNode(node: name, op: proto.opType, reason: "the node has no outputs")
+            }
             var attributes: [String: Attribute] = [:]
             for attribute in proto.attribute {
                 attributes[attribute.name] = try convert(attribute, node: name, op: proto.opType, path: path)
@@ -56,6 +59,12 @@ enum OnnxLoader {
         }
         let outputs = try g.output.map { info throws(MLError) in try valueInfo(info, path: path) }
         guard !outputs.isEmpty else { throw .malformedModel(path: path, reason: "the graph declares no outputs") }
+        for (kind, values) in [("input", inputs), ("output", outputs)] {
+            var seen: Set<String> = []
+            for value in values where !seen.insert(value.name).inserted {
+                throw .malformedModel(path: path, reason: "graph \(kind) '\(value.name)' is declared twice")
+            }
+        }
         return Graph(nodes: nodes, constants: constants, inputs: inputs, outputs: outputs, opset: opset, path: path)
     }
 
@@ -110,9 +119,11 @@ enum OnnxLoader {
             throw .malformedModel(path: path, reason: "\(what) has unsupported element type \(t.dataType)")
         }
         let shape = t.dims.map { Int($0) }
-        let count = shape.reduce(1, *)
         guard shape.allSatisfy({ $0 >= 0 }) else {
             throw .malformedModel(path: path, reason: "\(what) has negative dimensions \(shape)")
+        }
+        guard let count = Tensor.elementCount(shape) else {
+            throw .malformedModel(path: path, reason: "\(what) has more elements than an Int counts (shape \(shape))")
         }
         let raw = t.rawData
         let bad = MLError.malformedModel(path: path, reason: "\(what) holds the wrong number of values for shape \(shape)")
@@ -124,7 +135,7 @@ enum OnnxLoader {
             case .uint8, .int8, .bool: width = 1
             case .int16, .uint16: width = 2
             }
-            guard raw.count == count * width else { throw bad }
+            guard raw.count % width == 0, raw.count / width == count else { throw bad }
             return raw.withUnsafeBytes { bytes in
                 switch type {
                 case .float32: return unchecked(shape, (0..<count).map { Float(bitPattern: bytes.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self).littleEndian) }, type)

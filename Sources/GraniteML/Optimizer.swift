@@ -3,8 +3,9 @@
 /// Add) folded into the Conv or ConvTranspose before them, and
 /// activations and quantise-dequantise pairs fused onto the node that produces their input.
 enum Optimizer {
-    static func optimize(_ graph: Graph) throws(MLError) -> Graph {
-        var g = try foldConstants(graph)
+    /// The rewritten graph; constants folded here obey `memoryLimit` (bytes) as plans do.
+    static func optimize(_ graph: Graph, memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) -> Graph {
+        var g = try foldConstants(graph, maxElements: memoryLimit / MemoryLayout<Float>.size)
         g = try foldChannelAffines(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
@@ -14,7 +15,7 @@ enum Optimizer {
     }
 
     /// Evaluates, once, every node whose inputs are all constant.
-    static func foldConstants(_ graph: Graph) throws(MLError) -> Graph {
+    static func foldConstants(_ graph: Graph, maxElements: Int) throws(MLError) -> Graph {
         var g = graph
         var kept: [Node] = []
         for node in g.nodes {
@@ -22,12 +23,13 @@ enum Optimizer {
             let allConstant = zip(node.inputs, inputs).allSatisfy { $0.isEmpty || $1 != nil }
             guard allConstant, !node.inputs.isEmpty else { kept.append(node); continue }
             let operands = inputs.map { $0.map { OpInput(shape: $0.shape, type: $0.elementType, constant: $0) } }
-            let context = BuildContext(node: node, inputs: operands, opset: g.opset)
+            let context = BuildContext(node: node, inputs: operands, opset: g.opset, maxElements: maxElements)
             QuantizedConv.record(node, inputs, into: &g)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, t) in zip(node.outputs, tensors) where !name.isEmpty { g.constants[name] = t }
             case let .kernel(outputs, scratch, run):
+                try context.check(outputs, scratch: scratch)
                 let folded = Planner.fold(Ops.withEpilogue(node, run, outputs: outputs), operands: operands, outputs: outputs, scratch: scratch)
                 for (name, t) in zip(node.outputs, folded) where !name.isEmpty { g.constants[name] = t }
             }
@@ -169,17 +171,18 @@ enum Optimizer {
                     if g.opset < 11 || next.inputs.count == 1 {
                         step = .clip(lo: next.float("min", -.greatestFiniteMagnitude), hi: next.float("max", .greatestFiniteMagnitude))
                     } else if next.inputs.dropFirst().allSatisfy({ $0.isEmpty || g.constants[$0] != nil }) {
-                        let lo = next.inputs.count > 1 && !next.inputs[1].isEmpty ? g.constants[next.inputs[1]]!.values[0] : -.greatestFiniteMagnitude
-                        let hi = next.inputs.count > 2 && !next.inputs[2].isEmpty ? g.constants[next.inputs[2]]!.values[0] : .greatestFiniteMagnitude
-                        step = .clip(lo: lo, hi: hi)
+                        // An empty bound tensor counts as no bound.
+                        let lo = next.inputs.count > 1 && !next.inputs[1].isEmpty ? g.constants[next.inputs[1]]!.values.first : nil
+                        let hi = next.inputs.count > 2 && !next.inputs[2].isEmpty ? g.constants[next.inputs[2]]!.values.first : nil
+                        step = .clip(lo: lo ?? -.greatestFiniteMagnitude, hi: hi ?? .greatestFiniteMagnitude)
                     }
                 case "QuantizeLinear":
-                    let q = next.outputs[0]
-                    guard uses[q] == 1, !graphOutputs.contains(q), let k = consumer[q], g.nodes[k].op == "DequantizeLinear",
+                    guard let q = next.outputs.first, uses[q] == 1, !graphOutputs.contains(q), let k = consumer[q],
+                          g.nodes[k].op == "DequantizeLinear", let dequantized = g.nodes[k].outputs.first,
                           let pair = fakeQuant(next, g.nodes[k], g) else { break }
                     step = pair
                     removal.append(k)
-                    newOutput = g.nodes[k].outputs[0]
+                    newOutput = dequantized
                 default: break
                 }
                 guard let step else { continue }
@@ -256,8 +259,8 @@ enum Optimizer {
             guard case let .fakeQuant(scale, zero, lo, hi) = node.epilogue[0] else { continue }
             let nearest = (node.op == "Resize" || node.op == "Upsample") && node.string("mode", "nearest") == "nearest"
             guard nearest || moving.contains(node.op), node.op != "MaxPool" || node.outputs.count == 1 else { continue }
-            let data = node.op == "Concat" ? node.inputs : [node.inputs[0]]
-            let onGrid = data.allSatisfy { name in
+            let data = node.op == "Concat" ? node.inputs : Array(node.inputs.prefix(1))
+            let onGrid = !data.isEmpty && data.allSatisfy { name in
                 guard let p = producer[name], p != i else { return false }
                 guard let grid = g.nodes[p].epilogue.last?.grid else { return false }
                 return grid == (scale, zero, lo, hi)
@@ -277,6 +280,6 @@ enum Optimizer {
         if dq.inputs.count > 2 && !dq.inputs[2].isEmpty && dz == nil { return nil }
         let type = qz?.elementType ?? .uint8
         guard (qz?.values ?? [0]) == (dz?.values ?? [0]), let range = type.range, type == .uint8 || type == .int8 else { return nil }
-        return .fakeQuant(scale: qs.values[0], zeroPoint: qz?.values[0] ?? 0, lo: range.lowerBound, hi: range.upperBound)
+        return .fakeQuant(scale: qs.values[0], zeroPoint: qz?.values.first ?? 0, lo: range.lowerBound, hi: range.upperBound)
     }
 }

@@ -3,6 +3,8 @@
 struct Planner {
     let graph: Graph
     let threads: Int
+    /// Bytes the plan may allocate (``Model/memoryLimit``).
+    let memoryLimit: Int
 
     private enum Value {
         case constant(Tensor)
@@ -32,8 +34,12 @@ struct Planner {
         for (name, tensor) in graph.constants { values[name] = .constant(tensor) }
         var activations: [Activation] = []
         var inputIDs: [String: Int] = [:]
+        let maxFloats = memoryLimit / MemoryLayout<Float>.size
         for info in graph.inputs {
             guard let shape = inputShapes[info.name] else { throw .missingInput(name: info.name) }
+            guard let count = Tensor.elementCount(shape), count <= maxFloats else {
+                throw .malformedModel(path: graph.path, reason: "input '\(info.name)' of shape \(shape) needs more than the memory limit of \(memoryLimit) bytes")
+            }
             inputIDs[info.name] = activations.count
             values[info.name] = .activation(activations.count)
             activations.append(Activation(shape: shape, type: info.elementType, defined: -1, lastUse: -1))
@@ -54,7 +60,7 @@ struct Planner {
                     operands.append(OpInput(shape: activations[id].shape, type: activations[id].type, constant: nil))
                 }
             }
-            let context = BuildContext(node: node, inputs: operands, opset: graph.opset, threads: threads)
+            let context = BuildContext(node: node, inputs: operands, opset: graph.opset, threads: threads, maxElements: maxFloats)
             switch try Ops.build(context) {
             case let .constant(tensors):
                 for (name, tensor) in zip(node.outputs, tensors) where !name.isEmpty { values[name] = .constant(tensor) }
@@ -62,6 +68,7 @@ struct Planner {
                 guard outputs.count >= node.outputs.filter({ !$0.isEmpty }).count else {
                     throw node.unsupported("only \(outputs.count) output(s) are produced")
                 }
+                try context.check(outputs, scratch: scratch)
                 let kernel = Ops.withEpilogue(node, run, outputs: outputs)
                 if operands.allSatisfy({ $0 == nil || $0!.constant != nil }) {
                     let folded = Self.fold(kernel, operands: operands, outputs: outputs, scratch: scratch)
@@ -89,6 +96,9 @@ struct Planner {
 
         let arenaSize = Self.place(&activations)
         let scratchSize = pending.map(\.scratch).max() ?? 0
+        guard arenaSize + scratchSize <= maxFloats else {
+            throw .malformedModel(path: graph.path, reason: "the activations need \((arenaSize + scratchSize) * 4) bytes, more than the memory limit of \(memoryLimit) bytes")
+        }
         let arena = UnsafeMutablePointer<Float>.allocate(capacity: arenaSize + scratchSize + 16)
         arena.initialize(repeating: 0, count: arenaSize + scratchSize + 16)
         let scratch = arena + arenaSize

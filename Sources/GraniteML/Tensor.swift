@@ -68,7 +68,7 @@ public struct Tensor: Sendable, Equatable {
 
     /// A tensor of `values` with `shape`; throws when the count does not match.
     public init(shape: [Int], values: [Float], elementType: ElementType = .float32) throws(MLError) {
-        guard shape.allSatisfy({ $0 >= 0 }), shape.reduce(1, *) == values.count else {
+        guard Tensor.elementCount(shape) == values.count else {
             throw .tensorSizeMismatch(shape: shape, count: values.count)
         }
         self.shape = shape
@@ -85,7 +85,7 @@ public struct Tensor: Sendable, Equatable {
 
     /// An integer tensor from exact 64-bit values.
     public init(shape: [Int], integers: [Int64], elementType: ElementType = .int64) throws(MLError) {
-        guard shape.reduce(1, *) == integers.count else {
+        guard Tensor.elementCount(shape) == integers.count else {
             throw .tensorSizeMismatch(shape: shape, count: integers.count)
         }
         self.shape = shape
@@ -96,6 +96,19 @@ public struct Tensor: Sendable, Equatable {
 
     /// The number of elements.
     public var count: Int { values.count }
+
+    /// The number of elements of `shape`; nil when a dimension is negative or the product does
+    /// not fit an `Int` (shapes read from a model are untrusted).
+    static func elementCount(_ shape: [Int]) -> Int? {
+        var count = 1
+        for dimension in shape {
+            guard dimension >= 0 else { return nil }
+            let (product, overflow) = count.multipliedReportingOverflow(by: dimension)
+            guard !overflow else { return nil }
+            count = product
+        }
+        return count
+    }
 
     /// Values converted to `Int` (exact for integer tensors; float values are truncated).
     var intValues: [Int] {

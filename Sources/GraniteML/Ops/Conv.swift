@@ -24,6 +24,7 @@ enum Conv {
         let g = try ConvGeometry(c, input: [h, wd], kernel: [w.shape[2], w.shape[3]])
         let oh = g.output(h, axis: 0), ow = g.output(wd, axis: 1)
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty (input \(x.shape), kernel \(g.kernel))") }
+        try c.outputShape([n, m, oh, ow])
         let weights = w.values
         let biasValues = bias?.values ?? [Float](repeating: 0, count: m)
         let epilogue = KernelEpilogue(c.node.epilogue)

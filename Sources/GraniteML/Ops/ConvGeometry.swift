@@ -21,6 +21,9 @@ struct ConvGeometry {
               kernel.allSatisfy({ $0 > 0 }) else {
             throw c.invalid("strides, dilations and kernel must be positive and pads non-negative")
         }
+        guard Self.bounded(strides + dilations + pads + kernel) else {
+            throw c.invalid("strides \(strides), dilations \(dilations), pads \(pads) or kernel \(kernel) past \(Self.attributeLimit)")
+        }
         padBegin = [pads[0], pads[1]]
         padEnd = [pads[2], pads[3]]
         let autoPad = node.string("auto_pad", "NOTSET")
@@ -36,6 +39,15 @@ struct ConvGeometry {
             }
         default: throw c.unsupported("auto_pad \(autoPad)")
         }
+    }
+
+    /// The largest stride, dilation, pad or kernel extent accepted: far beyond any real
+    /// network, and small enough that the window arithmetic below cannot overflow.
+    static let attributeLimit = 1 << 24
+
+    /// Whether every value lies within ±``attributeLimit``.
+    static func bounded(_ values: [Int]) -> Bool {
+        values.allSatisfy { $0 >= -attributeLimit && $0 <= attributeLimit }
     }
 
     /// The dilated kernel extent on axis `a`.

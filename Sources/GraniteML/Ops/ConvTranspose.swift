@@ -28,6 +28,9 @@ enum ConvTranspose {
               strides.allSatisfy({ $0 > 0 }), dilations.allSatisfy({ $0 > 0 }) else {
             throw c.unsupported("only 2-D windows with positive strides are supported")
         }
+        guard ConvGeometry.bounded(strides + dilations + pads + outputPadding + (c.node.ints("output_shape") ?? [])) else {
+            throw c.invalid("strides, dilations, pads or output sizes past \(ConvGeometry.attributeLimit)")
+        }
         let input = [h, wd]
         let autoPad = c.node.string("auto_pad", "NOTSET")
         func full(_ a: Int) -> Int {
@@ -48,6 +51,7 @@ enum ConvTranspose {
         }
         let (oh, ow) = (outSize[0], outSize[1])
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty") }
+        try c.outputShape([n, m, oh, ow])
         // Weights are [cg, mg·kh·kw] per group; transposed once here so the GEMM reads them row-major.
         var weights = [Float](repeating: 0, count: w.count)
         let per = mg * kernel[0] * kernel[1]

@@ -26,8 +26,15 @@ enum Pad {
         guard pads.count == 2 * rank else { throw c.invalid("pads \(pads) do not fit rank \(rank)") }
         let mode = c.node.string("mode", "constant")
         guard ["constant", "edge", "reflect"].contains(mode) else { throw c.unsupported("mode \(mode)") }
-        let outShape = (0..<rank).map { x.shape[$0] + pads[$0] + pads[$0 + rank] }
+        var outShape: [Int] = []
+        for a in 0..<rank {
+            let (grown, o1) = x.shape[a].addingReportingOverflow(pads[a])
+            let (extent, o2) = grown.addingReportingOverflow(pads[a + rank])
+            guard !o1, !o2 else { throw c.invalid("pads \(pads) overflow the shape \(x.shape)") }
+            outShape.append(extent)
+        }
         guard outShape.allSatisfy({ $0 >= 0 }) else { throw c.invalid("pads \(pads) crop \(x.shape) below zero") }
+        try c.outputShape(outShape)
         if mode == "reflect", (0..<rank).contains(where: { (pads[$0] > 0 || pads[$0 + rank] > 0) && x.shape[$0] < 2 }) {
             throw c.invalid("reflect padding needs at least 2 values on each padded axis")
         }

@@ -27,6 +27,7 @@ enum Pool {
         let ceilMode = c.node.int("ceil_mode", 0) != 0
         let oh = g.output(h, axis: 0, ceil: ceilMode), ow = g.output(w, axis: 1, ceil: ceilMode)
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty") }
+        try c.outputShape([n, ch, oh, ow])
         let isMax = op == "MaxPool"
         let includePad = c.node.int("count_include_pad", 0) != 0
         return .single([n, ch, oh, ow]) { io in

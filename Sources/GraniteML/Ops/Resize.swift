@@ -31,12 +31,17 @@ enum Resize {
             axisScale = (0..<rank).map { Float(sizes[$0]) / Float(max(x.shape[$0], 1)) }
         } else if let scales {
             guard scales.count == rank, scales.allSatisfy({ $0 > 0 }) else { throw c.invalid("scales \(scales) do not fit rank \(rank)") }
-            outShape = (0..<rank).map { Int(Float(x.shape[$0]) * scales[$0]) }
+            let extents = (0..<rank).map { Double(x.shape[$0]) * Double(scales[$0]) }
+            guard extents.allSatisfy({ $0.isFinite && $0 < Double(1 << 48) }) else {
+                throw c.invalid("scales \(scales) make an output too large for \(x.shape)")
+            }
+            outShape = extents.map { Int(Float($0)) }
             axisScale = scales
         } else {
             throw c.invalid("one of scales and sizes is required")
         }
         guard outShape.allSatisfy({ $0 > 0 }) else { throw c.invalid("output shape \(outShape) is empty") }
+        try c.outputShape(outShape)
         let mode = node.string("mode", "nearest")
         let coordinate = legacy ? "asymmetric" : node.string("coordinate_transformation_mode", "half_pixel")
         let nearestMode = legacy ? "simple" : node.string("nearest_mode", "round_prefer_floor")

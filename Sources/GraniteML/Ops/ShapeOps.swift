@@ -43,11 +43,12 @@ enum ShapeOps {
                 throw c.invalid("invalid target shape \(spec) for input \(x.shape)")
             }
             if let free = shape.firstIndex(of: -1) {
-                let known = shape.filter { $0 != -1 }.reduce(1, *)
-                guard known > 0, x.count % known == 0 else { throw c.invalid("cannot reshape \(x.shape) to \(spec)") }
+                guard let known = Tensor.elementCount(shape.filter { $0 != -1 }), known > 0, x.count % known == 0 else {
+                    throw c.invalid("cannot reshape \(x.shape) to \(spec)")
+                }
                 shape[free] = x.count / known
             }
-            guard shape.reduce(1, *) == x.count else { throw c.invalid("cannot reshape \(x.shape) to \(spec)") }
+            guard Tensor.elementCount(shape) == x.count else { throw c.invalid("cannot reshape \(x.shape) to \(spec)") }
             return copy(x, shape: shape)
         case "Squeeze", "Unsqueeze":
             let axes = try (c.opset >= 13 ? c.optionalConstant(1)?.intValues : node.ints("axes"))

@@ -1,0 +1,2 @@
+// Only the declaration in include/CFuzzer.h is needed; SwiftPM wants one source file per C target.
+#include "CFuzzer.h"

@@ -1,0 +1,21 @@
+// Image decoding as `granite convert` and the folder source do it: the header alone
+// (`Codecs.info`, default limits), a full decode (JPEG or PNG by signature, Exif orientation,
+// gray kept or not, DCT-scaled JPEG), and the Netpbm decoder the folder source uses by default.
+// Any typed error is fine; a crash, leak or hang is a bug.
+import FuzzSupport
+import GraniteCapture
+import GraniteCodecs
+
+fuzzMain { data in
+    let bytes = Array(data)
+    _ = try? Codecs.info(bytes)
+    // 4 MP keeps one run quick; the limit itself is checked from the header, as above.
+    let variant = bytes.last ?? 0
+    let options = DecodeOptions(maxPixels: 4_000_000, applyEXIFOrientation: variant & 1 == 0,
+                                keepGray: variant & 2 != 0,
+                                minimumSize: variant & 4 != 0 ? (width: 16, height: 16) : nil)
+    if let image = try? Codecs.decode(bytes, options: options) {
+        precondition(image.bytes.count == image.format.byteCount(width: image.width, height: image.height))
+    }
+    _ = try? NetpbmDecoder().decode(bytes, path: "fuzz.ppm")
+}
