@@ -177,7 +177,19 @@ final class CamAppTests: XCTestCase {
         XCTAssertThrowsError(try CamPipeline(settings: settings { $0.outputDirectory = "/proc/granite-nope" })) { error in
             guard case let .output(path, call, _)? = error as? CamError else { return XCTFail("\(error)") }
             XCTAssertEqual(path, "/proc/granite-nope")
-            XCTAssertEqual(call, "mkdir")
+            XCTAssertEqual(call, "create folder")
         }
+    }
+
+    /// `--out a/b/c` makes every missing folder on the way (mkdir -p), as a fresh clone's
+    /// `./scripts/run` needs for `out/granite-cam`.
+    func testOutputFolderAndItsParentsAreCreated() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-mkdir-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let nested = root.appendingPathComponent("a/b/c").path
+        _ = try CamPipeline(settings: settings { $0.outputDirectory = nested })
+        var isDirectory: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: nested, isDirectory: &isDirectory) && isDirectory.boolValue)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: nested + "/frames.jsonl"))
     }
 }

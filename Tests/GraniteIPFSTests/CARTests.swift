@@ -64,8 +64,22 @@ final class CARTests: XCTestCase {
         let car = dir.appendingPathComponent("out.car").path
         XCTAssertThrowsError(try UnixFSImporter(options: .init()).importPaths(["/nonexistent/x"], carPath: car))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
-        XCTAssertThrowsError(try UnixFSImporter(options: .init()).importPaths([dir.path], carPath: "/nonexistent/dir/out.car")) {
-            guard case IPFSError.carWrite(path: "/nonexistent/dir/out.car", _) = $0 else { return XCTFail("\($0)") }
+        // A file where a folder of the CAR's path should be: a typed error naming the CAR.
+        let blocker = dir.appendingPathComponent("blocker").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: blocker, contents: Data([1])))
+        XCTAssertThrowsError(try UnixFSImporter(options: .init()).importPaths([blocker], carPath: blocker + "/sub/out.car")) {
+            guard case IPFSError.carWrite(path: blocker + "/sub/out.car", _) = $0 else { return XCTFail("\($0)") }
         }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["blocker"])
+    }
+
+    /// `--car` into folders that do not exist yet creates them (mkdir -p), then the file.
+    func testExportCreatesTheCARFolder() throws {
+        let dir = try TestSupport.tempDir(self)
+        let input = dir.appendingPathComponent("in.txt")
+        try Data("granite".utf8).write(to: input)
+        let car = dir.appendingPathComponent("new/deeper/out.car").path
+        let result = try UnixFSImporter(options: .init()).importPaths([input.path], carPath: car)
+        XCTAssertTrue(try readCAR(car).blocks.contains(result.roots[0].cid.description))
     }
 }
