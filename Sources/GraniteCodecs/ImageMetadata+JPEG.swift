@@ -81,24 +81,19 @@ extension ImageMetadata {
             out += [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)]
             for p in parts { out += p }
         }
-        if let exif {
-            if exif.count + Self.exifSignature.count <= Self.segmentPayload {
-                segment(0xE1, Self.exifSignature, exif)
-                written.append(.exif)
-            } else {
-                problems.append(Problem(kind: .exif, error: .tooLarge(what: "Exif bytes for one JPEG APP1 segment",
-                                                                      count: exif.count, limit: Self.segmentPayload - 6)))
+        /// Exif and XMP each fit one APP1 segment after their signature, or are reported and left out.
+        func app1(_ kind: MetadataKind, _ label: String, _ signature: [UInt8], _ block: [UInt8]?) {
+            guard let block else { return }
+            guard block.count + signature.count <= Self.segmentPayload else {
+                problems.append(Problem(kind: kind, error: .tooLarge(what: "\(label) bytes for one JPEG APP1 segment",
+                                                                     count: block.count, limit: Self.segmentPayload - signature.count)))
+                return
             }
+            segment(0xE1, signature, block)
+            written.append(kind)
         }
-        if let xmp {
-            if xmp.count + Self.xmpSignature.count <= Self.segmentPayload {
-                segment(0xE1, Self.xmpSignature, xmp)
-                written.append(.xmp)
-            } else {
-                problems.append(Problem(kind: .xmp, error: .tooLarge(what: "XMP bytes for one JPEG APP1 segment",
-                                                                     count: xmp.count, limit: Self.segmentPayload - Self.xmpSignature.count)))
-            }
-        }
+        app1(.exif, "Exif", Self.exifSignature, exif)
+        app1(.xmp, "XMP", Self.xmpSignature, xmp)
         if let icc {
             let chunks = (icc.count + Self.iccChunkBytes - 1) / Self.iccChunkBytes
             if (1...255).contains(chunks) {
