@@ -63,7 +63,7 @@ let package = Package(
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
-            "GraniteIPFS",
+            "GraniteIPFS", "GranitePinOptions",
             "GraniteML",
             "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -111,9 +111,13 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The pin options (--api, --api-auth, --pin-journal, --pin-wait) shared by granite and granite-cam.
+        .target(name: "GranitePinOptions", dependencies: [
+            "GraniteIPFS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
         .target(name: "GraniteIPFSTesting"),
-        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting", "GraniteTesting"]),
+        .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting", "GraniteTesting", "GranitePinOptions"]),
 
         // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
         .systemLibrary(name: "CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
@@ -143,7 +147,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "granite-cam", dependencies: [
-            "GraniteCam", "GraniteCapture",
+            "GraniteCam", "GraniteCapture", "GraniteIPFS", "GranitePinOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",

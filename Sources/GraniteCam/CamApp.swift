@@ -1,5 +1,6 @@
 import Granite
 import GraniteCapture
+import GraniteIPFS
 import GraniteMedia
 
 /// What a finished run reports.

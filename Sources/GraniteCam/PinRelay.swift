@@ -24,7 +24,7 @@ struct PinExpedition: GraniteExpedition {
     func reduce(event: PinRelayEvents.Submit, state: inout PinRelayState, connection: GraniteConnection) {
         guard let pins = event.handle.pipeline.pins else { return }
         do {
-            try pins.submit(event.path)
+            try pins.submit([event.path])
             state.queued += 1
         } catch {
             state.failed += 1

@@ -33,6 +33,12 @@ public struct Manifest: Codable, Sendable, Equatable {
         /// The metadata written into the output (`icc`, `exif`, `xmp`); nil in manifests from
         /// before metadata was kept.
         public var metadata: [MetadataKind]? = nil
+        /// The output's IPFS CID (`--pin`); nil when the last run that wrote it did not pin.
+        public var cid: String? = nil
+        /// The depth PNG's CID (`--pin --depth`).
+        public var depthCID: String? = nil
+        /// The depth preview's CID (`--pin --depth`).
+        public var depthPreviewCID: String? = nil
     }
 
     /// What wrote the manifest.
@@ -45,6 +51,10 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var entries: [Entry] = []
     /// In a shard's part (`manifest.shard-I-of-N.json`), which shard wrote it; nil in `manifest.json`.
     public var shard: ShardSpec? = nil
+    /// The output folder's CID (`--pin`): `ipfs add -r` of the folder without the manifest files,
+    /// so `ipfs://ROOT/OUTPUT` addresses each output. Written by a run that pinned, dropped by
+    /// any later run that did not (its outputs may have changed).
+    public var rootCID: String? = nil
 
     /// The file name inside the output folder.
     public static let fileName = "manifest.json"
@@ -177,6 +187,35 @@ actor ManifestStore {
 }
 
 extension Manifest {
+    /// True for the manifest's own files in an output folder (`manifest.json`, its journal, a
+    /// shard's part or journal): not outputs, so not part of the folder's CID.
+    public static func isManifestFile(_ name: String) -> Bool {
+        name == fileName || name == journalName || ShardSpec.fromFileName(name) != nil
+    }
+
+    /// Records the output folder's CIDs in `directory`'s `manifest.json` (rewritten atomically):
+    /// `rootCID`, and each entry's `cid`, `depthCID`, `depthPreviewCID` from `byPath` (paths
+    /// relative to the folder); an entry whose file `byPath` lacks gets none.
+    public static func recordCIDs(in directory: String, root: String, byPath: [String: String]) throws(ConvertError) {
+        let path = directory + "/" + fileName
+        guard let data = FileManager.default.contents(atPath: path),
+              var manifest = try? JSONDecoder().decode(Manifest.self, from: data) else {
+            throw .output(path: path, reason: "cannot read the manifest to record CIDs")
+        }
+        manifest.rootCID = root
+        for i in manifest.entries.indices {
+            let entry = manifest.entries[i]
+            manifest.entries[i].cid = byPath[entry.output]
+            manifest.entries[i].depthCID = entry.depth.flatMap { byPath[$0] }
+            manifest.entries[i].depthPreviewCID = entry.depthPreview.flatMap { byPath[$0] }
+        }
+        do {
+            try AtomicFile.write(try encode(manifest), to: path)
+        } catch {
+            throw .output(path: path, reason: "cannot write manifest: \(error)")
+        }
+    }
+
     /// The manifest as written to disk: pretty-printed JSON with sorted keys and a final newline.
     static func encode(_ manifest: Manifest) throws -> [UInt8] {
         let encoder = JSONEncoder()

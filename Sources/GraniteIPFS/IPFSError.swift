@@ -23,7 +23,9 @@ public enum IPFSError: Error, Equatable, CustomStringConvertible {
         case let .unreadable(path, reason): "cannot read '\(path)': \(reason)"
         case let .unsupportedFileType(path): "'\(path)' is not a regular file, directory or symlink"
         case let .directoryNeedsSharding(path, links):
-            "directory '\(path)' (\(links) entries) needs HAMT sharding, which is not supported"
+            "directory '\(path)' (\(links) entries) is over Kubo's single-block limit (256 KiB of names and CIDs) "
+                + "and needs HAMT sharding, which granite does not build: split it into subfolders of at most "
+                + "\(max(1, links / 2)) entries, or pin its files one by one (granite pin FILE...)"
         case let .carWrite(path, reason): "cannot write CAR file '\(path)': \(reason)"
         case let .duplicateName(name): "two inputs share the name '\(name)'"
         }

@@ -31,23 +31,28 @@ enum KuboAnswer {
     /// Cuts a body that arrives in pieces into NDJSON lines (without their `\n`).
     struct LineSplitter {
         private var pending: [UInt8] = []
+        /// Bytes of `pending` already searched for a newline (a long line is scanned once).
+        private var scanned = 0
 
         /// Adds a piece of the body; returns the lines it completed.
         mutating func append<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [[UInt8]] {
             pending.append(contentsOf: bytes)
             var lines: [[UInt8]] = []
             var start = pending.startIndex
-            while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            var from = scanned
+            while let newline = pending[from...].firstIndex(of: UInt8(ascii: "\n")) {
                 lines.append(Array(pending[start..<newline]))
                 start = newline + 1
+                from = start
             }
             pending.removeSubrange(..<start)
+            scanned = pending.count
             return lines
         }
 
         /// The last line when the body did not end with `\n`, or nil.
         mutating func finish() -> [UInt8]? {
-            defer { pending = [] }
+            defer { pending = []; scanned = 0 }
             return pending.isEmpty ? nil : pending
         }
     }

@@ -51,7 +51,11 @@ extension KuboClient {
         ]
         let node = endpoint.baseURL
         let collected = NIOLockedValueBox<[AddedNode]>([])
-        _ = try await call("add", query: query, upload: parts) { line in
+        // The answer is bounded by what was sent: a line per entry, progress lines per 256 KiB.
+        let bytes = expected.filter { !$0.name.contains("/") }.reduce(0) { $0 + Int(clamping: $1.contentSize) }
+        let limit = (1 << 20) + parts.count * 4096 + bytes / 512
+        let deadline = configuration.requestTimeout + .seconds(Double(bytes) / Double(max(configuration.minUploadRate, 1)))
+        _ = try await call("add", query: query, upload: parts, limit: limit, deadline: deadline) { line in
             switch KuboAnswer.addEvent(line) {
             case let .added(name, hash, size)?:
                 let added = AddedNode(name: name, cid: try CID(hash), size: size)
@@ -95,7 +99,7 @@ extension KuboClient {
     }
 
     /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`); a file over `limit`
-    /// bytes throws ``KuboError/badResponse(node:command:reason:)`` as soon as the limit is passed.
+    /// bytes throws ``KuboError/tooLarge(node:command:limit:)`` as soon as the limit is passed.
     public func cat(_ path: String, limit: Int = 1 << 30) async throws -> [UInt8] {
         try await call("cat", query: [("arg", path)], limit: limit)
     }

@@ -26,6 +26,9 @@ public struct KuboClient: Sendable {
         public var initialBackoff: Duration = .milliseconds(200)
         /// Longest back-off.
         public var maxBackoff: Duration = .seconds(5)
+        /// Slowest upload still waited for: an `add` of N bytes must be answered in full within
+        /// `requestTimeout + N / minUploadRate` (a node streaming an endless answer is cut off).
+        public var minUploadRate: Int = 256 << 10
 
         /// The defaults: 3 s connect, 60 s read, 120 s per command, 4 attempts, 0.2–5 s back-off.
         ///
@@ -71,14 +74,17 @@ public struct KuboClient: Sendable {
     typealias LineHandler = @Sendable ([String: Any]) throws -> Void
 
     /// Runs `command` with retries; returns the whole body (for single-value outputs) after
-    /// handing every NDJSON line to `onLine` when given.
+    /// handing every NDJSON line to `onLine` when given. Every answer is bounded: more than
+    /// `limit` bytes throws ``KuboError/tooLarge(node:command:limit:)``, and one not ended within
+    /// `deadline` (default `requestTimeout`) throws ``KuboError/tooSlow(node:command:deadline:)``.
     func call(_ command: String, query: [(String, String)] = [], upload: [UploadPart]? = nil,
-              limit: Int = 64 << 20, onLine: LineHandler? = nil) async throws -> [UInt8] {
+              limit: Int = 64 << 20, deadline: Duration? = nil, onLine: LineHandler? = nil) async throws -> [UInt8] {
         var attempt = 1
         var backoff = configuration.initialBackoff
         while true {
             do {
-                return try await attemptCall(command, query: query, upload: upload, limit: limit, onLine: onLine)
+                return try await attemptCall(command, query: query, upload: upload, limit: limit,
+                                             deadline: deadline ?? configuration.requestTimeout, onLine: onLine)
             } catch let error as KuboError where error.isTransient && attempt < configuration.maxAttempts {
                 logger.debug("retrying after transient failure", metadata: [
                     "command": "\(command)", "attempt": "\(attempt)", "error": "\(error)"])
@@ -90,8 +96,9 @@ public struct KuboClient: Sendable {
     }
 
     private func attemptCall(_ command: String, query: [(String, String)], upload: [UploadPart]?,
-                             limit: Int, onLine: LineHandler?) async throws -> [UInt8] {
+                             limit: Int, deadline: Duration, onLine: LineHandler?) async throws -> [UInt8] {
         let node = endpoint.baseURL
+        let started = ContinuousClock.now
         var request = HTTPClientRequest(url: url(command, query))
         request.method = .POST
         if let auth { request.headers.add(name: "Authorization", value: auth.headerValue) }
@@ -102,7 +109,6 @@ public struct KuboClient: Sendable {
         }
         let response: HTTPClientResponse
         do {
-            let deadline = upload == nil ? configuration.requestTimeout : .seconds(7 * 24 * 3600)
             response = try await HTTPClients.client(for: configuration).execute(request, timeout: .init(deadline), logger: logger)
         } catch {
             throw Self.mapTransport(error, node: node, command: command, truncated: false)
@@ -113,12 +119,15 @@ public struct KuboClient: Sendable {
         }
         var whole: [UInt8] = []
         var lines = KuboAnswer.LineSplitter()
+        var received = 0
         do {
             for try await buffer in response.body {
+                received += buffer.readableBytes
+                guard received <= limit else { throw KuboError.tooLarge(node: node, command: command, limit: limit) }
+                guard ContinuousClock.now - started <= deadline else {
+                    throw KuboError.tooSlow(node: node, command: command, deadline: deadline)
+                }
                 if onLine == nil {
-                    guard whole.count + buffer.readableBytes <= limit else {
-                        throw KuboError.badResponse(node: node, command: command, reason: "answer larger than \(limit) bytes")
-                    }
                     whole.append(contentsOf: buffer.readableBytesView)
                     continue
                 }
@@ -128,6 +137,8 @@ public struct KuboClient: Sendable {
             }
         } catch let error as KuboError {
             throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw KuboError.tooSlow(node: node, command: command, deadline: deadline)   // not retried
         } catch {
             throw Self.mapTransport(error, node: node, command: command, truncated: true)
         }

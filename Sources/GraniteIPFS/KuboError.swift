@@ -18,6 +18,10 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
     case truncated(node: String, command: String, reason: String)
     /// A response that does not parse as Kubo's JSON.
     case badResponse(node: String, command: String, reason: String)
+    /// The node's answer passed the size bound for the command (a hostile or broken node).
+    case tooLarge(node: String, command: String, limit: Int)
+    /// The node's answer did not end within the command's deadline (e.g. an endless stream).
+    case tooSlow(node: String, command: String, deadline: Duration)
     /// The node's CID for an added entry differs from the locally computed one.
     case cidMismatch(name: String, local: String, node: String)
     /// The node's add output lacks an entry the upload contained.
@@ -28,6 +32,7 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
     public var isTransient: Bool {
         switch self {
         case .unreachable, .timeout, .truncated, .streamError: return true
+        case .tooLarge, .tooSlow: return false
         case let .command(_, _, status, message, _):
             guard [500, 502, 503, 504, 429, 408].contains(status) else { return false }
             return !Self.permanentMessages.contains { message.contains($0) }
@@ -41,20 +46,24 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
         "could not convert", "needs HAMT", "no link named", "is required", "block was not found locally",
     ]
 
-    /// A one-line message naming what failed and why.
+    /// A one-line message naming what failed and why; text from the node has its control
+    /// characters escaped (``NodeText/escaped(_:limit:)``).
     public var description: String {
-        switch self {
-        case let .badAddress(text, reason): "bad IPFS API address '\(text)': \(reason)"
+        let e = { (text: String) in NodeText.escaped(text) }
+        return switch self {
+        case let .badAddress(text, reason): "bad IPFS API address '\(e(text))': \(reason)"
         case let .badAuth(why): "bad IPFS API credentials: \(why)"
-        case let .unreachable(node, command, reason): "IPFS node \(node) unreachable during \(command): \(reason)"
+        case let .unreachable(node, command, reason): "IPFS node \(node) unreachable during \(command): \(e(reason))"
         case let .timeout(node, command): "IPFS node \(node) did not answer \(command) in time"
-        case let .command(node, command, status, message, _): "IPFS node \(node) refused \(command) (HTTP \(status)): \(message)"
-        case let .forbidden(node, command, message): "IPFS node \(node) denied \(command) (403): \(message)"
-        case let .streamError(node, command, message): "IPFS node \(node) failed during \(command) output: \(message)"
-        case let .truncated(node, command, reason): "IPFS node \(node) cut \(command) short: \(reason)"
-        case let .badResponse(node, command, reason): "IPFS node \(node) sent an unreadable \(command) answer: \(reason)"
-        case let .cidMismatch(name, local, node): "CID mismatch for '\(name)': local \(local), node \(node)"
-        case let .missingEntry(name, node): "IPFS node \(node) did not report '\(name)' in its add output"
+        case let .command(node, command, status, message, _): "IPFS node \(node) refused \(command) (HTTP \(status)): \(e(message))"
+        case let .forbidden(node, command, message): "IPFS node \(node) denied \(command) (403): \(e(message))"
+        case let .streamError(node, command, message): "IPFS node \(node) failed during \(command) output: \(e(message))"
+        case let .truncated(node, command, reason): "IPFS node \(node) cut \(command) short: \(e(reason))"
+        case let .badResponse(node, command, reason): "IPFS node \(node) sent an unreadable \(command) answer: \(e(reason))"
+        case let .tooLarge(node, command, limit): "IPFS node \(node) sent more than \(limit) bytes in answer to \(command); job left for a later run"
+        case let .tooSlow(node, command, deadline): "IPFS node \(node) did not finish its answer to \(command) within \(deadline)"
+        case let .cidMismatch(name, local, node): "CID mismatch for '\(e(name))': local \(local), node \(e(node))"
+        case let .missingEntry(name, node): "IPFS node \(node) did not report '\(e(name))' in its add output"
         }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// What happened to the jobs of one pinning pass.
-public struct PinReport: Sendable, Codable {
+public struct PinReport: Sendable, Codable, Equatable {
     /// A job that is now pinned (CID verified).
     public struct Pinned: Sendable, Codable, Hashable {
         /// The job's inputs.
@@ -25,7 +25,18 @@ public struct PinReport: Sendable, Codable {
         public var reason: String
         /// True when it stays in the journal for a later run; false when it failed for good.
         public var willRetry: Bool
+
+        /// A problem with `job`'s inputs and CID.
+        public init(paths: [String], cid: CID, reason: String, willRetry: Bool) {
+            self.paths = paths
+            self.cid = cid
+            self.reason = reason
+            self.willRetry = willRetry
+        }
     }
+
+    /// An empty report.
+    public init() {}
 
     /// Pinned in this pass.
     public var pinned: [Pinned] = []
@@ -82,6 +93,12 @@ public struct Pinner: Sendable {
     /// One job per path, or one for all of them with `wrapWithDirectory`. With `carPath`, the
     /// DAG is also exported as a CARv1 file.
     public func enqueue(paths: [String], carPath: String? = nil) throws -> [PinJob] {
+        try enqueueImport(paths: paths, options: options, carPath: carPath).jobs
+    }
+
+    /// ``enqueue(paths:carPath:)`` with other import `options` (e.g. wrapped in a directory),
+    /// returning the local import too (every entry's CID), so nothing is hashed twice.
+    public func enqueueImport(paths: [String], options: ImportOptions, carPath: String? = nil) throws -> (jobs: [PinJob], result: ImportResult) {
         let absolute = paths.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         let importer = try UnixFSImporter(options: options)
         let result = try importer.importPaths(absolute, carPath: carPath)
@@ -101,7 +118,7 @@ public struct Pinner: Sendable {
             }
         }
         try journal.enqueue(jobs)
-        return jobs
+        return (jobs, result)
     }
 
     /// Runs every pending job of the journal (this process's and earlier ones), `concurrency` at a time.

@@ -97,54 +97,77 @@ struct CIDBench: AsyncParsableCommand {
             return path
         }
         let megabytes = Double(files * (fileKib << 10)) / 1e6
-        var ours: [Double] = []
-        var anchor: [Double] = []
+        var ours: [Double] = [], oursRoot: [Double] = []
+        var anchor: [Double] = [], anchorRoot: [Double] = []
         for run in 0..<max(1, runs / 2 + 1) {
             let server = try KuboStandinProcess(python: python, folder: "scripts/ipfs/kubo-testnode", guardScript: "scripts/ipfs/standin-guard.py",
                                                 repo: work.appendingPathComponent("repo\(run)").path)
             defer { server.stop() }
             let client = KuboClient(endpoint: try KuboEndpoint(parsing: server.url))
-            let journal = try PinJournal(path: work.appendingPathComponent("journal\(run).jsonl").path)
-            let pinner = try Pinner(client: client, journal: journal, options: .init(cidVersion: 1), concurrency: 4)
+            // What `granite convert --pin` does: a job per file, then the folder as one directory.
+            let session = try PinSession(client: client, journalPath: work.appendingPathComponent("journal\(run).jsonl").path,
+                                         options: .init(cidVersion: 1), concurrency: 4)
             let start = DispatchTime.now().uptimeNanoseconds
-            let report = try await pinner.pin(paths: paths)
+            try session.submit(paths)
+            let folder = try session.submitFolder(dir.path)
+            let root = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let outcome = await session.finish()
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            guard report.pinned.count == files, report.problems.isEmpty else {
-                throw ValidationError("pinned \(report.pinned.count)/\(files): \(report.problems.first?.reason ?? "")")
+            guard outcome.pinned == files, outcome.foldersPinned == true else {
+                throw ValidationError("pinned \(outcome.pinned)/\(files), folder \(folder.root): \(outcome.problem ?? "")")
             }
             ours.append(seconds)
-            anchor.append(try pythonClient(server.url, dir: dir.path))
+            oursRoot.append(root)
+            let (total, rootPinned, pythonRoot) = try pythonClient(server.url, dir: dir.path)
+            guard pythonRoot == folder.root.description else {
+                throw ValidationError("folder CID: python client got \(pythonRoot), granite \(folder.root)")
+            }
+            anchor.append(total)
+            anchorRoot.append(rootPinned)
         }
         let a = BenchData.median(ours), b = BenchData.median(anchor)
-        print("add+pin of \(files) files x \(fileKib) KiB against the Kubo test node (CIDv1, 4 at a time, median of \(ours.count)):")
-        print("  client                                files/s     MB/s   seconds")
-        print(String(format: "  granite Pinner (local CID, journal)  %8.1f %8.1f %9.2f", Double(files) / a, megabytes / a, a))
-        print(String(format: "  python urllib (add+pin/add only)      %8.1f %8.1f %9.2f", Double(files) / b, megabytes / b, b))
+        print("add+pin of \(files) files x \(fileKib) KiB, then their folder, against the Kubo test node (CIDv1, 4 at a time, median of \(ours.count)):")
+        print("  client                                files/s     MB/s   seconds   root CID at (s)")
+        print(String(format: "  granite PinSession (local CIDs)      %8.1f %8.1f %9.2f %9.3f (local, before upload)",
+                     Double(files) / a, megabytes / a, a, BenchData.median(oursRoot)))
+        print(String(format: "  python urllib (adds, wrapped add)     %8.1f %8.1f %9.2f %9.3f (node's answer)",
+                     Double(files) / b, megabytes / b, b, BenchData.median(anchorRoot)))
         print(String(format: "  ratio granite/python: %.2fx", b / a))
     }
 
-    /// The anchor: the same adds (cid-version 1) and pin/adds from Python threads, no checks.
-    private func pythonClient(_ url: String, dir: String) throws -> Double {
+    /// The anchor: the same adds (cid-version 1) and pin/adds from Python threads, no checks, then
+    /// the folder as one wrapped add and its pin/add. Returns (seconds, seconds until the root
+    /// CID was known, the root CID).
+    private func pythonClient(_ url: String, dir: String) throws -> (Double, Double, String) {
         let script = """
             import os, sys, time, json, urllib.request, concurrent.futures as cf
             url, d = sys.argv[1], sys.argv[2]
             files = sorted(os.path.join(d, f) for f in os.listdir(d))
-            def one(p):
-                b = "b0undary"
-                body = (b"--" + b.encode() + b'\\r\\nContent-Disposition: form-data; name="file"; filename="'
+            B = "b0undary"
+            def part(p):
+                return (b"--" + B.encode() + b'\\r\\nContent-Disposition: form-data; name="file"; filename="'
                         + os.path.basename(p).encode() + b'"\\r\\nContent-Type: application/octet-stream\\r\\n\\r\\n'
-                        + open(p, "rb").read() + b"\\r\\n--" + b.encode() + b"--\\r\\n")
-                r = urllib.request.Request(url + "/api/v0/add?cid-version=1&pin=true", data=body, method="POST",
-                                           headers={"Content-Type": "multipart/form-data; boundary=" + b})
-                cid = json.loads(urllib.request.urlopen(r).read().splitlines()[-1])["Hash"]
+                        + open(p, "rb").read() + b"\\r\\n")
+            def add(body, query):
+                r = urllib.request.Request(url + "/api/v0/add?cid-version=1&" + query, data=body + b"--" + B.encode() + b"--\\r\\n",
+                                           method="POST", headers={"Content-Type": "multipart/form-data; boundary=" + B})
+                return json.loads(urllib.request.urlopen(r).read().splitlines()[-1])["Hash"]
+            def pin(cid):
                 urllib.request.urlopen(urllib.request.Request(url + "/api/v0/pin/add?arg=" + cid, method="POST")).read()
+            def one(p):
+                pin(add(part(p), "pin=true"))
             t = time.perf_counter()
             with cf.ThreadPoolExecutor(4) as ex: list(ex.map(one, files))
-            print(time.perf_counter() - t)
+            root = add(b"".join(part(p) for p in files), "wrap-with-directory=true&pin=false")
+            t_root = time.perf_counter() - t
+            pin(root)
+            print(time.perf_counter() - t, t_root, root)
             """
-        guard let seconds = Double(try GraniteIPFSTesting.ChildProcess.run(python, ["-c", script, url, dir]).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        let words = try GraniteIPFSTesting.ChildProcess.run(python, ["-c", script, url, dir]).split(separator: " ")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard words.count == 3, let seconds = Double(words[0]), let root = Double(words[1]) else {
             throw ValidationError("python anchor printed no time")
         }
-        return seconds
+        return (seconds, root, words[2])
     }
 }

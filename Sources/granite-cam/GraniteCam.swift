@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import GraniteCam
 import GraniteCapture
+import GranitePinOptions
 
 #if canImport(Glibc)
 import Glibc
@@ -67,14 +68,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Flag(help: "Pin every file written (frames, depth maps) on a Kubo node through the pin journal; capture never waits on the node.")
     var pin = false
 
-    @Option(help: "Kubo RPC API for --pin: multiaddr or URL (default $IPFS_API, the repo's api file, 127.0.0.1:5001).")
-    var api: String?
-
-    @Option(name: .customLong("pin-journal"), help: "Pin journal (default $GRANITE_PIN_JOURNAL or ~/.local/state/granite/pins.jsonl).")
-    var pinJournal: String?
-
-    @Option(name: .customLong("pin-wait"), help: "Seconds to wait at exit for pins to finish; the rest stays journaled.")
-    var pinWait: Double = 10
+    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin`)")
+    var pinOptions: PinOptions
 
     @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
     var unpaced = false
@@ -95,8 +90,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
         if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
-        if (api != nil || pinJournal != nil) && !pin { throw ValidationError("--api and --pin-journal need --pin") }
-        if pinWait < 0 { throw ValidationError("--pin-wait must be 0 or more seconds") }
+        if pinOptions.anyGiven && !pin { throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin") }
     }
 
     func settings() throws -> CamSettings {
@@ -136,7 +130,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
         let pins: CamPinning?
         do {
-            pins = pin ? try CamPinning.resolve(api: api, journal: pinJournal, drainTimeout: .milliseconds(Int(pinWait * 1000))) : nil
+            pins = pin ? try pinOptions.session() : nil
+            // At exit the whole --out folder is journaled as one directory: one address for the run.
+            if let pins, let out { pins.pinFolderAtFinish(out) }
         } catch {
             throw ValidationError("--pin: \(error)")
         }
@@ -169,6 +165,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
             if let p = summary.pinning {
                 print("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
                       + (p.remaining > 0 ? " (journaled in \(p.journal); finish with `granite pin --retry`)" : ""))
+                if let folder = p.folder {
+                    print("granite-cam: folder \(folder.root) \(p.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folder.root)/")
+                }
                 if let problem = p.problem { writeStandardError("granite-cam: warning: pinning: \(problem)\n") }
             }
             if let failure = summary.failure { print("granite-cam: source ended: \(failure)") }

@@ -4,7 +4,9 @@ import Glibc
 #endif
 import GraniteCodecs
 import GraniteConvert
+import GraniteIPFS
 import GraniteML
+import GranitePinOptions
 
 /// `granite convert`: batch-convert images and folders into an output folder.
 struct ConvertCommand: AsyncParsableCommand {
@@ -18,7 +20,9 @@ struct ConvertCommand: AsyncParsableCommand {
         a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
         NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin queues every \
         file written for pinning on a Kubo node (as `granite pin` does) while the batch runs; what \
-        is not pinned at the end stays journaled for `granite pin --retry`.
+        is not pinned at the end stays journaled for `granite pin --retry`; then OUTDIR itself (without \
+        the manifest files) is pinned as one directory, and manifest.json records its CID (rootCID, \
+        so ipfs://ROOT/OUTPUT addresses each output) and each output's CID.
 
         --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each \
         input's path relative to its INPUT, so N processes or machines can split one folder into one \
@@ -94,17 +98,14 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The depth model (ONNX file or folder) for --depth.", valueName: "path"))
     var model: String?
 
-    @Flag(help: "Pin every file written on a Kubo node (journaled; the node being down is only a warning).")
+    @Flag(help: "Pin every file written, and the output folder, on a Kubo node (journaled; the node being down is only a warning).")
     var pin = false
-
-    @Option(help: ArgumentHelp("Kubo RPC API for --pin: multiaddr or URL (default as `granite pin`).", valueName: "addr"))
-    var api: String?
 
     @Option(name: .customLong("cid-version"), help: "CID version for --pin: 0 or 1.")
     var cidVersion: Int = 1
 
-    @Option(name: .customLong("pin-wait"), help: ArgumentHelp("Seconds to wait for pinning at the end.", valueName: "seconds"))
-    var pinWait: Int = 30
+    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin`)")
+    var pinOptions: PinOptions
 
     @Option(help: ArgumentHelp("Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.",
                                valueName: "I/N"))
@@ -116,9 +117,8 @@ struct ConvertCommand: AsyncParsableCommand {
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
-        guard pinWait >= 0 else { throw ValidationError("--pin-wait must be 0 or more, got \(pinWait)") }
         if model != nil && !depth { throw ValidationError("--model needs --depth") }
-        if (api != nil || pinWait != 30) && !pin { throw ValidationError("--api and --pin-wait need --pin") }
+        if pinOptions.anyGiven && !pin { throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
@@ -162,12 +162,16 @@ struct ConvertCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        var pinning: ConvertPinning?
+        var pinning: PinSession?
         if pin {
             do {
-                let p = try await ConvertPinning(api: api, apiAuth: nil, cidVersion: cidVersion)
-                converter.afterWrite = { await p.submit($0) }
-                pinning = p
+                let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion), attempts: 3,
+                                                     retryInterval: .seconds(2))
+                await session.start()
+                converter.afterWrite = { paths in
+                    do { try session.submit(paths) } catch { printError("granite convert: warning: not queued for pinning: \(error)") }
+                }
+                pinning = session
             } catch {
                 printError("granite convert: --pin: \(error)")
                 throw ExitCode(1)
@@ -181,8 +185,26 @@ struct ConvertCommand: AsyncParsableCommand {
         }
         print((converter.shard.map { "shard \($0): " } ?? "") + summary.line)
         if let pinning {
-            for line in await pinning.finish(timeout: .seconds(pinWait)) {
-                if line.hasPrefix("warning") { printError("granite convert: " + line) } else { print(line) }
+            // The batch folder as one directory (without the manifest files): its CID and each
+            // output's go into manifest.json; a shard's part covers only part of the folder.
+            var folderRoot: String?
+            if converter.shard == nil {
+                do {
+                    let folder = try pinning.submitFolder(output, excluding: Manifest.isManifestFile)
+                    try Manifest.recordCIDs(in: output, root: folder.root.description, byPath: folder.byPath.mapValues(\.description))
+                    folderRoot = folder.root.description
+                } catch {
+                    printError("granite convert: warning: folder CID: \(error)")
+                }
+            }
+            let outcome = await pinning.finish()
+            print("pinned \(outcome.pinned) of \(outcome.queued) outputs on \(pinning.endpoint)")
+            if let folderRoot {
+                print("folder \(folderRoot) \(outcome.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folderRoot)/")
+            }
+            if outcome.remaining > 0 || outcome.foldersPinned == false {
+                printError("granite convert: warning: \(outcome.remaining) outputs\(outcome.foldersPinned == false ? " and the folder" : "") not pinned yet (\(outcome.problem ?? "unknown")); "
+                           + "they stay journaled in \(outcome.journal): run `granite pin --retry`")
             }
         }
         if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }

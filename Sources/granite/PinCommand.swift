@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraniteIPFS
+import GranitePinOptions
 
 /// `granite pin`: pins files and folders on a Kubo node through the journal, CIDs checked locally.
 struct PinCommand: AsyncParsableCommand {
@@ -12,17 +13,15 @@ struct PinCommand: AsyncParsableCommand {
             pinned it with the locally computed CID. Jobs left by an earlier run (node down, \
             process killed) are finished by every run; --retry runs only those.
             Node: --api, else $IPFS_API, else $IPFS_PATH/api (or ~/.ipfs/api), else 127.0.0.1:5001.
-            Auth: --api-auth or $IPFS_API_AUTH (bearer:TOKEN or basic:USER:PASSWORD).
+            Auth: --api-auth or $IPFS_API_AUTH (bearer:TOKEN or basic:USER:PASSWORD). The node and \
+            journal options are the same in `granite convert --pin` and `granite-cam --pin`.
             """)
 
     @Argument(help: "Files or folders to pin.")
     var paths: [String] = []
 
-    @Option(help: "Kubo RPC API: multiaddr (/ip4/127.0.0.1/tcp/5001) or URL.")
-    var api: String?
-
-    @Option(name: .customLong("api-auth"), help: "bearer:TOKEN or basic:USER:PASSWORD (never printed).")
-    var apiAuth: String?
+    @OptionGroup(title: "Node and journal")
+    var pinOptions: PinOptions
 
     @Option(name: .customLong("cid-version"), help: "0 (dag-pb leaves) or 1 (raw leaves).")
     var cidVersion: Int = 1
@@ -35,9 +34,6 @@ struct PinCommand: AsyncParsableCommand {
 
     @Flag(help: "Only finish jobs left pending by earlier runs.")
     var retry = false
-
-    @Option(help: "Journal file (default $GRANITE_PIN_JOURNAL or ~/.local/state/granite/pins.jsonl).")
-    var journal: String?
 
     @Option(help: "Uploads at once.")
     var concurrency: Int = 4
@@ -58,30 +54,23 @@ struct PinCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let pinner = try Self.makePinner(api: api, apiAuth: apiAuth, journal: self.journal, attempts: attempts,
-                                         options: ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap),
-                                         concurrency: concurrency)
-        let journal = pinner.journal
-        if !paths.isEmpty { _ = try pinner.enqueue(paths: paths, carPath: car) }
-        let pending = try journal.state().pending
-        let bar = PinProgressBar(jobs: pending, enabled: !json && isatty(STDERR_FILENO) == 1)
-        let report = try await pinner.process { bar.handle($0) }
+        let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap),
+                                             attempts: attempts, concurrency: concurrency)
+        let journal = session.pinner.journal
+        if !paths.isEmpty { try session.submit(paths, carPath: car) }
+        try session.adoptPending()
+        let bar = PinProgressBar(jobs: try journal.state().pending, enabled: !json && isatty(STDERR_FILENO) == 1)
+        let outcome = await session.finish { bar.handle($0) }
         bar.finish()
+        var report = outcome.report ?? PinReport()
+        if outcome.report == nil, outcome.remaining > 0 {
+            // No pass ended (node down, or no progress for --pin-wait): what is left stays pending.
+            let reason = outcome.problem ?? "not pinned"
+            for job in try journal.state().pending {
+                report.problems.append(.init(paths: job.paths, cid: job.cid, reason: reason, willRetry: true))
+            }
+        }
         try PinSummary(report: report, car: car, journal: journal.path).print(json: json)
-        if !report.problems.isEmpty { throw ExitCode(1) }
-    }
-}
-
-extension PinCommand {
-    /// The node (--api, $IPFS_API, the repo's api file), its auth and the journal, as `granite pin`
-    /// and `granite convert --pin` resolve them.
-    static func makePinner(api: String?, apiAuth: String?, journal: String?, attempts: Int,
-                           options: ImportOptions, concurrency: Int) throws -> Pinner {
-        var config = KuboClient.Configuration()
-        config.maxAttempts = attempts
-        let client = KuboClient(endpoint: try KuboEndpoint.resolve(option: api), auth: try KuboAuth.resolve(option: apiAuth),
-                                configuration: config)
-        let journal = try PinJournal(path: journal ?? PinJournal.defaultPath())
-        return try Pinner(client: client, journal: journal, options: options, concurrency: concurrency)
+        if !report.problems.isEmpty || outcome.remaining > 0 { throw ExitCode(1) }
     }
 }

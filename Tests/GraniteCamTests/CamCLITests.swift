@@ -79,7 +79,8 @@ final class CamCLITests: XCTestCase {
         XCTAssertTrue(result.err.contains("warning: IPFS node at http://127.0.0.1:1 not reachable"), result.err)
         XCTAssertTrue(result.out.contains("pinned 0 of 3 files, 3 remaining"), result.out)
         let queued = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"queue\"") }
-        XCTAssertEqual(queued.count, 3, "three jobs journaled for granite pin --retry")
+        XCTAssertEqual(queued.count, 4, "three frames and the --out folder journaled for granite pin --retry")
+        XCTAssertTrue(result.out.contains("journaled, not pinned yet: ipfs://"), result.out)
     }
 
     func testWritesEveryNthFrameAsPNG() throws {

@@ -62,7 +62,7 @@ final class CamPinTests: XCTestCase {
         let dir = try tempDir(), out = dir.appendingPathComponent("out")
         let client = try client(node.url)
         let journalPath = dir.appendingPathComponent("pins.jsonl").path
-        let pins = try CamPinning(client: client, journalPath: journalPath, drainTimeout: .seconds(30), retryInterval: .milliseconds(500))
+        let pins = try CamPinning(client: client, journalPath: journalPath, wait: .seconds(30), retryInterval: .milliseconds(500))
         let probe = await pins.probe()
         XCTAssertNil(probe)
         let pipeline = try CamPipeline(settings: settings(out: out, frames: 8, depthEvery: 2), encoder: CodecsEncoder(.png),
@@ -96,7 +96,7 @@ final class CamPinTests: XCTestCase {
         let dir = try tempDir(), out = dir.appendingPathComponent("out")
         let journalPath = dir.appendingPathComponent("pins.jsonl").path
         let pins = try CamPinning(client: try client("http://127.0.0.1:1", attempts: 1), journalPath: journalPath,
-                                  drainTimeout: .seconds(3), retryInterval: .milliseconds(200))
+                                  wait: .seconds(3), retryInterval: .milliseconds(200))
         let probed = await pins.probe()
         let warning = try XCTUnwrap(probed)
         XCTAssertTrue(warning.contains("not reachable") && warning.contains("127.0.0.1:1"), warning)

@@ -14,7 +14,9 @@ final class ConvertCLITests: XCTestCase {
     outputs that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png
     (16-bit) and NAME.depth-preview.png beside each output; --pin queues every file written for pinning
     on a Kubo node (as `granite pin` does) while the batch runs; what is not pinned at the end stays
-    journaled for `granite pin --retry`.
+    journaled for `granite pin --retry`; then OUTDIR itself (without the manifest files) is pinned as
+    one directory, and manifest.json records its CID (rootCID, so ipfs://ROOT/OUTPUT addresses each
+    output) and each output's CID.
 
     --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each input's path
     relative to its INPUT, so N processes or machines can split one folder into one OUTDIR with no
@@ -34,6 +36,16 @@ final class ConvertCLITests: XCTestCase {
 
     ARGUMENTS:
       <inputs>                Image files or folders to convert.
+
+    PINNING (--PIN; THE SAME OPTIONS AS `GRANITE PIN`):
+      --api <addr>            Kubo RPC API: multiaddr (/ip4/127.0.0.1/tcp/5001) or URL (default
+                              $IPFS_API, the repo's api file, 127.0.0.1:5001).
+      --api-auth <auth>       bearer:TOKEN or basic:USER:PASSWORD (default $IPFS_API_AUTH; never
+                              printed).
+      --pin-journal <file>    Pin journal (default $GRANITE_PIN_JOURNAL or
+                              ~/.local/state/granite/pins.jsonl).
+      --pin-wait <seconds>    Seconds to wait at the end while pinning makes no progress; the rest
+                              stays journaled for `granite pin --retry`. (default: 30)
 
     OPTIONS:
       -o, --output <outdir>   Output folder (created if missing).
@@ -63,12 +75,10 @@ final class ConvertCLITests: XCTestCase {
       --depth                 Also write NAME.depth.png (16-bit depth) and NAME.depth-preview.png
                               beside each output.
       --model <path>          The depth model (ONNX file or folder) for --depth.
-      --pin                   Pin every file written on a Kubo node (journaled; the node being down is
-                              only a warning).
-      --api <addr>            Kubo RPC API for --pin: multiaddr or URL (default as `granite pin`).
+      --pin                   Pin every file written, and the output folder, on a Kubo node (journaled;
+                              the node being down is only a warning).
       --cid-version <cid-version>
                               CID version for --pin: 0 or 1. (default: 1)
-      --pin-wait <seconds>    Seconds to wait for pinning at the end. (default: 30)
       --shard <I/N>           Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX
                               or SLURM_ARRAY_TASK_ID.
       --version               Show the version.

@@ -96,7 +96,7 @@ final class ConvertDepthPinTests: XCTestCase {
             XCTAssertNotNil(pins[cid.description], "\(rel) (\(cid)) is pinned")
         }
         let journal = try PinJournal(path: state + "/pins.jsonl").state()
-        XCTAssertEqual(journal.done.count, 4)
+        XCTAssertEqual(journal.done.count, 5, "4 outputs and the folder")
         XCTAssertEqual(journal.pending.count, 0)
     }
 
@@ -127,9 +127,57 @@ final class ConvertDepthPinTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("pinned 0 of 3 outputs"), r.stdout)
         XCTAssertTrue(r.stderr.contains("granite pin --retry"), r.stderr)
         XCTAssertEqual(ConvertFixtures.files(out).filter { $0.hasSuffix(".jpg") }.count, 3)
+        XCTAssertTrue(r.stdout.contains("journaled, not pinned yet"), r.stdout)
         let journal = try PinJournal(path: state + "/pins.jsonl").state()
-        XCTAssertEqual(journal.pending.count, 3)
-        XCTAssertEqual(Set(journal.pending.flatMap(\.paths).map { ($0 as NSString).lastPathComponent }),
-                       ["img0.jpg", "img1.jpg", "img2.jpg"])
+        // One job per output, and one for the folder (wrapped: all its entries), for `granite pin --retry`.
+        XCTAssertEqual(journal.pending.count, 4)
+        let (files, folders) = (journal.pending.filter { !$0.options.wrapWithDirectory }, journal.pending.filter(\.options.wrapWithDirectory))
+        XCTAssertEqual(Set(files.flatMap(\.paths).map { ($0 as NSString).lastPathComponent }), ["img0.jpg", "img1.jpg", "img2.jpg"])
+        XCTAssertEqual(folders.count, 1)
+    }
+
+    /// The folder CID of `--pin`: manifest.json records the root (the folder without the manifest
+    /// files, as `ipfs add -r --cid-version=1 --raw-leaves` gives it: checked against aleph-cid)
+    /// and each output's CID; the node pins the root and serves `ROOT/OUTPUT`; a re-run that
+    /// changes the outputs changes both.
+    func testPinRecordsTheFolderCIDAndEachOutputsCIDInTheManifest() async throws {
+        let input = ConvertFixtures.folder("root-in"), out = ConvertFixtures.folder("root-out")
+        let state = ConvertFixtures.folder("root-state")
+        try FileManager.default.createDirectory(atPath: input + "/set1", withIntermediateDirectories: true)
+        try ConvertFixtures.writeJPEGs(2, to: input)
+        try ConvertFixtures.writeJPEGs(1, to: input + "/set1")
+        let python = Self.root.appendingPathComponent(".venv/bin/python").path
+        try require(FileManager.default.isExecutableFile(atPath: python), "no .venv (scripts/tiers/pre-ipfs.sh) for the aleph-cid oracle")
+        let server = try standin(ConvertFixtures.folder("root-repo"))
+        let client = KuboClient(endpoint: try KuboEndpoint(parsing: server.url))
+        let env = ["GRANITE_PIN_JOURNAL": state + "/pins.jsonl"]
+        var roots: [String] = []
+        for quality in ["90", "60"] {
+            let r = try ConvertFixtures.runGranite(["convert", input, "-o", out, "--quality", quality, "--pin", "--api", server.url], environment: env)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+            let root = try XCTUnwrap(manifest.rootCID, "rootCID recorded")
+            XCTAssertTrue(r.stdout.contains("pinned 3 of 3 outputs"), r.stdout + r.stderr)
+            XCTAssertTrue(r.stdout.contains("folder \(root) pinned: ipfs://\(root)/"), r.stdout)
+            XCTAssertEqual(manifest.entries.count, 3)
+            let importer = try UnixFSImporter(options: ImportOptions(cidVersion: 1))
+            for entry in manifest.entries {
+                let bytes = try FileBytes.read(out + "/" + entry.output)
+                XCTAssertEqual(entry.cid, try importer.cid(of: bytes).description, entry.output)
+                let served = try await client.cat(root + "/" + entry.output)
+                XCTAssertEqual(served, bytes, "ipfs://ROOT/\(entry.output) is the output")
+            }
+            // The oracle: aleph-cid over a copy of the folder without manifest.json.
+            let copy = ConvertFixtures.folder("root-oracle-\(quality)")
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: out, toPath: copy)
+            try FileManager.default.removeItem(atPath: copy + "/manifest.json")
+            let oracle = try ChildProcess.run(python, ["-c", "import aleph_cid, sys; print(aleph_cid.hash_folder(sys.argv[1], cid_version=1))", copy])
+            XCTAssertEqual(oracle.trimmingCharacters(in: .whitespacesAndNewlines), root, "aleph-cid agrees on the folder CID")
+            let pins = try await client.pinLs(type: "recursive")
+            XCTAssertEqual(pins[root], "recursive", "the folder is pinned")
+            roots.append(root)
+        }
+        XCTAssertNotEqual(roots[0], roots[1], "new outputs, new folder CID")
     }
 }

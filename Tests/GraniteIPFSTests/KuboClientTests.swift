@@ -41,7 +41,7 @@ final class KuboClientTests: XCTestCase {
             _ = try await client.cat(v0[0].cid.description, limit: 5)
             XCTFail("a 12-byte file must exceed a 5-byte limit")
         } catch let error as KuboError {
-            guard case .badResponse = error else { return XCTFail("\(error)") }
+            guard case .tooLarge(_, "cat", 5) = error else { return XCTFail("\(error)") }
         }
 
         // Unpin: no longer a recursive pin (album/sub dir/hi+there.txt keeps it indirectly).

@@ -84,4 +84,17 @@ final class LocalCIDTests: XCTestCase {
             XCTAssertEqual(wrapped.entries.count, 4)
         }
     }
+
+    /// A directory over Kubo's single-block limit is refused (no HAMT here), naming the count and
+    /// what to do instead.
+    func testDirectoryNeedingShardingIsRefusedWithCountAndSuggestion() throws {
+        let dir = try TestSupport.tempDir(self).appendingPathComponent("big")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let stem = String(repeating: "n", count: 220)
+        for i in 0..<1100 { FileManager.default.createFile(atPath: dir.appendingPathComponent("\(stem)\(i)").path, contents: nil) }
+        XCTAssertThrowsError(try UnixFSImporter(options: .init()).importPaths([dir.path])) { error in
+            XCTAssertEqual(error as? IPFSError, .directoryNeedsSharding(path: dir.path, links: 1100))
+            XCTAssertTrue("\(error)".contains("(1100 entries)") && "\(error)".contains("split it into subfolders"), "\(error)")
+        }
+    }
 }

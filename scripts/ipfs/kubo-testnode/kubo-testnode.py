@@ -367,6 +367,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def json_error(self, message):
+        message = self.S.dress(message)
         data = json.dumps({"Message": message, "Code": 0, "Type": "error"}).encode() + b"\n"
         self.head(500, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
         self.wfile.write(data)
@@ -399,6 +400,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def finish_body(self, error=None):
         self.start_body("chunked")
+        error = self.S.dress(error) if error else error
         trailer = ("X-Stream-Error: %s\r\n" % error.replace("\r", " ").replace("\n", " ")).encode() if error else b""
         self.wfile.write(b"0\r\n" + trailer + b"\r\n")
 
@@ -465,6 +467,16 @@ class Handler(BaseHTTPRequestHandler):
         add(self.S.node, multipart(body, boundary.group(1).encode()), self.emit, version,
             flag(q, "raw-leaves", version == 1), int(chunker[5:]), flag(q, "wrap-with-directory", False),
             flag(q, "pin", True), flag(q, "progress", False))
+        S = self.S
+        if S.huge_answer or S.trickle_answer:    # fault: the answer goes on after the real output
+            line = json.dumps({"Name": "endless", "Bytes": 1}).encode() + b"\n"
+            sent = 0
+            while S.trickle_answer or sent < S.huge_answer:
+                self.write(line * (1 if S.trickle_answer else 4096))
+                sent += len(line) * (1 if S.trickle_answer else 4096)
+                if S.trickle_answer:
+                    self.wfile.flush()
+                    time.sleep(0.5)
 
 
 COMMANDS = {"add": Handler.cmd_add, "cat": Handler.cmd_cat, "pin/add": Handler.cmd_pin_add,
@@ -496,6 +508,7 @@ class Settings:
         self.node, self.server, self.lock, self.count, self.stopping = node, server, threading.Lock(), 0, False
         self.latency, self.fail_rate = a.latency_ms / 1000, a.fail_rate
         self.down_after, self.truncate_after, self.rng = a.down_after, a.truncate_after, random.Random(a.seed)
+        self.huge_answer, self.trickle_answer, self.ansi_error = a.huge_answer, a.trickle_answer, a.ansi_error
         self.auth = set()
         for spec in a.auth:
             kind, _, secret = spec.partition(":")
@@ -505,6 +518,10 @@ class Settings:
                 self.auth.add("Basic " + base64.b64encode(secret.encode()).decode())
             else:
                 sys.exit("kubo-testnode: --auth takes bearer:TOKEN or basic:USER:PASSWORD")
+
+    def dress(self, message):
+        """--ansi-error: an error message carrying terminal escapes (colour, window title, bell)."""
+        return "\x1b[31m%s\x1b]0;owned\x07\x1b[0m" % message if self.ansi_error else message
 
     def next_request(self):
         with self.lock:
@@ -540,6 +557,12 @@ def main():
     p.add_argument("--latency-ms", type=int, default=0, help="wait this long before each request")
     p.add_argument("--down-after", type=int, default=0, help="serve N requests, then stop listening and exit")
     p.add_argument("--truncate-after", type=int, help="reset the connection after N bytes of a response body")
+    p.add_argument("--huge-answer", type=int, default=0,
+                   help="after add's output, stream this many more bytes of progress lines (fault)")
+    p.add_argument("--trickle-answer", action="store_true",
+                   help="after add's output, send a progress line every 0.5 s, never ending (fault)")
+    p.add_argument("--ansi-error", action="store_true",
+                   help="error messages carry ANSI escape sequences (fault)")
     a = p.parse_args()
 
     folder = os.path.abspath(a.repo) if a.repo else tempfile.mkdtemp(prefix="kubo-testnode-")

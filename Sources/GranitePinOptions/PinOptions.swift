@@ -1,0 +1,57 @@
+import ArgumentParser
+import GraniteIPFS
+
+/// The pin options every program takes, with the same names, types and defaults: `granite pin`,
+/// `granite convert --pin` and `granite-cam --pin` include this group (`@OptionGroup`).
+///
+/// It lives in its own small target because an option group needs ArgumentParser, which the
+/// GraniteIPFS library should not depend on (it is used without a command line too), and both
+/// executables must link the same declaration: `granite` and `granite-cam` share no other module
+/// that has ArgumentParser.
+public struct PinOptions: ParsableArguments, Sendable {
+    /// `--api`: the Kubo RPC API.
+    @Option(help: ArgumentHelp("Kubo RPC API: multiaddr (/ip4/127.0.0.1/tcp/5001) or URL "
+                               + "(default $IPFS_API, the repo's api file, 127.0.0.1:5001).", valueName: "addr"))
+    public var api: String?
+
+    /// `--api-auth`: credentials for the node.
+    @Option(name: .customLong("api-auth"),
+            help: ArgumentHelp("bearer:TOKEN or basic:USER:PASSWORD (default $IPFS_API_AUTH; never printed).", valueName: "auth"))
+    public var apiAuth: String?
+
+    /// `--pin-journal`: the journal file.
+    @Option(name: .customLong("pin-journal"),
+            help: ArgumentHelp("Pin journal (default $GRANITE_PIN_JOURNAL or ~/.local/state/granite/pins.jsonl).", valueName: "file"))
+    public var pinJournal: String?
+
+    /// `--pin-wait`: seconds without progress before the rest is left journaled.
+    @Option(name: .customLong("pin-wait"),
+            help: ArgumentHelp("Seconds to wait at the end while pinning makes no progress; the rest stays journaled "
+                               + "for `granite pin --retry`. (default: 30)", valueName: "seconds"))
+    public var pinWait: Double?
+
+    /// A group with nothing given.
+    public init() {}
+
+    /// Checks `--pin-wait`.
+    public func validate() throws {
+        if let pinWait, !(pinWait.isFinite && pinWait >= 0) {
+            throw ValidationError("--pin-wait must be 0 or more seconds, got \(pinWait)")
+        }
+    }
+
+    /// True when any of the options was given (programs where they need `--pin` say so).
+    public var anyGiven: Bool { api != nil || apiAuth != nil || pinJournal != nil || pinWait != nil }
+
+    /// `--pin-wait` as a duration (default 30 s).
+    public var wait: Duration {
+        pinWait.map { .milliseconds(Int(($0 * 1000).rounded())) } ?? PinSession.defaultWait
+    }
+
+    /// The pinning session these options name (node, credentials, journal, wait).
+    public func session(options: ImportOptions = .init(), attempts: Int = 4, concurrency: Int = 4,
+                        retryInterval: Duration = .seconds(5)) throws -> PinSession {
+        try PinSession.resolve(api: api, apiAuth: apiAuth, journal: pinJournal, wait: wait, attempts: attempts,
+                               options: options, concurrency: concurrency, retryInterval: retryInterval)
+    }
+}
