@@ -169,7 +169,7 @@ public struct BatchConverter: Sendable {
             options.minimumSize = size
         }
         var image = try Codecs.decode(bytes, path: item.input, options: options)
-        if let target { image = try CPUResize.resize(image, width: target.width, height: target.height) }
+        if let target { image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter) }
         image = metadata.convertColour(image, path: item.input)
         image = try processor.process(image)
         let out: [UInt8]

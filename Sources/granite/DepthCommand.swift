@@ -14,7 +14,9 @@ struct DepthCommand: AsyncParsableCommand {
         For each INPUT (JPEG or PNG file, or a folder of them) writes OUTDIR/NAME.depth.png \
         (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \
         relative depth with larger = farther) and OUTDIR/NAME.preview.png (viridis, yellow = near). \
-        Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
+        Photos are decoded reduced (JPEG DCT scaling to just above the model's input size), resized \
+        antialiased (bilinear) to the input, and the maps scaled back to the photo's size (--depth-size \
+        model keeps the model's). Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
         $XDG_DATA_HOME/granite/models (~/.local/share/granite/models), PREFIX/share/granite/models \
         beside an installed PREFIX/bin/granite, then the Models/ folder of the checkout the program \
         was built in; its description (NAME.json beside it, or a *.json in those folders) says how to feed it.
@@ -34,11 +36,16 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The ONNX model file (or a folder holding it).", valueName: "path"))
     var model: String?
 
+    @Option(help: ArgumentHelp("Size of the depth PNG and preview: input (the photo's own, default) or model (the model's output, e.g. 224x224).",
+                               valueName: "input|model"))
+    var depthSize = "input"
+
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
     func validate() throws {
         if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be in 1...256, got \(threads)") }
+        guard ["input", "model"].contains(depthSize) else { throw ValidationError("--depth-size must be input or model, got '\(depthSize)'") }
     }
 
     func run() async throws {
@@ -57,8 +64,7 @@ struct DepthCommand: AsyncParsableCommand {
         var failed = 0
         for file in files {
             do {
-                let image = try Codecs.decodeFile(file)
-                let map = try estimator.estimate(image)
+                let map = try DepthImages.estimate(file, with: estimator, modelSize: depthSize == "model")
                 let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
                 let depthPath = (output as NSString).appendingPathComponent("\(stem).depth.png")
                 let previewPath = (output as NSString).appendingPathComponent("\(stem).preview.png")
