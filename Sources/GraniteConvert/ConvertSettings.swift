@@ -22,6 +22,8 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var progressive: Bool?
     /// Write lossless WebP (`--lossless`); nil or false: lossy at `quality`.
     public var lossless: Bool?
+    /// The output file-name template (`--name`); nil: the input's name (extension per `format`).
+    public var name: OutputName?
     /// The resampling kernel of `resize` (`--resize-filter`); nil: ``defaultResizeFilter``.
     public var resizeFilter: ResizeFilter?
 

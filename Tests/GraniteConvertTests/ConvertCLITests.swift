@@ -47,6 +47,9 @@ final class ConvertCLITests: XCTestCase {
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
       --format <format>       Output format: jpg, png or webp (default: the input's format).
       --quality <quality>     JPEG and WebP quality, 1-100. (default: 85)
+      --name <template>       Output file names from a template ({stem}: the input's name without
+                              extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}';
+                              folders are kept.
       --resize-filter <filter>
                               The resampling kernel of --resize/--fit: lanczos3 (default; sharpest),
                               bilinear (antialiased) or box (area average).
