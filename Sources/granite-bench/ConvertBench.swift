@@ -42,6 +42,9 @@ struct ConvertBench: AsyncParsableCommand {
             Tool(name: "granite convert", note: "resize 50% + sharpen + q85, --jobs = cores") { i, o, _ in
                 (granite, ["convert", i, "-o", o, "--resize", "50%", "--filter", "sharpen", "--quality", "85"])
             },
+            Tool(name: "granite resize", note: "resize 50% + q85 only, metadata kept: vipsthumbnail's work") { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--quality", "85"])
+            },
             Tool(name: "vipsthumbnail", note: "resize + q85 only (no sharpen option): a lower bound for vips") { _, o, f in
                 ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.jpg[Q=85]"])
             },
