@@ -46,6 +46,18 @@ public struct DepthImages: Sendable {
         return try estimator.estimate(image, size: modelSize ? .model : .exactly(width: width, height: height))
     }
 
+    /// `granite depth`'s work for one photo: ``estimate(_:with:modelSize:)``, then `NAME.depth.png`
+    /// and `NAME.preview.png` written atomically into `folder`; returns their paths.
+    public static func process(_ path: String, into folder: String, with estimator: DepthEstimator,
+                               modelSize: Bool = false) throws -> (depth: String, preview: String) {
+        let map = try estimate(path, with: estimator, modelSize: modelSize)
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        let depthPath = (folder as NSString).appendingPathComponent("\(stem).depth.png")
+        let previewPath = (folder as NSString).appendingPathComponent("\(stem).preview.png")
+        try DepthImages(map, depthPath: depthPath, previewPath: previewPath).write(depthPath: depthPath, previewPath: previewPath)
+        return (depthPath, previewPath)
+    }
+
     /// `NAME.depth.png` and `NAME.depth-preview.png` beside `output` (its extension dropped).
     public static func names(beside output: String) -> (depth: String, preview: String) {
         let stem = (output as NSString).deletingPathExtension

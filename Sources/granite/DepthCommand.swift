@@ -43,8 +43,12 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
+    @Option(help: "Photos in flight at once (default: the number of cores).")
+    var jobs: Int?
+
     func validate() throws {
         if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be in 1...256, got \(threads)") }
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard ["input", "model"].contains(depthSize) else { throw ValidationError("--depth-size must be input or model, got '\(depthSize)'") }
     }
 
@@ -61,19 +65,31 @@ struct DepthCommand: AsyncParsableCommand {
         if estimator.normalizesInside {
             print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
         }
+        // `jobs` photos in flight (decode, resize, infer, upscale and PNG encoding are per photo).
+        let modelSize = depthSize == "model", output = output
+        let jobs = max(1, min(self.jobs ?? ProcessInfo.processInfo.activeProcessorCount, files.count))
         var failed = 0
-        for file in files {
-            do {
-                let map = try DepthImages.estimate(file, with: estimator, modelSize: depthSize == "model")
-                let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-                let depthPath = (output as NSString).appendingPathComponent("\(stem).depth.png")
-                let previewPath = (output as NSString).appendingPathComponent("\(stem).preview.png")
-                try DepthImages(map, depthPath: depthPath, previewPath: previewPath).write(depthPath: depthPath, previewPath: previewPath)
-                print("\(file) -> \(depthPath), \(previewPath)")
-            } catch {
-                let message = "\(error)"  // codec errors already start with the path
-                Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
-                failed += 1
+        await withTaskGroup(of: (String, Result<(String, String), any Error>).self) { group in
+            var next = 0
+            func start() {
+                guard next < files.count else { return }
+                let file = files[next]
+                next += 1
+                group.addTask {
+                    (file, Result { try DepthImages.process(file, into: output, with: estimator, modelSize: modelSize) })
+                }
+            }
+            for _ in 0..<jobs { start() }
+            for await (file, result) in group {
+                switch result {
+                case let .success((depthPath, previewPath)):
+                    print("\(file) -> \(depthPath), \(previewPath)")
+                case let .failure(error):
+                    let message = "\(error)"  // codec errors already start with the path
+                    Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
+                    failed += 1
+                }
+                start()
             }
         }
         print("\(files.count - failed) of \(files.count) images done with \((estimator.modelPath as NSString).lastPathComponent)")
