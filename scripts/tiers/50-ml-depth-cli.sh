@@ -31,7 +31,7 @@ PY
 im convert "$work/room.ppm" "$work/room.png"
 printf 'not an image' > "$work/broken.png"
 
-rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --model "$model" >"$work/log" 2>&1 || rc=$?
+rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --model "$model" --jobs 2 >"$work/log" 2>&1 || rc=$?
 check "exit 2 when one input is corrupt" "[ $rc -eq 2 ]"
 check "depth PNG is 16-bit gray at the input size" "[ \"\$(im identify -format '%w %h %z %[channels]' "$work/out/room.depth.png")\" = '160 120 16 gray' ]"
 check "preview is an RGBA PNG" "im identify -format '%[channels]' '$work/out/room.preview.png' | grep -q srgba"
