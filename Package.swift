@@ -56,7 +56,7 @@ let package = Package(
 
         // MARK: Shared media types (frames, images, pixel formats) — pure Swift.
         .target(name: "GraniteMedia"),
-        .testTarget(name: "GraniteMediaTests", dependencies: ["GraniteMedia"]),
+        .testTarget(name: "GraniteMediaTests", dependencies: ["GraniteMedia", "GraniteCodecs", "GraniteTesting"]),
 
         // MARK: Programs — thin over the library.
         .executableTarget(name: "granite", dependencies: [

@@ -1,30 +1,40 @@
 #version 450
 #include "common.glsl"
-// Resize in integer arithmetic (exact on every device). MODE 0: bilinear with 8-bit weights,
-// pixel centres aligned. MODE 1: area (box average of the source pixels each output covers).
+// The shared resampler (GraniteMedia's Resampler: box, bilinear or Lanczos-3, antialiased when
+// shrinking) in the very same integers, so GPU and CPU agree exactly. Two passes:
+// MODE 0, horizontal: source pixels (pc.size.xy) -> 4 ints a pixel with 7 fractional bits,
+//   clamp((sum of pixel * 14-bit weight + 64) >> 7, 0, 255 << 7), into a dw x sh scratch buffer (pc.size.zw).
+// MODE 1, vertical: those ints (dw x sh) -> pixels (dw x dh): (sum of int * weight + 2^20) >> 21,
+//   clamped to 0...255.
+// aux holds the two ResampleAxis tables as ints: x starts (dw) from 0, x weights (dw * pc.a.x)
+// from dw, y starts (dh) from pc.a.z, y weights (dh * pc.a.y) from pc.a.w.
 layout(constant_id = 0) const int MODE = 0;
 
 void main() {
     GRANITE_PIXEL(x, y)
-    int sw = pc.size.x, sh = pc.size.y, dw = pc.size.z, dh = pc.size.w;
+    int dw = pc.size.z;
     if (MODE == 0) {
-        int nx = ((2 * x + 1) * sw * 128) / dw - 128;
-        int ny = ((2 * y + 1) * sh * 128) / dh - 128;
-        int x0 = nx >> 8, y0 = ny >> 8;
-        uint fx = uint(nx & 255), fy = uint(ny & 255);
-        uvec4 p00 = unpackPx(srcAt(x0, y0)), p10 = unpackPx(srcAt(x0 + 1, y0));
-        uvec4 p01 = unpackPx(srcAt(x0, y0 + 1)), p11 = unpackPx(srcAt(x0 + 1, y0 + 1));
-        uvec4 top = p00 * (256u - fx) + p10 * fx;
-        uvec4 bottom = p01 * (256u - fx) + p11 * fx;
-        dst[y * dw + x] = epilogue(packPx((top * (256u - fy) + bottom * fy + 32768u) >> 16));
-    } else {
-        int x0 = (x * sw) / dw, x1 = max(((x + 1) * sw) / dw, x0 + 1);
-        int y0 = (y * sh) / dh, y1 = max(((y + 1) * sh) / dh, y0 + 1);
-        uvec4 sum = uvec4(0);
-        for (int yy = y0; yy < y1; yy++) {
-            for (int xx = x0; xx < x1; xx++) { sum += unpackPx(src[yy * sw + xx]); }
+        int taps = pc.a.x;
+        int start = int(aux[x]);
+        int base = dw + x * taps;
+        ivec4 sum = ivec4(64);
+        for (int k = 0; k < taps; k++) {
+            sum += ivec4(unpackPx(src[y * pc.size.x + start + k])) * int(aux[base + k]);
         }
-        uint n = uint((x1 - x0) * (y1 - y0));
-        dst[y * dw + x] = epilogue(packPx((sum + n / 2u) / n));
+        ivec4 v = clamp(sum >> 7, ivec4(0), ivec4(255 << 7));
+        int o = (y * dw + x) * 4;
+        dst[o] = uint(v.x); dst[o + 1] = uint(v.y); dst[o + 2] = uint(v.z); dst[o + 3] = uint(v.w);
+    } else {
+        int taps = pc.a.y;
+        int start = int(aux[pc.a.z + y]);
+        int base = pc.a.w + y * taps;
+        ivec4 sum = ivec4(1 << 20);
+        for (int k = 0; k < taps; k++) {
+            int i = ((start + k) * dw + x) * 4;
+            ivec4 v = ivec4(int(src[i]), int(src[i + 1]), int(src[i + 2]), int(src[i + 3]));
+            sum += v * int(aux[base + k]);
+        }
+        uvec4 p = uvec4(clamp(sum >> 21, ivec4(0), ivec4(255)));
+        dst[y * dw + x] = epilogue(packPx(p));
     }
 }

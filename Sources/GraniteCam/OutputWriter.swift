@@ -5,7 +5,8 @@ import GraniteCodecs
 import GraniteMedia
 import Synchronization
 
-/// Writes frames into a folder atomically (temporary name, fsync, rename) and appends one JSON
+/// Writes frames into a folder atomically (GraniteCodecs' ``AtomicFile``: temporary name, fsync,
+/// rename, fsync of the folder) and appends one JSON
 /// line per frame to `frames.jsonl`, so a crash never leaves a half file under a final name.
 final class OutputWriter: Sendable {
     let directory: String
@@ -38,22 +39,10 @@ final class OutputWriter: Sendable {
     @discardableResult
     func write(_ bytes: [UInt8], frame: Frame, processedNanos: UInt64) throws(CamError) -> String {
         let name = fileName(sequence: frame.sequence)
-        let final = "\(directory)/\(name)", temporary = "\(directory)/.\(name).partial"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .output(path: temporary, call: "open", errno: errno) }
-        do throws(CamError) {
-            try writeAll(fd, bytes, path: temporary)
-            guard fsync(fd) == 0 else { throw .output(path: temporary, call: "fsync", errno: errno) }
-            Glibc.close(fd)
-        } catch {
-            Glibc.close(fd)
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, final) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .output(path: final, call: "rename", errno: code)
+        let final = "\(directory)/\(name)"
+        do { try AtomicFile.write(bytes, to: final) } catch {
+            guard case let .io(path, operation, code) = error else { throw .output(path: final, call: "write", errno: EIO) }
+            throw .output(path: path, call: operation, errno: code)
         }
         let line = "{\"sequence\":\(frame.sequence),\"file\":\"\(name)\",\"capture_ns\":\(frame.timestampNanos),"
             + "\"processed_ns\":\(processedNanos),\"written_ns\":\(monotonicNanos()),"
@@ -115,12 +104,9 @@ final class OutputWriter: Sendable {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(CamError) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .output(path: path, call: "write", errno: errno)
-            }
-            offset += n
+            offset += try SystemCall.retryingEINTR({
+                bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
+            }, failure: { CamError.output(path: path, call: "write", errno: $0) })
         }
     }
 

@@ -2,20 +2,16 @@
 import Glibc
 #endif
 import CV4L2
+import GraniteMedia
 
-/// Runs one C call that returns -1 and sets errno on failure; retries `EINTR` (here, for every
-/// caller) and turns any other failure into a ``CaptureError`` that keeps the call's name, the
-/// device and errno. Well-known errnos map to their own cases (missing, busy, disconnected).
+/// Runs one C call that returns -1 and sets errno on failure through GraniteMedia's one
+/// EINTR-retrying ``SystemCall/retryingEINTR(_:failure:)``, and turns any other failure into a
+/// ``CaptureError`` that keeps the call's name, the device and errno. Well-known errnos map to
+/// their own cases (missing, busy, disconnected).
 @discardableResult
 func systemCall(_ name: @autoclosure () -> String, device: String,
                 _ body: () -> Int32) throws(CaptureError) -> Int32 {
-    while true {
-        let result = body()
-        if result != -1 { return result }
-        let code = errno
-        if code == EINTR { continue }
-        throw CaptureError.fromErrno(code, call: name(), device: device)
-    }
+    try SystemCall.retryingEINTR(body) { CaptureError.fromErrno($0, call: name(), device: device) }
 }
 
 /// One ioctl through libv4l2 with a typed argument, via ``systemCall(_:device:_:)``.

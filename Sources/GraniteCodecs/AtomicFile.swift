@@ -64,12 +64,9 @@ public enum AtomicFile {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws(CodecError) {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, bytes.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "write", errno: errno)
+            done += try retryingEINTR(path, "write") {
+                bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, bytes.count - done) }
             }
-            done += n
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GraniteMedia
 
 /// The text of an errno value.
 func systemErrorText(_ code: Int32) -> String {
@@ -26,12 +27,8 @@ public enum FileBytes {
         var bytes = [UInt8](repeating: 0, count: size)
         var done = 0
         while done < size {
-            let n = bytes.withUnsafeMutableBytes { buf in
-                Glibc.read(fd, buf.baseAddress! + done, size - done)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "read", errno: errno)
+            let n = try retryingEINTR(path, "read") {
+                bytes.withUnsafeMutableBytes { buf in Glibc.read(fd, buf.baseAddress! + done, size - done) }
             }
             if n == 0 { break }  // the file shrank while we read it
             done += n
@@ -41,14 +38,9 @@ public enum FileBytes {
     }
 }
 
-/// Runs a call returning -1 on failure, retrying on EINTR, and turns failure into `CodecError.io`.
+/// Runs a call returning -1 on failure through GraniteMedia's one EINTR-retrying
+/// ``SystemCall/retryingEINTR(_:failure:)``, and turns failure into `CodecError.io`.
 @discardableResult
-func retryingEINTR(_ path: String, _ operation: String, _ call: () -> Int32) throws(CodecError) -> Int32 {
-    while true {
-        let result = call()
-        if result >= 0 { return result }
-        let code = errno
-        if code == EINTR { continue }
-        throw .io(path: path, operation: operation, errno: code)
-    }
+func retryingEINTR<T: BinaryInteger>(_ path: String, _ operation: String, _ call: () -> T) throws(CodecError) -> T {
+    try SystemCall.retryingEINTR(call) { CodecError.io(path: path, operation: operation, errno: $0) }
 }

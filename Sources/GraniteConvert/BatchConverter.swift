@@ -55,7 +55,7 @@ public struct BatchConverter: Sendable {
     /// Runs the batch; throws only when it cannot run at all (missing input, unwritable folder).
     public func run(progress makeProgress: (Int) -> ProgressDisplay? = { ProgressDisplay(total: $0) })
         async throws(ConvertError) -> ConvertSummary {
-        var items = try InputPlan.expand(inputs, outputDirectory: outputDirectory, format: settings.format)
+        var items = try InputPlan.expand(inputs, outputDirectory: outputDirectory, format: settings.format, name: settings.name)
         // Collisions are found over all inputs first, so every shard agrees on which input wins.
         var owned: Set<String>?
         if let shard {
@@ -169,7 +169,7 @@ public struct BatchConverter: Sendable {
             options.minimumSize = size
         }
         var image = try Codecs.decode(bytes, path: item.input, options: options)
-        if let target { image = try CPUResize.resize(image, width: target.width, height: target.height) }
+        if let target { image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter) }
         image = metadata.convertColour(image, path: item.input)
         image = try processor.process(image)
         let out: [UInt8]

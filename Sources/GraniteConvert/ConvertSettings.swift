@@ -1,5 +1,6 @@
 import Foundation
 import GraniteCodecs
+import GraniteMedia
 
 /// The options that decide what an output looks like; recorded in the manifest.
 public struct ConvertSettings: Codable, Sendable, Equatable {
@@ -21,6 +22,15 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var progressive: Bool?
     /// Write lossless WebP (`--lossless`); nil or false: lossy at `quality`.
     public var lossless: Bool?
+    /// The output file-name template (`--name`); nil: the input's name (extension per `format`).
+    public var name: OutputName?
+    /// The resampling kernel of `resize` (`--resize-filter`); nil: ``defaultResizeFilter``.
+    public var resizeFilter: ResizeFilter?
+
+    /// The kernel used when none is chosen: Lanczos-3, as libvips and sharp.
+    public static let defaultResizeFilter = ResizeFilter.lanczos3
+    /// The kernel `resize` uses.
+    public var effectiveResizeFilter: ResizeFilter { resizeFilter ?? Self.defaultResizeFilter }
 
     /// Settings with the defaults of `granite convert` (quality 85, 100 MP limit).
     public init(resize: ResizeSpec? = nil, format: ImageFormat? = nil, quality: Int = 85, filters: String = "",
@@ -62,6 +72,14 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         }
     }
 
+    /// Parses `--resize-filter`: `lanczos3` (the default), `bilinear` or `box` (also `lanczos`, `linear`, `area`).
+    public static func parseResizeFilter(_ text: String) throws(ConvertError) -> ResizeFilter {
+        guard let filter = ResizeFilter(name: text) else {
+            throw .badOption(option: "--resize-filter", value: text, reason: "expected lanczos3, bilinear or box")
+        }
+        return filter
+    }
+
     /// Parses `jpg`, `jpeg`, `png` or `webp`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
@@ -77,7 +95,10 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         var parts = ["format=\(format.fileExtension)"]
         if format == .jpeg || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
         if format == .webp, lossless == true { parts.append("lossless") }
-        if let resize { parts.append("resize=\(resize)") }
+        if let resize {
+            parts.append("resize=\(resize)")
+            if let resizeFilter, resizeFilter != Self.defaultResizeFilter { parts.append("resizeFilter=\(resizeFilter.rawValue)") }
+        }
         if !filters.isEmpty { parts.append("filters=\(filters)") }
         // Only non-default metadata settings are named, so manifests from before them stay valid.
         if keptKinds != Set(MetadataKind.allCases) {

@@ -60,7 +60,7 @@ public enum CPUFilter: Sendable, Equatable, CustomStringConvertible {
             return try CPUSharpen.sharpen(image, amount: amount)
         case let .resize(spec):
             let size = spec.targetSize(width: image.width, height: image.height)
-            return try CPUResize.resize(image, width: size.width, height: size.height)
+            return try Resampler.resize(image, width: size.width, height: size.height, filter: ConvertSettings.defaultResizeFilter)
         }
     }
 }

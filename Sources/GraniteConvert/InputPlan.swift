@@ -18,8 +18,9 @@ struct WorkItem: Sendable, Equatable {
 enum InputPlan {
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp"]
 
-    static func expand(_ inputs: [String], outputDirectory: String, format: ImageFormat?) throws(ConvertError) -> [WorkItem] {
+    static func expand(_ inputs: [String], outputDirectory: String, format: ImageFormat?, name: OutputName? = nil) throws(ConvertError) -> [WorkItem] {
         let fm = FileManager.default
+        let template = name
         let outReal = URL(fileURLWithPath: outputDirectory).resolvingSymlinksInPath().path
         var items = [WorkItem]()
         for input in inputs {
@@ -29,7 +30,7 @@ enum InputPlan {
             }
             if !isDir.boolValue {
                 let name = (input as NSString).lastPathComponent
-                items.append(WorkItem(input: input, output: rename(name, format), relativePath: name))
+                items.append(WorkItem(input: input, output: rename(name, format, name: template), relativePath: name))
                 continue
             }
             // The walker does not descend into a symlink, so a linked INPUT folder is walked at its target.
@@ -52,7 +53,7 @@ enum InputPlan {
                 if imageExtensions.contains((name as NSString).pathExtension.lowercased()) { found.append(rel) }
             }
             for rel in found.sorted() {
-                items.append(WorkItem(input: (input as NSString).appendingPathComponent(rel), output: rename(rel, format), relativePath: rel))
+                items.append(WorkItem(input: (input as NSString).appendingPathComponent(rel), output: rename(rel, format, name: template), relativePath: rel))
             }
         }
         var claimed = [String: String]()
@@ -66,8 +67,9 @@ enum InputPlan {
         return items
     }
 
-    /// `rel` with its extension replaced by the format's (kept as is without `--format`).
-    static func rename(_ rel: String, _ format: ImageFormat?) -> String {
+    /// `rel` named by the `--name` template, else with its extension replaced by the format's (kept as is without `--format`).
+    static func rename(_ rel: String, _ format: ImageFormat?, name: OutputName? = nil) -> String {
+        if let name { return name.apply(rel, format: format) }
         guard let format else { return rel }
         return ((rel as NSString).deletingPathExtension as NSString).appendingPathExtension(format.fileExtension) ?? rel
     }

@@ -19,11 +19,16 @@ struct ConvertBench: AsyncParsableCommand {
     @Option(help: "Input width.") var width = 1920
     @Option(help: "Input height.") var height = 1080
     @Flag(help: "Skip the slow per-image `vips` command-line chain.") var skipVipsCLI = false
+    @Flag(help: "Skip the WebP tools (granite, vipsthumbnail and cwebp writing WebP).") var skipWebP = false
 
     struct Tool {
         var name: String
         var note: String
         var command: (String, String, [String]) -> (String, [String])  // (inputDir, outDir, files) → program, args
+        /// The extension of the outputs it writes.
+        var ext = "jpg"
+        /// The tool its speed and memory are compared with.
+        var anchor = "vipsthumbnail"
     }
 
     func run() async throws {
@@ -36,6 +41,9 @@ struct ConvertBench: AsyncParsableCommand {
         var tools = [
             Tool(name: "granite convert", note: "resize 50% + sharpen + q85, --jobs = cores") { i, o, _ in
                 (granite, ["convert", i, "-o", o, "--resize", "50%", "--filter", "sharpen", "--quality", "85"])
+            },
+            Tool(name: "granite resize", note: "resize 50% + q85 only, metadata kept: vipsthumbnail's work") { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--quality", "85"])
             },
             Tool(name: "vipsthumbnail", note: "resize + q85 only (no sharpen option): a lower bound for vips") { _, o, f in
                 ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.jpg[Q=85]"])
@@ -53,6 +61,21 @@ struct ConvertBench: AsyncParsableCommand {
             }, at: 1)
         } else {
             print("pyvips anchor skipped: \(python) missing (run scripts/bench-convert, which installs pyvips into .venv)")
+        }
+        // WebP output (issue 16), same run: granite against vipsthumbnail's WebP saver and cwebp, all Q80.
+        if !skipWebP {
+            tools.append(Tool(name: "granite webp", note: "resize 50% + q80 WebP (metadata kept)", command: { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--format", "webp", "--quality", "80"])
+            }, ext: "webp", anchor: "vipsthumb webp"))
+            tools.append(Tool(name: "vipsthumb webp", note: "vipsthumbnail -o %s.webp[Q=80]", command: { _, o, f in
+                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.webp[Q=80]"])
+            }, ext: "webp", anchor: "vipsthumb webp"))
+            if !FileManager.default.isExecutableFile(atPath: "/usr/bin/cwebp") { print("cwebp anchor skipped: /usr/bin/cwebp missing (Debian package webp)") } else {
+            tools.append(Tool(name: "cwebp", note: "cwebp -q 80 -resize, one process per image", command: { _, o, f in
+                let script = "for f in \"$@\"; do b=$(basename \"$f\" .jpg); cwebp -quiet -q 80 -resize \(halfW) \(halfH) \"$f\" -o \"\(o)/$b.webp\" || exit 1; done"
+                return ("/bin/sh", ["-c", script, "sh"] + f)
+            }, ext: "webp", anchor: "vipsthumb webp"))
+            }
         }
         if !skipVipsCLI {
             tools.append(Tool(name: "vips CLI chain", note: "vips resize 0.5 | vips sharpen, q85: one process pair per image") { _, o, f in
@@ -72,7 +95,7 @@ struct ConvertBench: AsyncParsableCommand {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 let (program, args) = tool.command(input, out, files)
                 let run = try ChildProcess.run(program, args)
-                let produced = (try? FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".jpg") }.count) ?? 0
+                let produced = (try? FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix("." + tool.ext) }.count) ?? 0
                 if run.status != 0 || produced != count {
                     print("  \(tool.name): run \(r + 1) exit \(run.status), \(produced)/\(count) outputs")
                 }
@@ -80,13 +103,12 @@ struct ConvertBench: AsyncParsableCommand {
                 try? FileManager.default.removeItem(atPath: out)
             }
         }
-        print(pad("tool", 18) + pad("images/s", 10) + pad("(min-max)", 14) + pad("peak RSS", 12) + pad("vs vipsthumbnail", 28) + "notes")
-        let anchor = results["vipsthumbnail"].map { summarize($0) }
+        print(pad("tool", 18) + pad("images/s", 10) + pad("(min-max)", 14) + pad("peak RSS", 12) + pad("vs its anchor", 28) + "notes")
         for tool in tools {
             let s = summarize(results[tool.name]!)
             var ratio = "-"
-            if let anchor, tool.name != "vipsthumbnail" {
-                ratio = "\(fixed(s.rate / anchor.rate))x speed, \(fixed(Double(s.peak) / Double(anchor.peak)))x mem"
+            if let anchor = results[tool.anchor].map({ summarize($0) }), tool.name != tool.anchor {
+                ratio = "\(fixed(s.rate / anchor.rate))x speed, \(fixed(Double(s.peak) / Double(anchor.peak)))x mem (\(tool.anchor))"
             }
             let rates = results[tool.name]!.map { Double(count) / $0.seconds }
             let range = "\(fixed(rates.min()!))-\(fixed(rates.max()!))"

@@ -66,6 +66,14 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "JPEG and WebP quality, 1-100.")
     var quality: Int = 85
 
+    @Option(help: ArgumentHelp("Output file names from a template ({stem}: the input's name without extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}'; folders are kept.",
+                               valueName: "template"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("The resampling kernel of --resize/--fit: lanczos3 (default; sharpest), bilinear (antialiased) or box (area average).",
+                               valueName: "filter"))
+    var resizeFilter: String?
+
     @Flag(help: "Write progressive JPEGs.")
     var progressive = false
 
@@ -137,6 +145,8 @@ struct ConvertCommand: AsyncParsableCommand {
         if let keep { settings.keep = try ConvertSettings.parseKeep(keep) }
         if strip { settings.keep = [] }
         settings.colorspace = try ConvertSettings.parseColorspace(colorspace)
+        if let name { settings.name = try OutputName(name) }
+        if let resizeFilter { settings.resizeFilter = try ConvertSettings.parseResizeFilter(resizeFilter) }
         if progressive { settings.progressive = true }
         if lossless { settings.lossless = true }
         return (settings, chain)

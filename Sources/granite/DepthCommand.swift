@@ -14,7 +14,9 @@ struct DepthCommand: AsyncParsableCommand {
         For each INPUT (JPEG or PNG file, or a folder of them) writes OUTDIR/NAME.depth.png \
         (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \
         relative depth with larger = farther) and OUTDIR/NAME.preview.png (viridis, yellow = near). \
-        Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
+        Photos are decoded reduced (JPEG DCT scaling to just above the model's input size), resized \
+        antialiased (bilinear) to the input, and the maps scaled back to the photo's size (--depth-size \
+        model keeps the model's). Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
         $XDG_DATA_HOME/granite/models (~/.local/share/granite/models), PREFIX/share/granite/models \
         beside an installed PREFIX/bin/granite, then the Models/ folder of the checkout the program \
         was built in; its description (NAME.json beside it, or a *.json in those folders) says how to feed it.
@@ -34,11 +36,20 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The ONNX model file (or a folder holding it).", valueName: "path"))
     var model: String?
 
+    @Option(help: ArgumentHelp("Size of the depth PNG and preview: input (the photo's own, default) or model (the model's output, e.g. 224x224).",
+                               valueName: "input|model"))
+    var depthSize = "input"
+
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
+    @Option(help: "Photos in flight at once (default 1: a 12 MP photo's maps and PNGs take ~250 MB each).")
+    var jobs: Int?
+
     func validate() throws {
         if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be in 1...256, got \(threads)") }
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
+        guard ["input", "model"].contains(depthSize) else { throw ValidationError("--depth-size must be input or model, got '\(depthSize)'") }
     }
 
     func run() async throws {
@@ -54,20 +65,31 @@ struct DepthCommand: AsyncParsableCommand {
         if estimator.normalizesInside {
             print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
         }
+        // `jobs` photos in flight (decode, resize, infer, upscale and PNG encoding are per photo).
+        let modelSize = depthSize == "model", output = output
+        let jobs = max(1, min(self.jobs ?? 1, files.count))
         var failed = 0
-        for file in files {
-            do {
-                let image = try Codecs.decodeFile(file)
-                let map = try estimator.estimate(image)
-                let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-                let depthPath = (output as NSString).appendingPathComponent("\(stem).depth.png")
-                let previewPath = (output as NSString).appendingPathComponent("\(stem).preview.png")
-                try DepthImages(map, depthPath: depthPath, previewPath: previewPath).write(depthPath: depthPath, previewPath: previewPath)
-                print("\(file) -> \(depthPath), \(previewPath)")
-            } catch {
-                let message = "\(error)"  // codec errors already start with the path
-                Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
-                failed += 1
+        await withTaskGroup(of: (String, Result<(String, String), any Error>).self) { group in
+            var next = 0
+            func start() {
+                guard next < files.count else { return }
+                let file = files[next]
+                next += 1
+                group.addTask {
+                    (file, Result { try DepthImages.process(file, into: output, with: estimator, modelSize: modelSize) })
+                }
+            }
+            for _ in 0..<jobs { start() }
+            for await (file, result) in group {
+                switch result {
+                case let .success((depthPath, previewPath)):
+                    print("\(file) -> \(depthPath), \(previewPath)")
+                case let .failure(error):
+                    let message = "\(error)"  // codec errors already start with the path
+                    Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
+                    failed += 1
+                }
+                start()
             }
         }
         print("\(files.count - failed) of \(files.count) images done with \((estimator.modelPath as NSString).lastPathComponent)")

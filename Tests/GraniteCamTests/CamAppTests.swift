@@ -1,6 +1,7 @@
 import Foundation
 import Granite
 import GraniteCapture
+import GraniteCodecs
 import GraniteMedia
 import Synchronization
 import XCTest
@@ -109,7 +110,7 @@ final class CamAppTests: XCTestCase {
         XCTAssertEqual(summary.saved, summary.frames, "every frame that got through was written")
         XCTAssertEqual(pipeline.inFlight.load(ordering: .relaxed), 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: output.path)
-        XCTAssertFalse(names.contains { $0.hasSuffix(".partial") })
+        XCTAssertFalse(names.contains { $0.contains(AtomicFile.temporaryMarker) })
         XCTAssertEqual(names.filter { $0.hasSuffix(".ppm") }.count, Int(summary.saved))
     }
 

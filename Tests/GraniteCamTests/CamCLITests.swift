@@ -1,4 +1,5 @@
 import Foundation
+import GraniteCodecs
 import GraniteTesting
 import XCTest
 
@@ -115,7 +116,7 @@ final class CamCLITests: XCTestCase {
         let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
         let images = files.filter { $0.hasSuffix(".png") }
         XCTAssertGreaterThan(images.count, 5)
-        XCTAssertFalse(files.contains { $0.hasSuffix(".partial") }, "no half-written file is left")
+        XCTAssertFalse(files.contains { $0.contains(AtomicFile.temporaryMarker) }, "no half-written file is left")
         let lines = try String(contentsOf: out.appendingPathComponent("frames.jsonl"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, images.count, "every written frame has its sidecar line")
         XCTAssertTrue(text.contains("\(images.count) saved"), text)

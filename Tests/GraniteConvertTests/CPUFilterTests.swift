@@ -9,34 +9,11 @@ final class CPUFilterTests: XCTestCase {
         return try Image(width: w, height: h, format: .gray8, bytes: bytes)
     }
 
-    func testHalvingAveragesTwoByTwoBlocks() throws {
+    /// The resize filter is the shared resampler (its own tests are GraniteMediaTests.ResamplerTests).
+    func testResizeFilterIsTheSharedResampler() throws {
         let src = try image(13, 9) { x, y in UInt8((x * 37 + y * 11) % 256) }
-        // 13x9 → 6x4 is not an exact halving; use 12x8 for the exact known answer.
-        let even = try image(12, 8) { x, y in UInt8((x * 37 + y * 11) % 256) }
-        let out = try CPUResize.resize(even, width: 6, height: 4)
-        for y in 0..<4 {
-            for x in 0..<6 {
-                let sum = [(0, 0), (1, 0), (0, 1), (1, 1)].reduce(0) { $0 + Int(even.bytes[(2 * y + $1.1) * 12 + 2 * x + $1.0]) }
-                XCTAssertEqual(Int(out.bytes[y * 6 + x]), (sum + 2) / 4, accuracy: 1, "(\(x),\(y))")
-            }
-        }
-        let odd = try CPUResize.resize(src, width: 5, height: 4)
-        XCTAssertEqual([odd.width, odd.height], [5, 4])
-    }
-
-    func testFlatImagesStayFlatAtAnySize() throws {
-        let flat = try Image(width: 17, height: 11, format: .rgba8, bytes: [UInt8](repeating: 0, count: 17 * 11 * 4).enumerated().map { [200, 100, 50, 255][$0.offset % 4] })
-        for (w, h) in [(5, 3), (17, 11), (40, 23), (1, 1), (9, 30)] {
-            let out = try CPUResize.resize(flat, width: w, height: h)
-            XCTAssertEqual(out.bytes, [UInt8](repeating: 0, count: w * h * 4).enumerated().map { [200, 100, 50, 255][$0.offset % 4] }, "\(w)x\(h)")
-        }
-    }
-
-    func testUpscaleIsBilinear() throws {
-        let two = try image(2, 1) { x, _ in x == 0 ? 0 : 200 }
-        let out = try CPUResize.resize(two, width: 4, height: 1)
-        // Pixel centres at 0.25-step positions: -0.25 (clamped), 0.25, 0.75, 1.25 (clamped).
-        XCTAssertEqual(out.bytes, [0, 50, 150, 200])
+        let out = try CPUFilter.resize(.fit(width: 6, height: 6)).apply(src)
+        XCTAssertEqual(out, try Resampler.resize(src, width: 6, height: 4, filter: ConvertSettings.defaultResizeFilter))
     }
 
     func testSharpenKeepsFlatAndSteepensEdges() throws {

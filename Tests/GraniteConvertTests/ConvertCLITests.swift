@@ -1,5 +1,6 @@
 import Foundation
 import GraniteCodecs
+import GraniteMedia
 import GraniteConvert
 import XCTest
 
@@ -58,6 +59,12 @@ final class ConvertCLITests: XCTestCase {
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
       --format <format>       Output format: jpg, png or webp (default: the input's format).
       --quality <quality>     JPEG and WebP quality, 1-100. (default: 85)
+      --name <template>       Output file names from a template ({stem}: the input's name without
+                              extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}';
+                              folders are kept.
+      --resize-filter <filter>
+                              The resampling kernel of --resize/--fit: lanczos3 (default; sharpest),
+                              bilinear (antialiased) or box (area average).
       --progressive           Write progressive JPEGs.
       --lossless              Write lossless WebP (--quality is then ignored).
       --colorspace <srgb|keep>
@@ -317,6 +324,28 @@ final class ConvertCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("converted 1, skipped 0"), r.stdout)
         XCTAssertEqual(try sof(input + "/out/img0.jpg"), 0xC2)
+    }
+
+    /// `--resize-filter` picks the shared resampler's kernel (PNG output: the pixels are the
+    /// resampler's exactly), redoes outputs made with another, and an unknown name is a usage error.
+    func testResizeFilter() throws {
+        let input = ConvertFixtures.folder("cli-resize-filter")
+        let paths = try ConvertFixtures.writeJPEGs(1, to: input, width: 90, height: 60)
+        // Decoded as the converter does: JPEG DCT scaling down to no less than the target (5/8 here).
+        let decoded = try Codecs.decodeFile(paths[0], options: DecodeOptions(minimumSize: (45, 31)))
+        for (name, filter) in [("box", ResizeFilter.box), ("bilinear", .bilinear), ("lanczos3", .lanczos3)] {
+            let r = try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/out", "--format", "png",
+                                                    "--resize", "45x31", "--resize-filter", name])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.hasPrefix("converted 1, skipped 0"), "\(name): \(r.stdout)")
+            let written = try Codecs.decodeFile(input + "/out/img0.png")
+            let expected = try Resampler.resize(decoded, width: 45, height: 31, filter: filter)
+            let worst = zip(written.bytes, expected.bytes).map { abs(Int($0) - Int($1)) }.max() ?? -1
+            XCTAssertTrue(written.bytes.count == expected.bytes.count && worst == 0, "\(name): differs by up to \(worst) levels")
+        }
+        let bad = try ConvertFixtures.runGranite(["convert", paths[0], "-o", input + "/bad", "--resize", "50%", "--resize-filter", "cubic"])
+        XCTAssertEqual(bad.status, ConvertExitCode.usage)
+        XCTAssertTrue(bad.stderr.contains("--resize-filter") && bad.stderr.contains("cubic"), bad.stderr)
     }
 
     /// `--format webp` (lossy and `--lossless`), and WebP inputs found in folders and converted back.

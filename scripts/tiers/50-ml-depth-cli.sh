@@ -31,12 +31,16 @@ PY
 im convert "$work/room.ppm" "$work/room.png"
 printf 'not an image' > "$work/broken.png"
 
-rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --model "$model" >"$work/log" 2>&1 || rc=$?
+rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --model "$model" --jobs 2 >"$work/log" 2>&1 || rc=$?
 check "exit 2 when one input is corrupt" "[ $rc -eq 2 ]"
 check "depth PNG is 16-bit gray at the input size" "[ \"\$(im identify -format '%w %h %z %[channels]' "$work/out/room.depth.png")\" = '160 120 16 gray' ]"
 check "preview is an RGBA PNG" "im identify -format '%[channels]' '$work/out/room.preview.png' | grep -q srgba"
 check "no output for the corrupt input" "! ls '$work/out' | grep -q broken"
 check "the corrupt input is named on stderr" "grep -q 'broken.png' '$work/log'"
+rc=0; "$granite" depth "$work/room.png" -o "$work/model" --model "$model" --depth-size model >/dev/null 2>&1 || rc=$?
+check "--depth-size model keeps the model's 224x224" "[ $rc -eq 0 ] && [ \"\$(im identify -format '%w %h' "$work/model/room.depth.png")\" = '224 224' ]"
+rc=0; "$granite" depth "$work/room.png" -o "$work/bad" --model "$model" --depth-size huge >/dev/null 2>&1 || rc=$?
+check "exit 64 for a bad --depth-size" "[ $rc -eq 64 ]"
 rc=0; "$granite" depth "$work/nope.png" -o "$work/out2" --model "$model" >/dev/null 2>&1 || rc=$?
 check "exit 66 for a missing input" "[ $rc -eq 66 ]"
 rc=0; "$granite" depth "$work/room.png" -o "$work/out3" --model "$work/none.onnx" >/dev/null 2>&1 || rc=$?

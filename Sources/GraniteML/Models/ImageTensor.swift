@@ -1,7 +1,7 @@
 import GraniteMedia
 
-/// Image ↔ tensor conversions for model input and output: bilinear resampling, normalisation
-/// and layout.
+/// Image → tensor conversion for model input: antialiased resize (the shared ``Resampler``,
+/// bilinear as Pillow's), normalisation and layout.
 enum ImageTensor {
     /// The image's pixels as interleaved R, G, B floats in 0...255.
     static func rgb(_ image: Image) throws(MLError) -> [Float] {
@@ -21,32 +21,18 @@ enum ImageTensor {
         return out
     }
 
-    /// Bilinear resampling (pixel centres aligned) of a `channels`-interleaved plane.
-    static func resize(_ src: [Float], width: Int, height: Int, channels: Int, toWidth dw: Int, toHeight dh: Int) -> [Float] {
-        if width == dw && height == dh { return src }
-        var out = [Float](repeating: 0, count: dw * dh * channels)
-        let sx = Float(width) / Float(dw), sy = Float(height) / Float(dh)
-        for y in 0..<dh {
-            let fy = min(max((Float(y) + 0.5) * sy - 0.5, 0), Float(height - 1))
-            let y0 = Int(fy), y1 = min(y0 + 1, height - 1), ty = fy - Float(y0)
-            for x in 0..<dw {
-                let fx = min(max((Float(x) + 0.5) * sx - 0.5, 0), Float(width - 1))
-                let x0 = Int(fx), x1 = min(x0 + 1, width - 1), tx = fx - Float(x0)
-                for c in 0..<channels {
-                    let a = src[(y0 * width + x0) * channels + c], b = src[(y0 * width + x1) * channels + c]
-                    let d = src[(y1 * width + x0) * channels + c], e = src[(y1 * width + x1) * channels + c]
-                    let top = a + (b - a) * tx, bottom = d + (e - d) * tx
-                    out[(y * dw + x) * channels + c] = top + (bottom - top) * ty
-                }
-            }
-        }
-        return out
-    }
-
     /// The model input tensor for `image`, per the description.
     static func input(_ image: Image, _ d: ModelDescription.Input) throws(MLError) -> Tensor {
         let (w, h) = (d.width, d.height)
-        let rgb = resize(try rgb(image), width: image.width, height: image.height, channels: 3, toWidth: w, toHeight: h)
+        guard [.rgba8, .rgb24, .gray8].contains(image.format) else {
+            throw .unsupportedImage(reason: "pixel format \(image.format); use rgba8, rgb24 or gray8")
+        }
+        // Resized as 8-bit pixels first: never a float buffer of the whole photo.
+        let small: Image
+        do { small = try Resampler.resize(image, width: w, height: h, filter: .bilinear) } catch {
+            throw .unsupportedImage(reason: "\(error)")
+        }
+        let rgb = try rgb(small)
         var values = [Float](repeating: 0, count: w * h * 3)
         let range = d.dtype.range
         for i in 0..<(w * h) {

@@ -28,8 +28,11 @@ public final class DepthEstimator: Sendable {
         }
     }
 
-    /// Estimates depth for `image` (rgba8, rgb24 or gray8).
-    public func estimate(_ image: Image) throws(MLError) -> DepthMap {
-        try ml.predict(image)
+    /// Estimates depth for `image` (rgba8, rgb24 or gray8); the map comes at `size` (the image's by default).
+    public func estimate(_ image: Image, size: OutputSize = .input) throws(MLError) -> DepthMap {
+        try ml.predict(image, size: size)
     }
+
+    /// The model's input size (images are resized to it).
+    public var inputSize: (width: Int, height: Int) { (description.input.width, description.input.height) }
 }

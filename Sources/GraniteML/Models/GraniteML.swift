@@ -14,9 +14,22 @@ public struct PredictionContext: Sendable {
     public let description: ModelDescription
     /// The name of the output the description points at (or the model's first output).
     public let outputName: String
-    /// The size of the image that was fed in.
+    /// The size outputs are scaled to: the fed image's, or the size the caller asked for
+    /// (e.g. the photo's own when a JPEG was decoded at a reduced scale).
     public let sourceWidth: Int
     public let sourceHeight: Int
+    /// True when the output keeps the model's own size (`sourceWidth`/`sourceHeight` are then ignored).
+    public var keepsModelSize = false
+}
+
+/// The size a prediction's image outputs (a depth map) come at.
+public enum OutputSize: Sendable, Equatable {
+    /// The size of the image fed in.
+    case input
+    /// The model's own output size (no resampling).
+    case model
+    /// This size (e.g. the original photo's, when a reduced decode was fed in).
+    case exactly(width: Int, height: Int)
 }
 
 /// How `predict` takes its input.
@@ -97,13 +110,16 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
                       input: input, threads: threads)
     }
 
-    /// Runs the model on an image.
-    public func predict(_ image: Image) throws(MLError) -> Output {
+    /// Runs the model on an image (resized to the model's input with the shared antialiased
+    /// resampler); image outputs come at `size`.
+    public func predict(_ image: Image, size: OutputSize = .input) throws(MLError) -> Output {
         let tensor = try ImageTensor.input(image, feed)
         let outputs = try model.run([model.inputs[0].name: tensor])
         let outputName = description.output.name ?? model.outputs[0].name
-        let context = PredictionContext(description: description, outputName: outputName,
-                                        sourceWidth: image.width, sourceHeight: image.height)
+        let (w, h) = if case let .exactly(w, h) = size { (w, h) } else { (image.width, image.height) }
+        guard w > 0, h > 0 else { throw .unsupportedImage(reason: "output size \(w)x\(h) is empty") }
+        var context = PredictionContext(description: description, outputName: outputName, sourceWidth: w, sourceHeight: h)
+        context.keepsModelSize = size == .model
         return try Output(outputs: outputs, context: context)
     }
 
@@ -128,9 +144,9 @@ extension DepthMap: ModelOutput {
         let (w, h, raw) = try ImageTensor.plane(t)
         let scale = context.description.output.metricScale
         let values = scale.map { s in raw.map { $0 * s } } ?? raw
-        let resized = ImageTensor.resize(values, width: w, height: h, channels: 1,
-                                         toWidth: context.sourceWidth, toHeight: context.sourceHeight)
-        try self.init(width: context.sourceWidth, height: context.sourceHeight, values: resized,
+        let (tw, th) = context.keepsModelSize ? (w, h) : (context.sourceWidth, context.sourceHeight)
+        let resized = Resampler.resize(floats: values, width: w, height: h, channels: 1, toWidth: tw, toHeight: th, filter: .bilinear)
+        try self.init(width: tw, height: th, values: resized,
                       meaning: context.description.output.meaning, isMetric: scale != nil)
     }
 }
