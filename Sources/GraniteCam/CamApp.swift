@@ -10,6 +10,12 @@ public struct CamSummary: Sendable, Equatable {
     public var saved: UInt64
     /// Frames lost (source gaps + a full pipeline).
     public var dropped: UInt64
+    /// Whether the run was live (frames dropped when behind) or not (back-pressure).
+    public var live: Bool = false
+    /// Frames a live run dropped because the pipeline was behind (latest frame won).
+    public var droppedBehind: UInt64 = 0
+    /// Frames the source itself lost (gaps in its sequence, e.g. the driver's, or unreadable files).
+    public var droppedBySource: UInt64 = 0
     /// Status renders (the render step ran this often).
     public var renders: Int
     /// Latency p50, ms (capture to processed).
@@ -28,6 +34,16 @@ public struct CamSummary: Sendable, Equatable {
     public var failure: String?
     /// The last status line.
     public var statusLine: String
+
+    /// Which mode ran and what was dropped, and why (`live: 12 dropped (pipeline behind: 12)`).
+    public var modeLine: String {
+        var text = "\(live ? "live" : "non-live") run: \(dropped) dropped"
+        var reasons: [String] = []
+        if droppedBehind > 0 { reasons.append("\(droppedBehind) with the pipeline behind (latest frame won)") }
+        if droppedBySource > 0 { reasons.append("\(droppedBySource) lost by the source") }
+        if !reasons.isEmpty { text += " (" + reasons.joined(separator: ", ") + ")" }
+        return text
+    }
 }
 
 /// One `granite-cam` run: mounts the root component, ticks the status, waits for the end,
@@ -101,6 +117,9 @@ public final class CamApp: Sendable {
                                  seconds: Double(monotonicNanos() - started) / 1e9, failure: state.failure,
                                  statusLine: state.statusLine)
         summary.depthSaved = state.depthSaved
+        summary.live = settings.isLive
+        summary.droppedBehind = state.sourceStats.droppedByConsumer
+        summary.droppedBySource = state.sourceStats.droppedBySource
         summary.pinning = pinning
         if let failure = state.failure, state.frames == 0 {
             throw .invalidOptions(failure)

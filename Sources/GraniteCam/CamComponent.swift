@@ -20,6 +20,8 @@ public struct CamState: GraniteState {
     public var depthFrames: UInt64 = 0
     /// Depth maps written as files.
     public var depthSaved: UInt64 = 0
+    /// How many frames old the depth map the chain last used was (live runs; nil: none yet).
+    public var depthAge: UInt64?
     /// The source's counters, as of the last frame.
     public var sourceStats = CaptureStats()
     /// Frames written, and writes that failed.
@@ -55,7 +57,7 @@ public struct CamState: GraniteState {
             "fps \(d(rate.rate))",
             "latency p50 \(d(latency.percentile(50))) ms p99 \(d(latency.percentile(99))) ms",
             "dropped \(sourceStats.dropped)",
-            "depth \(d(depthRate.rate)) fps",
+            "depth \(d(depthRate.rate)) fps" + (depthAge.map { " age \($0)" } ?? ""),
             "saved \(saved)",
         ]
         if let format { parts.append("\(format)") }
@@ -80,14 +82,15 @@ struct StartExpedition: GraniteExpedition {
 }
 
 /// The hot path: one processed frame. Updates counters, hands the frame to the output and
-/// depth relays, never renders.
+/// depth relays, never renders. Every frame admitted by the flow gate is released here or by
+/// the output relay once written.
 struct FrameExpedition: GraniteExpedition {
     func reduce(event: CamEvents.FrameReady, state: inout CamState, connection: GraniteConnection) {
         guard let handle = state.handle else { return }
         let pipeline = handle.pipeline
         let settings = pipeline.settings
         if let limit = settings.frameLimit, state.frames >= limit {
-            pipeline.inFlight.subtract(1, ordering: .releasing)
+            pipeline.flow.release()
             return
         }
         let index = state.frames
@@ -97,9 +100,22 @@ struct FrameExpedition: GraniteExpedition {
         let now = monotonicNanos()
         state.rate.tick(now)
         state.latency.add(now >= event.frame.timestampNanos ? now - event.frame.timestampNanos : 0)
-        if let every = settings.depthEvery, pipeline.depth != nil, index % UInt64(every) == 0,
-           pipeline.depthSlot.offer(event.frame) {
-            connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
+        if event.depthAge != nil { state.depthAge = event.depthAge }
+        if let maps = event.depth {
+            // Non-live: this frame's own map, estimated before the chain; written like a frame.
+            if pipeline.writer != nil {
+                pipeline.flow.add()
+                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, handle: handle), .rebound)
+            } else {
+                state.depthFrames += 1
+                state.depthRate.tick(now)
+            }
+        } else if settings.isLive, let every = settings.depthEvery, pipeline.depth != nil, index % UInt64(every) == 0 {
+            var input = event.frame
+            input.image = event.input
+            if pipeline.depthSlot.offer(input) {
+                connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
+            }
         }
         if pipeline.preview != nil, now - state.lastPreviewNanos >= pipeline.previewInterval {
             state.lastPreviewNanos = now
@@ -110,7 +126,7 @@ struct FrameExpedition: GraniteExpedition {
         if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
-            pipeline.inFlight.subtract(1, ordering: .releasing)
+            pipeline.flow.release()
         }
         if let limit = settings.frameLimit, state.frames >= limit { pipeline.requestStop() }
     }

@@ -16,10 +16,16 @@ public enum CamEvents {
         public var behavior: GraniteEventBehavior { .quiet }
         /// The frame after every stage.
         public let frame: Frame
+        /// The image as captured (what depth is estimated from in a live run).
+        public let input: Image
         /// When processing finished (monotonic ns).
         public let processedNanos: UInt64
         /// The source's counters when it was sent.
         public let sourceStats: CaptureStats
+        /// This frame's own depth (a non-live run with depth due on it).
+        public var depth: DepthMaps? = nil
+        /// How many frames old the depth map the chain saw is (nil: none yet).
+        public var depthAge: UInt64? = nil
     }
 
     /// The format in effect (at start and after a reconnect). Quiet.

@@ -20,7 +20,8 @@ public enum DepthRelayEvents {
     }
 }
 
-/// Latest-frame-wins depth: frames offered while one is being estimated replace each other.
+/// Latest-frame-wins depth for live runs: frames offered while one is being estimated replace
+/// each other; each map becomes the pipeline's latest, which the chain reads for later frames.
 /// With an output folder each map is also written as `depth-SEQ.png` (16-bit) plus a `depth.jsonl` line.
 struct DepthExpedition: GraniteExpedition {
     func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
@@ -32,11 +33,11 @@ struct DepthExpedition: GraniteExpedition {
         var failure: String?
         var path: String?
         do {
+            let maps = try depth.estimateMaps(frame.image)
+            pipeline.latestDepth.withLock { $0 = (maps.map, frame.sequence) }
             if let writer = pipeline.writer {
-                path = try writer.writeDepth(try depth.estimate16Bit(frame.image), sequence: frame.sequence)
+                path = try writer.writeDepth(maps.png, sequence: frame.sequence)
                 state.written += 1
-            } else {
-                _ = try depth.estimate(frame.image)
             }
         } catch { failure = "\(error)" }
         state.estimated += 1
