@@ -99,15 +99,12 @@ public final class CamApp: Sendable {
         ticker.cancel()
         timer?.cancel()
         trimmer?.cancel()
-        await root.command.settle()
-        await root.center.output.command.settle()
-        await root.center.depth.command.settle()
-        await root.center.preview.command.settle()
-        await root.command.settle()
-        await root.center.pin.command.settle()
+        // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,
+        // pins and their replies). The runtime drains it all, follow-ups included.
+        await runtime.drain()
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line
-        await root.command.settle()
+        await runtime.drain()
         let state = root.state
         root.unmount()
         let pinning = await pipeline.pins?.finish()
