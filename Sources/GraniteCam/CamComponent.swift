@@ -97,7 +97,8 @@ struct FrameExpedition: GraniteExpedition {
         state.frames += 1
         state.lastSequence = event.frame.sequence
         state.sourceStats = event.sourceStats
-        let now = monotonicNanos()
+        // Times come from the event (capture → processed), so the reducer is a function of its input.
+        let now = event.processedNanos
         state.rate.tick(now)
         state.latency.add(now >= event.frame.timestampNanos ? now - event.frame.timestampNanos : 0)
         if event.depthAge != nil { state.depthAge = event.depthAge }
@@ -117,7 +118,7 @@ struct FrameExpedition: GraniteExpedition {
                 connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
             }
         }
-        if pipeline.preview != nil, now - state.lastPreviewNanos >= pipeline.previewInterval {
+        if pipeline.preview != nil, now >= state.lastPreviewNanos &+ pipeline.previewInterval {
             state.lastPreviewNanos = now
             if pipeline.previewSlot.offer(event.frame) {
                 connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
