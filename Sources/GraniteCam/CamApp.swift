@@ -52,7 +52,7 @@ public final class CamApp: Sendable {
     /// The pipeline of this run.
     public let pipeline: CamPipeline
     /// The root component.
-    public let root: CamComponent
+    let root: CamComponent
     private let runtime: GraniteRuntime
 
     /// An app over `pipeline`, in its own runtime.
@@ -123,6 +123,9 @@ public final class CamApp: Sendable {
         }
         return summary
     }
+
+    /// Frames reduced so far (for progress while it runs).
+    public var framesSoFar: UInt64 { root.state.frames }
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
     public func stop() { pipeline.requestStop() }

@@ -3,54 +3,54 @@ import GraniteCapture
 import GraniteMedia
 
 /// The root component's state: counters and windows, all bounded (memory stays flat).
-public struct CamState: GraniteState {
+struct CamState: GraniteState {
     /// The run's pipeline (seams, source, writer).
-    public var handle: PipelineHandle?
+    var handle: PipelineHandle?
     /// Frames reduced.
-    public var frames: UInt64 = 0
+    var frames: UInt64 = 0
     /// The last frame's sequence number.
-    public var lastSequence: UInt64?
+    var lastSequence: UInt64?
     /// Capture-to-processed latency (ns samples).
-    public var latency = LatencyWindow()
+    var latency = LatencyWindow()
     /// Processed frames per second.
-    public var rate = RateMeter()
+    var rate = RateMeter()
     /// Depth maps per second.
-    public var depthRate = RateMeter()
+    var depthRate = RateMeter()
     /// Depth maps received.
-    public var depthFrames: UInt64 = 0
+    var depthFrames: UInt64 = 0
     /// Depth maps written as files.
-    public var depthSaved: UInt64 = 0
+    var depthSaved: UInt64 = 0
     /// How many frames old the depth map the chain last used was (live runs; nil: none yet).
-    public var depthAge: UInt64?
+    var depthAge: UInt64?
     /// The source's counters, as of the last frame.
-    public var sourceStats = CaptureStats()
+    var sourceStats = CaptureStats()
     /// Frames written, and writes that failed.
-    public var saved: UInt64 = 0
+    var saved: UInt64 = 0
     /// Writes that failed.
-    public var saveFailures: UInt64 = 0
+    var saveFailures: UInt64 = 0
     /// Faults reported, and the last one.
-    public var faults: UInt64 = 0
+    var faults: UInt64 = 0
     /// The last fault's message.
-    public var lastFault: String?
+    var lastFault: String?
     /// The format in effect.
-    public var format: StreamFormat?
+    var format: StreamFormat?
     /// When a frame last went to the preview (monotonic ns).
-    public var lastPreviewNanos: UInt64 = 0
+    var lastPreviewNanos: UInt64 = 0
     /// Whether the source has ended, and why if it failed.
-    public var ended = false
+    var ended = false
     /// Why the source ended, when it failed.
-    public var failure: String?
+    var failure: String?
 
     /// An empty state (no pipeline: the component does nothing).
-    public init() {}
+    init() {}
 
     /// A state carrying `pipeline`.
-    public init(pipeline: CamPipeline) {
+    init(pipeline: CamPipeline) {
         handle = PipelineHandle(pipeline)
     }
 
     /// The status line the render step shows.
-    public var statusLine: String {
+    var statusLine: String {
         let d = CamState.oneDecimal
         var parts = [
             "frames \(frames)",
@@ -182,41 +182,41 @@ struct TickExpedition: GraniteExpedition {
 }
 
 /// The root center: hosts the capture, output and depth relays; takes their broadcasts.
-public final class CamCenter: GraniteCenter<CamState> {
+final class CamCenter: GraniteCenter<CamState> {
     /// The frame source.
-    public let capture = CaptureRelay()
+    let capture = CaptureRelay()
     /// Disk output.
-    public let output = OutputRelay()
+    let output = OutputRelay()
     /// Depth estimation.
-    public let depth = DepthRelay()
+    let depth = DepthRelay()
     /// The loopback preview.
-    public let preview = PreviewRelay()
+    let preview = PreviewRelay()
     /// Pinning of written files.
-    public let pin = PinRelay()
+    let pin = PinRelay()
 
-    public override var expeditions: [GraniteBaseExpedition] {
+    override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),
          FaultExpedition().discovery(), SavedExpedition().discovery(), DepthReadyExpedition().discovery(),
          EndedExpedition().discovery(), TickExpedition().discovery()]
     }
 
-    public override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
+    override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
 
-    public override var behavior: GraniteEventBehavior { .broadcastable }
+    override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
 /// `granite-cam`'s root component. Its render step is the status line.
-public struct CamComponent: GraniteComponent {
+struct CamComponent: GraniteComponent {
     /// The component's runtime.
-    public let command: GraniteCommand<CamCenter, CamState>
+    let command: GraniteCommand<CamCenter, CamState>
 
     /// A component for `pipeline`.
-    public init(pipeline: CamPipeline) {
+    init(pipeline: CamPipeline) {
         command = GraniteCommand(state: CamState(pipeline: pipeline))
     }
 
     /// The render step: builds the status line and hands it to the sink and the preview.
-    public var body: String {
+    var body: String {
         let line = state.statusLine
         state.handle?.pipeline.statusSink(line)
         state.handle?.pipeline.preview?.publish(status: line)

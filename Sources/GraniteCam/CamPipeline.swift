@@ -149,14 +149,14 @@ public final class CamPipeline: Sendable {
 }
 
 /// The pipeline as a state value: compared by identity, so the state stays `Equatable`.
-public struct PipelineHandle: Sendable, Equatable {
+struct PipelineHandle: Sendable, Equatable {
     /// The pipeline.
-    public let pipeline: CamPipeline
+    let pipeline: CamPipeline
 
     /// Wraps a pipeline.
-    public init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
+    init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
 
-    public static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
+    static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
 }
 
 /// A one-element mailbox where the newest value replaces an unclaimed older one.

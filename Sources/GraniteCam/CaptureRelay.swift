@@ -3,17 +3,17 @@ import GraniteCapture
 import GraniteMedia
 
 /// State of the capture relay.
-public struct CaptureRelayState: GraniteState {
+struct CaptureRelayState: GraniteState {
     /// Whether the pump is running.
-    public var running = false
+    var running = false
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the capture relay reduces.
-public enum CaptureRelayEvents {
+enum CaptureRelayEvents {
     /// Opens the source and starts pumping frames to the hosts.
-    public struct Open: GraniteEvent {
+    struct Open: GraniteEvent {
         let handle: PipelineHandle
     }
 }
@@ -29,16 +29,16 @@ struct OpenCaptureExpedition: GraniteExpedition {
 }
 
 /// The frame-source relay's center.
-public final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [OpenCaptureExpedition().discovery()] }
+final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
+    override var expeditions: [GraniteBaseExpedition] { [OpenCaptureExpedition().discovery()] }
 }
 
 /// The frame-source relay: owns the capture pump; frames leave it as quiet broadcasts.
-public struct CaptureRelay: GraniteRelay {
+struct CaptureRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<CaptureRelayCenter, CaptureRelayState>(qos: .userInteractive)
+    let command = GraniteService<CaptureRelayCenter, CaptureRelayState>(qos: .userInteractive)
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// The pump loop: pulls events from the source, runs depth (non-live) and the stages, broadcasts.

@@ -3,19 +3,19 @@ import GraniteCapture
 import GraniteMedia
 
 /// State of the depth relay.
-public struct DepthRelayState: GraniteState {
+struct DepthRelayState: GraniteState {
     /// Depth maps made.
-    public var estimated: UInt64 = 0
+    var estimated: UInt64 = 0
     /// Depth maps written as 16-bit PNGs (with `--out`).
-    public var written: UInt64 = 0
+    var written: UInt64 = 0
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the depth relay reduces.
-public enum DepthRelayEvents {
+enum DepthRelayEvents {
     /// Work the latest pending frame; the relay kicks itself again until the slot is empty.
-    public struct Kick: GraniteEvent {
+    struct Kick: GraniteEvent {
         let handle: PipelineHandle
     }
 }
@@ -48,14 +48,14 @@ struct DepthExpedition: GraniteExpedition {
 }
 
 /// The depth relay's center.
-public final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
+final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
+    override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
 }
 
 /// Depth on its own executor; a slow model never queues frames (the slot holds one).
-public struct DepthRelay: GraniteRelay {
+struct DepthRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
+    let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
     /// A new instance.
-    public init() {}
+    init() {}
 }

@@ -71,8 +71,11 @@ struct CamBench: AsyncParsableCommand {
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\" -threads \(ffmpegThreads); "
               + "\(frames) frames, \(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let rssStart = residentKiB()
-        for text in sizes.split(separator: ",") {
+        let list = try sizes.split(separator: ",").map { text in
             guard let size = FrameSize(parsing: String(text)) else { throw ValidationError("bad size \(text)") }
+            return size
+        }
+        for size in list {
             var granite: [EndToEnd] = [], ffmpeg: [EndToEnd] = [], withDepth: [EndToEnd] = []
             for _ in 0..<runs {
                 granite.append(try runGraniteCam(size: size, chain: chain, depth: false))
@@ -88,6 +91,10 @@ struct CamBench: AsyncParsableCommand {
                 print("\(size): granite-cam --depth (every frame) + depth point cloud: \(d.describe(frames: frames))"
                       + ", depth \(fmt(d.depthFPS)) maps/s")
             }
+        }
+        // In-process runs last: a child's peak RSS (wait4's ru_maxrss) starts from this process's
+        // peak at spawn (Linux keeps it across exec), so children run while this one is small.
+        for size in list {
             var paced: [CamSummary] = []
             for _ in 0..<runs { paced.append(try await runGranite(size: size)) }
             let p = median(paced.map { Double($0.frames) / $0.seconds })
