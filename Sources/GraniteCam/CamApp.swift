@@ -35,13 +35,14 @@ public struct CamSummary: Sendable, Equatable {
     /// The last status line.
     public var statusLine: String
 
-    /// Which mode ran and what was dropped, and why (`live: 12 dropped (pipeline behind: 12)`).
+    /// Which mode ran and what was dropped, and why
+    /// (`live run: 12 dropped (11: pipeline behind, latest frame won; 1: lost by the source)`).
     public var modeLine: String {
         var text = "\(live ? "live" : "non-live") run: \(dropped) dropped"
         var reasons: [String] = []
-        if droppedBehind > 0 { reasons.append("\(droppedBehind) with the pipeline behind (latest frame won)") }
-        if droppedBySource > 0 { reasons.append("\(droppedBySource) lost by the source") }
-        if !reasons.isEmpty { text += " (" + reasons.joined(separator: ", ") + ")" }
+        if droppedBehind > 0 { reasons.append("\(droppedBehind): pipeline behind, latest frame won") }
+        if droppedBySource > 0 { reasons.append("\(droppedBySource): lost by the source") }
+        if !reasons.isEmpty { text += " (" + reasons.joined(separator: "; ") + ")" }
         return text
     }
 }

@@ -117,7 +117,7 @@ final class LiveAndNonLiveTests: XCTestCase {
         XCTAssertEqual(summary.droppedBehind, summary.dropped)
         XCTAssertEqual(summary.frames + summary.dropped, 120, "every frame is processed or counted")
         XCTAssertLessThanOrEqual(pipeline.flow.peak, pipeline.flow.limit)
-        XCTAssertTrue(summary.modeLine.hasPrefix("live run: \(summary.dropped) dropped (\(summary.dropped) with the pipeline behind"), summary.modeLine)
+        XCTAssertEqual(summary.modeLine, "live run: \(summary.dropped) dropped (\(summary.dropped): pipeline behind, latest frame won)")
     }
 
     /// The same source forced non-live: slower, but nothing is lost.
