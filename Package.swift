@@ -151,6 +151,6 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
-                                                           "GraniteIPFS", "GraniteIPFSTesting"]),
+                                                           "GraniteIPFS", "GraniteIPFSTesting", "Marble", "GraniteGPU"]),
     ]
 )

@@ -203,6 +203,8 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     func dependency(_ id: ObjectIdentifier) -> DependencyBox? { dependencies[id] }
 
     func broadcastToHosts(_ event: any GraniteEvent, key: EventKey) { hearDown(event, key: key) }
+    var jobsAccepted: UInt64 { engine.mailbox.accepted }
+    func waitUntilIdle() async { await engine.mailbox.waitUntilIdle() }
 }
 
 /// Things the parent can unmount without knowing their types.

@@ -27,6 +27,10 @@ protocol GraniteNode: AnyObject, Sendable {
     func dependency(_ id: ObjectIdentifier) -> DependencyBox?
     /// Sends a broadcast to subscribers (relays only).
     func broadcastToHosts(_ event: any GraniteEvent, key: EventKey)
+    /// Jobs this node's mailbox accepted so far (only grows).
+    var jobsAccepted: UInt64 { get }
+    /// Waits until this node's mailbox has nothing queued or running.
+    func waitUntilIdle() async
 }
 
 extension GraniteNode {

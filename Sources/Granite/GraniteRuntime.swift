@@ -113,6 +113,34 @@ public final class GraniteRuntime: Sendable {
         }
     }
 
+    /// Waits until every component mounted in this runtime, and every relay they host, has
+    /// reduced everything queued — follow-ups included, however they bounce between components
+    /// and relays. The shutdown step: after the work's producers stopped, `drain()` then unmount.
+    ///
+    /// A pass waits for each node in turn; the runtime is drained when a whole pass saw no node
+    /// accept a new job. Work outside the tree (a thread or task that will send later) is the
+    /// caller's to stop first.
+    public func drain() async {
+        while true {
+            let nodes = drainableNodes()
+            let before = nodes.reduce(UInt64(0)) { $0 &+ $1.jobsAccepted }
+            for node in nodes { await node.waitUntilIdle() }
+            let after = drainableNodes()
+            if after.count == nodes.count, after.reduce(UInt64(0), { $0 &+ $1.jobsAccepted }) == before { return }
+        }
+    }
+
+    /// The mounted components and the relays they host, each once.
+    private func drainableNodes() -> [any GraniteNode] {
+        let components = inner.withLock { $0.mounted.values.flatMap { $0 } }
+        var seen = Set<ObjectIdentifier>()
+        var nodes: [any GraniteNode] = []
+        for node in components + components.flatMap(\.relayNodes) where seen.insert(ObjectIdentifier(node)).inserted {
+            nodes.append(node)
+        }
+        return nodes
+    }
+
     func mounted(center: ObjectIdentifier) -> [any GraniteNode] {
         inner.withLock { $0.mounted[center] ?? [] }
     }

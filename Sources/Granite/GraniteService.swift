@@ -128,4 +128,6 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     func report(_ error: GraniteError) { (runtime ?? GraniteRuntime.shared).report(error) }
     func dependency(_ id: ObjectIdentifier) -> DependencyBox? { hosting.withLock { $0.dependencies[id] } }
     func broadcastToHosts(_ event: any GraniteEvent, key: EventKey) { _ = deliver(event, key: key) }
+    var jobsAccepted: UInt64 { engine.mailbox.accepted }
+    func waitUntilIdle() async { await engine.mailbox.waitUntilIdle() }
 }

@@ -32,6 +32,8 @@ final class Mailbox: Sendable {
         var closed = false
         var task: Task<Void, Never>?
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Jobs ever accepted (queued or run inline): the runtime's drain compares it before and after.
+        var accepted: UInt64 = 0
     }
 
     private let lock: FastLock
@@ -55,6 +57,7 @@ final class Mailbox: Sendable {
     func submit(_ job: Job) -> Bool {
         let become: Bool? = lock.withLock {
             if state.closed { return nil }
+            state.accepted &+= 1
             if state.running { state.queue.append(job); return false }
             state.running = true
             return true
@@ -81,6 +84,7 @@ final class Mailbox: Sendable {
         return lock.withLock {
             if state.closed || state.running { return false }
             state.running = true
+            state.accepted &+= 1
             return true
         }
     }
@@ -148,6 +152,9 @@ final class Mailbox: Sendable {
 
     /// True when nothing is queued or running.
     var isIdle: Bool { lock.withLock { !state.running && state.queue.isEmpty } }
+
+    /// Jobs accepted so far (a counter that only grows).
+    var accepted: UInt64 { lock.withLock { state.accepted } }
 
     /// Waits until the mailbox has drained.
     func waitUntilIdle() async {

@@ -20,8 +20,16 @@ public struct MarbleStage: FrameStage {
 
     public var name: String { "marble: " + chain.specs.map(\.description).joined(separator: " | ") }
 
+    /// Whether a filter of the chain reads a depth map (`depthmask`, the `depth` point cloud).
+    public var usesDepth: Bool { chain.specs.contains { ["depthmask", "depth"].contains($0.name) } }
+
     public func process(_ image: Image) throws -> Image {
-        gpu ? try chain.apply(image) : try chain.applyCPU(image)
+        try process(image, depth: nil)
+    }
+
+    /// Runs the chain; `depthmask` and `depth` read `depth` when given (else the frame's luma).
+    public func process(_ image: Image, depth: Image?) throws -> Image {
+        gpu ? try chain.apply(image, depth: depth) : try chain.applyCPU(image, depth: depth)
     }
 }
 
@@ -94,5 +102,12 @@ public struct DepthEstimatorStage: DepthStage {
     public func estimate16Bit(_ image: Image) throws -> Image {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         return try estimator.estimate(input).to16BitPNGImage()
+    }
+
+    /// One run of the model, as the float map and the 16-bit image GraniteML writes.
+    public func estimateMaps(_ image: Image) throws -> DepthMaps {
+        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        let result = try estimator.estimate(input)
+        return DepthMaps(map: result.floatImage(), png: result.to16BitPNGImage())
     }
 }

@@ -11,6 +11,12 @@ public struct CamSummary: Sendable, Equatable {
     public var saved: UInt64
     /// Frames lost (source gaps + a full pipeline).
     public var dropped: UInt64
+    /// Whether the run was live (frames dropped when behind) or not (back-pressure).
+    public var live: Bool = false
+    /// Frames a live run dropped because the pipeline was behind (latest frame won).
+    public var droppedBehind: UInt64 = 0
+    /// Frames the source itself lost (gaps in its sequence, e.g. the driver's, or unreadable files).
+    public var droppedBySource: UInt64 = 0
     /// Status renders (the render step ran this often).
     public var renders: Int
     /// Latency p50, ms (capture to processed).
@@ -29,6 +35,17 @@ public struct CamSummary: Sendable, Equatable {
     public var failure: String?
     /// The last status line.
     public var statusLine: String
+
+    /// Which mode ran and what was dropped, and why
+    /// (`live run: 12 dropped (11: pipeline behind, latest frame won; 1: lost by the source)`).
+    public var modeLine: String {
+        var text = "\(live ? "live" : "non-live") run: \(dropped) dropped"
+        var reasons: [String] = []
+        if droppedBehind > 0 { reasons.append("\(droppedBehind): pipeline behind, latest frame won") }
+        if droppedBySource > 0 { reasons.append("\(droppedBySource): lost by the source") }
+        if !reasons.isEmpty { text += " (" + reasons.joined(separator: "; ") + ")" }
+        return text
+    }
 }
 
 /// One `granite-cam` run: mounts the root component, ticks the status, waits for the end,
@@ -37,7 +54,7 @@ public final class CamApp: Sendable {
     /// The pipeline of this run.
     public let pipeline: CamPipeline
     /// The root component.
-    public let root: CamComponent
+    let root: CamComponent
     private let runtime: GraniteRuntime
 
     /// An app over `pipeline`, in its own runtime.
@@ -84,15 +101,12 @@ public final class CamApp: Sendable {
         ticker.cancel()
         timer?.cancel()
         trimmer?.cancel()
-        await root.command.settle()
-        await root.center.output.command.settle()
-        await root.center.depth.command.settle()
-        await root.center.preview.command.settle()
-        await root.command.settle()
-        await root.center.pin.command.settle()
+        // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,
+        // pins and their replies). The runtime drains it all, follow-ups included.
+        await runtime.drain()
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line
-        await root.command.settle()
+        await runtime.drain()
         let state = root.state
         root.unmount()
         let pinning = await pipeline.pins?.finish()
@@ -102,12 +116,18 @@ public final class CamApp: Sendable {
                                  seconds: Double(monotonicNanos() - started) / 1e9, failure: state.failure,
                                  statusLine: state.statusLine)
         summary.depthSaved = state.depthSaved
+        summary.live = settings.isLive
+        summary.droppedBehind = state.sourceStats.droppedByConsumer
+        summary.droppedBySource = state.sourceStats.droppedBySource
         summary.pinning = pinning
         if let failure = state.failure, state.frames == 0 {
             throw .invalidOptions(failure)
         }
         return summary
     }
+
+    /// Frames reduced so far (for progress while it runs).
+    public var framesSoFar: UInt64 { root.state.frames }
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
     public func stop() { pipeline.requestStop() }

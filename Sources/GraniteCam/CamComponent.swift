@@ -3,59 +3,61 @@ import GraniteCapture
 import GraniteMedia
 
 /// The root component's state: counters and windows, all bounded (memory stays flat).
-public struct CamState: GraniteState {
+struct CamState: GraniteState {
     /// The run's pipeline (seams, source, writer).
-    public var handle: PipelineHandle?
+    var handle: PipelineHandle?
     /// Frames reduced.
-    public var frames: UInt64 = 0
+    var frames: UInt64 = 0
     /// The last frame's sequence number.
-    public var lastSequence: UInt64?
+    var lastSequence: UInt64?
     /// Capture-to-processed latency (ns samples).
-    public var latency = LatencyWindow()
+    var latency = LatencyWindow()
     /// Processed frames per second.
-    public var rate = RateMeter()
+    var rate = RateMeter()
     /// Depth maps per second.
-    public var depthRate = RateMeter()
+    var depthRate = RateMeter()
     /// Depth maps received.
-    public var depthFrames: UInt64 = 0
+    var depthFrames: UInt64 = 0
     /// Depth maps written as files.
-    public var depthSaved: UInt64 = 0
+    var depthSaved: UInt64 = 0
+    /// How many frames old the depth map the chain last used was (live runs; nil: none yet).
+    var depthAge: UInt64?
     /// The source's counters, as of the last frame.
-    public var sourceStats = CaptureStats()
+    var sourceStats = CaptureStats()
     /// Frames written, and writes that failed.
-    public var saved: UInt64 = 0
+    var saved: UInt64 = 0
     /// Writes that failed.
-    public var saveFailures: UInt64 = 0
+    var saveFailures: UInt64 = 0
     /// Faults reported, and the last one.
-    public var faults: UInt64 = 0
+    var faults: UInt64 = 0
     /// The last fault's message.
-    public var lastFault: String?
+    var lastFault: String?
     /// The format in effect.
-    public var format: StreamFormat?
+    var format: StreamFormat?
     /// When a frame last went to the preview (monotonic ns).
-    public var lastPreviewNanos: UInt64 = 0
+    var lastPreviewNanos: UInt64 = 0
     /// Whether the source has ended, and why if it failed.
-    public var ended = false
+    var ended = false
     /// Why the source ended, when it failed.
-    public var failure: String?
+    var failure: String?
 
     /// An empty state (no pipeline: the component does nothing).
-    public init() {}
+    init() {}
 
     /// A state carrying `pipeline`.
-    public init(pipeline: CamPipeline) {
+    init(pipeline: CamPipeline) {
         handle = PipelineHandle(pipeline)
     }
 
     /// The status line the render step shows.
-    public var statusLine: String {
+    var statusLine: String {
         let d = CamState.oneDecimal
         var parts = [
             "frames \(frames)",
             "fps \(d(rate.rate))",
             "latency p50 \(d(latency.percentile(50))) ms p99 \(d(latency.percentile(99))) ms",
             "dropped \(sourceStats.dropped)",
-            "depth \(d(depthRate.rate)) fps",
+            "depth \(d(depthRate.rate)) fps" + (depthAge.map { " age \($0)" } ?? ""),
             "saved \(saved)",
         ]
         if let format { parts.append("\(format)") }
@@ -80,28 +82,43 @@ struct StartExpedition: GraniteExpedition {
 }
 
 /// The hot path: one processed frame. Updates counters, hands the frame to the output and
-/// depth relays, never renders.
+/// depth relays, never renders. Every frame admitted by the flow gate is released here or by
+/// the output relay once written.
 struct FrameExpedition: GraniteExpedition {
     func reduce(event: CamEvents.FrameReady, state: inout CamState, connection: GraniteConnection) {
         guard let handle = state.handle else { return }
         let pipeline = handle.pipeline
         let settings = pipeline.settings
         if let limit = settings.frameLimit, state.frames >= limit {
-            pipeline.inFlight.subtract(1, ordering: .releasing)
+            pipeline.flow.release()
             return
         }
         let index = state.frames
         state.frames += 1
         state.lastSequence = event.frame.sequence
         state.sourceStats = event.sourceStats
-        let now = monotonicNanos()
+        // Times come from the event (capture → processed), so the reducer is a function of its input.
+        let now = event.processedNanos
         state.rate.tick(now)
         state.latency.add(now >= event.frame.timestampNanos ? now - event.frame.timestampNanos : 0)
-        if let every = settings.depthEvery, pipeline.depth != nil, index % UInt64(every) == 0,
-           pipeline.depthSlot.offer(event.frame) {
-            connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
+        if event.depthAge != nil { state.depthAge = event.depthAge }
+        if let maps = event.depth {
+            // Non-live: this frame's own map, estimated before the chain; written like a frame.
+            if pipeline.writer != nil {
+                pipeline.flow.add()
+                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, handle: handle), .rebound)
+            } else {
+                state.depthFrames += 1
+                state.depthRate.tick(now)
+            }
+        } else if settings.isLive, let every = settings.depthEvery, pipeline.depth != nil, index % UInt64(every) == 0 {
+            var input = event.frame
+            input.image = event.input
+            if pipeline.depthSlot.offer(input) {
+                connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
+            }
         }
-        if pipeline.preview != nil, now - state.lastPreviewNanos >= pipeline.previewInterval {
+        if pipeline.preview != nil, now >= state.lastPreviewNanos &+ pipeline.previewInterval {
             state.lastPreviewNanos = now
             if pipeline.previewSlot.offer(event.frame) {
                 connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
@@ -110,7 +127,7 @@ struct FrameExpedition: GraniteExpedition {
         if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
-            pipeline.inFlight.subtract(1, ordering: .releasing)
+            pipeline.flow.release()
         }
         if let limit = settings.frameLimit, state.frames >= limit { pipeline.requestStop() }
     }
@@ -165,41 +182,41 @@ struct TickExpedition: GraniteExpedition {
 }
 
 /// The root center: hosts the capture, output and depth relays; takes their broadcasts.
-public final class CamCenter: GraniteCenter<CamState> {
+final class CamCenter: GraniteCenter<CamState> {
     /// The frame source.
-    public let capture = CaptureRelay()
+    let capture = CaptureRelay()
     /// Disk output.
-    public let output = OutputRelay()
+    let output = OutputRelay()
     /// Depth estimation.
-    public let depth = DepthRelay()
+    let depth = DepthRelay()
     /// The loopback preview.
-    public let preview = PreviewRelay()
+    let preview = PreviewRelay()
     /// Pinning of written files.
-    public let pin = PinRelay()
+    let pin = PinRelay()
 
-    public override var expeditions: [GraniteBaseExpedition] {
+    override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),
          FaultExpedition().discovery(), SavedExpedition().discovery(), DepthReadyExpedition().discovery(),
          EndedExpedition().discovery(), TickExpedition().discovery()]
     }
 
-    public override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
+    override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
 
-    public override var behavior: GraniteEventBehavior { .broadcastable }
+    override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
 /// `granite-cam`'s root component. Its render step is the status line.
-public struct CamComponent: GraniteComponent {
+struct CamComponent: GraniteComponent {
     /// The component's runtime.
-    public let command: GraniteCommand<CamCenter, CamState>
+    let command: GraniteCommand<CamCenter, CamState>
 
     /// A component for `pipeline`.
-    public init(pipeline: CamPipeline) {
+    init(pipeline: CamPipeline) {
         command = GraniteCommand(state: CamState(pipeline: pipeline))
     }
 
     /// The render step: builds the status line and hands it to the sink and the preview.
-    public var body: String {
+    var body: String {
         let line = state.statusLine
         state.handle?.pipeline.statusSink(line)
         state.handle?.pipeline.preview?.publish(status: line)

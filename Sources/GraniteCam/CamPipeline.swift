@@ -9,10 +9,10 @@ import Synchronization
 /// the output writer, and the flow control the relays share.
 ///
 /// ```
-///  FrameSource ─► CaptureRelay pump (stages) ─FrameReady (.quiet, broadcast)─► CamCenter
-///                     ▲ waits while `inFlight` ≥ limit        ├─.rebound─► OutputRelay (write, sidecar)
-///                     │ (so a slow disk drops at the source)  ├─.rebound─► DepthRelay (latest wins)
-///                     │                                        └─.rebound─► PreviewRelay (≤10 fps, latest wins)
+///  FrameSource ─► CaptureRelay pump (depth when non-live, stages) ─FrameReady (.quiet, broadcast)─► CamCenter
+///   live: drops      ▲ `flow.acquire()` waits while the gate is full   ├─.rebound─► OutputRelay (write, sidecar, depth PNG)
+///   non-live: waits  │ (live: the source drops; non-live: it waits)    ├─.rebound─► DepthRelay (live: latest wins)
+///                    │ latest depth map (live) ◄── DepthRelay          └─.rebound─► PreviewRelay (≤10 fps, latest wins)
 ///  Saved / DepthReady (a file written) ─► CamCenter ─.rebound─► PinRelay (journal, wake the pin worker)
 ///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
 /// ```
@@ -39,9 +39,10 @@ public final class CamPipeline: Sendable {
     let previewSlot = LatestSlot<Frame>()
     /// At most this many preview frames a second (each is a JPEG encode).
     let previewInterval: UInt64 = 100_000_000
-    /// Frames broadcast but not yet reduced (and written, when saved).
-    let inFlight = Atomic<Int>(0)
-    let maxInFlight = 3
+    /// Work in flight (frames not yet reduced and written; non-live depth maps being written).
+    let flow = FlowGate(limit: 3)
+    /// The newest depth map and the frame it came from (live runs feed the chain from it).
+    let latestDepth = Mutex<(map: Image, sequence: UInt64)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     private let snapshotRequested = Atomic<Bool>(false)
     private let source = Mutex<(any FrameSource)?>(nil)
@@ -82,7 +83,7 @@ public final class CamPipeline: Sendable {
     /// Starts the source; the relay's pump calls this once.
     func startSource() throws(CaptureError) -> (any FrameSource, AsyncStream<CaptureEvent>) {
         let made = makeSource()
-        let stream = try made.start(buffering: settings.buffering)
+        let stream = try made.start(settings.delivery)
         source.withLock { $0 = made }
         if isStopping { stopSourceSoon() }
         return (made, stream)
@@ -91,6 +92,7 @@ public final class CamPipeline: Sendable {
     /// Asks the run to end: the source stops, frames in flight finish, outputs flush.
     public func requestStop() {
         guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        flow.close()
         stopSourceSoon()
     }
 
@@ -138,30 +140,23 @@ public final class CamPipeline: Sendable {
         }
     }
 
-    /// Waits (politely) until fewer than `maxInFlight` frames are in flight or a stop was asked.
-    func waitForCapacity() async {
-        while inFlight.load(ordering: .acquiring) >= maxInFlight && !isStopping {
-            try? await Task.sleep(nanoseconds: 500_000)
-        }
-    }
-
-    /// Runs every stage over `image`.
-    func process(_ image: Image) throws -> Image {
+    /// Runs every stage over `image`; `depth` (a `grayF32` map) for stages that use one.
+    func process(_ image: Image, depth: Image? = nil) throws -> Image {
         var current = image
-        for stage in stages { current = try stage.process(current) }
+        for stage in stages { current = try stage.process(current, depth: depth) }
         return current
     }
 }
 
 /// The pipeline as a state value: compared by identity, so the state stays `Equatable`.
-public struct PipelineHandle: Sendable, Equatable {
+struct PipelineHandle: Sendable, Equatable {
     /// The pipeline.
-    public let pipeline: CamPipeline
+    let pipeline: CamPipeline
 
     /// Wraps a pipeline.
-    public init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
+    init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
 
-    public static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
+    static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
 }
 
 /// A one-element mailbox where the newest value replaces an unclaimed older one.

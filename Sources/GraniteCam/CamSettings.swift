@@ -83,6 +83,10 @@ public struct CamSettings: Sendable, Hashable {
     public var buffering = 2
     /// Pace the test pattern / folder at `request.fps` (false: as fast as the pipeline takes them).
     public var paced = true
+    /// Live (drop at the source when behind, latest wins) or not (back-pressure, nothing lost);
+    /// `nil`: as the source is — a camera and the paced test pattern are live, a folder and the
+    /// unpaced test pattern are not (`--live` / `--no-live` override).
+    public var live: Bool?
     /// Loop a folder source.
     public var loopFolder = false
     /// Seconds between giving the allocator's free pages back to the kernel (`nil`: never).
@@ -98,4 +102,19 @@ public struct CamSettings: Sendable, Hashable {
 
     /// Default settings: the test pattern at 640x480, 30 fps, nothing saved.
     public init() {}
+
+    /// Whether the run is live: ``live`` when given, else what the source is.
+    public var isLive: Bool {
+        if let live { return live }
+        switch source {
+        case .device: return true
+        case .folder: return false
+        case .testPattern: return paced
+        }
+    }
+
+    /// How the source hands frames over: drop the oldest when live, wait when not.
+    public var delivery: FrameDelivery {
+        isLive ? .live(buffering: buffering) : .lossless(buffering: buffering)
+    }
 }

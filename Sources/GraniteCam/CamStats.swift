@@ -1,21 +1,21 @@
 /// The last `capacity` latency samples and their percentiles (a fixed ring: memory stays flat).
-public struct LatencyWindow: Sendable, Equatable {
+struct LatencyWindow: Sendable, Equatable {
     private var samples: [UInt64] = []
     private var next = 0
     /// How many samples are kept.
-    public let capacity: Int
+    let capacity: Int
 
     /// An empty window.
-    public init(capacity: Int = 512) { self.capacity = capacity }
+    init(capacity: Int = 512) { self.capacity = capacity }
 
     /// Adds one sample, in nanoseconds.
-    public mutating func add(_ nanos: UInt64) {
+    mutating func add(_ nanos: UInt64) {
         if samples.count < capacity { samples.append(nanos) } else { samples[next] = nanos }
         next = (next + 1) % capacity
     }
 
     /// The `p`-th percentile (0...100) in milliseconds, nearest rank; `nil` when empty.
-    public func percentile(_ p: Double) -> Double? {
+    func percentile(_ p: Double) -> Double? {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
@@ -23,26 +23,26 @@ public struct LatencyWindow: Sendable, Equatable {
     }
 
     /// Number of samples held.
-    public var count: Int { samples.count }
+    var count: Int { samples.count }
 }
 
 /// Events per second over a sliding window of recent arrival times.
-public struct RateMeter: Sendable, Equatable {
+struct RateMeter: Sendable, Equatable {
     private var stamps: [UInt64] = []
     private var next = 0
     private let capacity: Int
 
     /// A meter averaging over up to `capacity` events.
-    public init(capacity: Int = 120) { self.capacity = capacity }
+    init(capacity: Int = 120) { self.capacity = capacity }
 
     /// Records an event at `nanos` (monotonic).
-    public mutating func tick(_ nanos: UInt64) {
+    mutating func tick(_ nanos: UInt64) {
         if stamps.count < capacity { stamps.append(nanos) } else { stamps[next] = nanos }
         next = (next + 1) % capacity
     }
 
     /// The rate over the window, or 0 with fewer than two events.
-    public var rate: Double {
+    var rate: Double {
         guard stamps.count >= 2, let lo = stamps.min(), let hi = stamps.max(), hi > lo else { return 0 }
         return Double(stamps.count - 1) / (Double(hi - lo) / 1e9)
     }

@@ -3,17 +3,17 @@ import GraniteCapture
 import GraniteMedia
 
 /// State of the capture relay.
-public struct CaptureRelayState: GraniteState {
+struct CaptureRelayState: GraniteState {
     /// Whether the pump is running.
-    public var running = false
+    var running = false
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the capture relay reduces.
-public enum CaptureRelayEvents {
+enum CaptureRelayEvents {
     /// Opens the source and starts pumping frames to the hosts.
-    public struct Open: GraniteEvent {
+    struct Open: GraniteEvent {
         let handle: PipelineHandle
     }
 }
@@ -29,19 +29,23 @@ struct OpenCaptureExpedition: GraniteExpedition {
 }
 
 /// The frame-source relay's center.
-public final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [OpenCaptureExpedition().discovery()] }
+final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
+    override var expeditions: [GraniteBaseExpedition] { [OpenCaptureExpedition().discovery()] }
 }
 
 /// The frame-source relay: owns the capture pump; frames leave it as quiet broadcasts.
-public struct CaptureRelay: GraniteRelay {
+struct CaptureRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<CaptureRelayCenter, CaptureRelayState>(qos: .userInteractive)
+    let command = GraniteService<CaptureRelayCenter, CaptureRelayState>(qos: .userInteractive)
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
-/// The pump loop: pulls events from the source, runs the stages, broadcasts.
+/// The pump loop: pulls events from the source, runs depth (non-live) and the stages, broadcasts.
+///
+/// A live run feeds the chain the newest depth map the depth relay made (its age in frames goes
+/// with the frame); a non-live run estimates every due frame's own depth here, before the chain,
+/// so the filters and the written map belong to the same frame.
 enum CapturePump {
     static func run(_ pipeline: CamPipeline, connection: GraniteConnection) async {
         let source: any FrameSource, stream: AsyncStream<CaptureEvent>
@@ -51,6 +55,10 @@ enum CapturePump {
             connection.request(CamEvents.SourceEnded(sourceStats: CaptureStats(), failure: error.description), .broadcast)
             return
         }
+        let settings = pipeline.settings
+        let live = settings.isLive
+        let chainWantsDepth = pipeline.stages.contains { $0.usesDepth }
+        var admitted: UInt64 = 0
         var failure: String?
         for await event in stream {
             switch event {
@@ -61,15 +69,33 @@ enum CapturePump {
                 failure = error.description
             case let .frame(frame):
                 failure = nil
-                await pipeline.waitForCapacity()
-                if pipeline.isStopping { continue }
+                guard await pipeline.flow.acquire() else { continue }
+                let index = admitted
+                admitted += 1
+                var depth: DepthMaps?
+                if !live, let every = settings.depthEvery, let stage = pipeline.depth, index % UInt64(every) == 0 {
+                    do {
+                        depth = try stage.estimateMaps(frame.image)
+                    } catch {
+                        connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(error)"), .broadcast)
+                    }
+                }
+                var chainDepth = depth?.map
+                var depthAge: UInt64?
+                if depth != nil {
+                    depthAge = 0
+                } else if live, let latest = pipeline.latestDepth.withLock({ $0 }) {
+                    chainDepth = latest.map
+                    depthAge = frame.sequence >= latest.sequence ? frame.sequence - latest.sequence : 0
+                }
                 do {
                     var out = frame
-                    out.image = try pipeline.process(frame.image)
-                    pipeline.inFlight.add(1, ordering: .releasing)
-                    connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
-                                                            sourceStats: source.stats), .broadcast)
+                    out.image = try pipeline.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
+                                                            sourceStats: source.stats, depth: depth, depthAge: depthAge),
+                                       .broadcast)
                 } catch {
+                    pipeline.flow.release()
                     connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
                 }
             }

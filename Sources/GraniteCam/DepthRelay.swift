@@ -3,24 +3,25 @@ import GraniteCapture
 import GraniteMedia
 
 /// State of the depth relay.
-public struct DepthRelayState: GraniteState {
+struct DepthRelayState: GraniteState {
     /// Depth maps made.
-    public var estimated: UInt64 = 0
+    var estimated: UInt64 = 0
     /// Depth maps written as 16-bit PNGs (with `--out`).
-    public var written: UInt64 = 0
+    var written: UInt64 = 0
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the depth relay reduces.
-public enum DepthRelayEvents {
+enum DepthRelayEvents {
     /// Work the latest pending frame; the relay kicks itself again until the slot is empty.
-    public struct Kick: GraniteEvent {
+    struct Kick: GraniteEvent {
         let handle: PipelineHandle
     }
 }
 
-/// Latest-frame-wins depth: frames offered while one is being estimated replace each other.
+/// Latest-frame-wins depth for live runs: frames offered while one is being estimated replace
+/// each other; each map becomes the pipeline's latest, which the chain reads for later frames.
 /// With an output folder each map is also written as `depth-SEQ.png` (16-bit) plus a `depth.jsonl` line.
 struct DepthExpedition: GraniteExpedition {
     func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
@@ -32,11 +33,11 @@ struct DepthExpedition: GraniteExpedition {
         var failure: String?
         var path: String?
         do {
+            let maps = try depth.estimateMaps(frame.image)
+            pipeline.latestDepth.withLock { $0 = (maps.map, frame.sequence) }
             if let writer = pipeline.writer {
-                path = try writer.writeDepth(try depth.estimate16Bit(frame.image), sequence: frame.sequence)
+                path = try writer.writeDepth(maps.png, sequence: frame.sequence)
                 state.written += 1
-            } else {
-                _ = try depth.estimate(frame.image)
             }
         } catch { failure = "\(error)" }
         state.estimated += 1
@@ -47,14 +48,14 @@ struct DepthExpedition: GraniteExpedition {
 }
 
 /// The depth relay's center.
-public final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
+final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
+    override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
 }
 
 /// Depth on its own executor; a slow model never queues frames (the slot holds one).
-public struct DepthRelay: GraniteRelay {
+struct DepthRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
+    let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
     /// A new instance.
-    public init() {}
+    init() {}
 }

@@ -9,6 +9,16 @@ public protocol FrameStage: Sendable {
     var name: String { get }
     /// Processes one image.
     func process(_ image: Image) throws -> Image
+    /// Processes one image with the frame's depth map (`grayF32`, any size), when there is one.
+    /// Stages that use no depth keep the default, which ignores it.
+    func process(_ image: Image, depth: Image?) throws -> Image
+    /// Whether ``process(_:depth:)`` reads the depth map (the run hands it one only then).
+    var usesDepth: Bool { get }
+}
+
+extension FrameStage {
+    public func process(_ image: Image, depth: Image?) throws -> Image { try process(image) }
+    public var usesDepth: Bool { false }
 }
 
 /// Encodes an image for disk: the seam to GraniteCodecs (PNG/JPEG).
@@ -26,12 +36,34 @@ public protocol DepthStage: Sendable {
     /// Returns the depth map as a `gray16` image for a 16-bit PNG (default: ``DepthStage/estimate(_:)``
     /// widened by ``DepthImage/gray16(_:)``).
     func estimate16Bit(_ image: Image) throws -> Image
+    /// One estimate as both: the `grayF32` map for the filters and the `gray16` image to write
+    /// (default: ``DepthStage/estimate(_:)`` once, widened by ``DepthImage/gray16(_:)``).
+    func estimateMaps(_ image: Image) throws -> DepthMaps
+}
+
+/// One depth estimate in the two shapes the run uses.
+public struct DepthMaps: Sendable {
+    /// `grayF32`, for `depthmask` and the `depth` point cloud.
+    public var map: Image
+    /// `gray16`, for the 16-bit PNG.
+    public var png: Image
+
+    /// Both shapes.
+    public init(map: Image, png: Image) {
+        self.map = map
+        self.png = png
+    }
 }
 
 extension DepthStage {
     /// The map from ``estimate(_:)``, widened to `gray16`.
     public func estimate16Bit(_ image: Image) throws -> Image {
         try DepthImage.gray16(try estimate(image))
+    }
+
+    public func estimateMaps(_ image: Image) throws -> DepthMaps {
+        let map = try estimate(image)
+        return DepthMaps(map: map, png: try DepthImage.gray16(map))
     }
 }
 

@@ -42,11 +42,11 @@ public final class FolderSource: FrameSource {
         return names.sorted().map { path.hasSuffix("/") ? path + $0 : "\(path)/\($0)" }
     }
 
-    public func start(buffering: Int = 4) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+    public func start(_ delivery: FrameDelivery = .live(buffering: 4)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let files = try self.files()
         guard !files.isEmpty else { throw .emptyFolder(path: path) }
         let decoder = self.decoder, fps = self.fps, loop = self.loop, limit = self.frameLimit, name = self.name
-        return try runner.start(buffering: buffering) { runner in
+        return try runner.start(delivery) { runner in
             let interval = fps.map { UInt64(1e9 / $0) }
             let origin = monotonicNanos()
             var index: UInt64 = 0

@@ -3,8 +3,9 @@ import GraniteMedia
 /// Something that produces frames: a V4L2 camera, the test pattern, a folder of images.
 ///
 /// ```
-///  source thread ──yield──► AsyncStream<CaptureEvent> (newest `buffering` kept) ──► consumer
-///       │ sequence gaps → droppedBySource      │ overflow → droppedByConsumer
+///  source thread ──emit──► FrameChannel (`buffering` frames) ──► AsyncStream<CaptureEvent> ──► consumer
+///       │ sequence gaps → droppedBySource   │ live: overflow drops the oldest → droppedByConsumer
+///                                            │ lossless: the source thread waits, nothing is dropped
 /// ```
 /// `start` opens and negotiates synchronously (so a missing or busy device throws at once),
 /// then produces on the source's own thread until `stop()`, the end of the material, or a
@@ -13,8 +14,8 @@ public protocol FrameSource: Sendable {
     /// What the source reads (`/dev/video0`, `testpattern`, `folder:/path`).
     var name: String { get }
     /// Opens the source and starts producing; events arrive on the returned stream.
-    /// - Parameter buffering: frames kept for a slow consumer; older ones are dropped and counted.
-    func start(buffering: Int) throws(CaptureError) -> AsyncStream<CaptureEvent>
+    /// - Parameter delivery: what happens when the consumer falls behind (drop the oldest, or wait).
+    func start(_ delivery: FrameDelivery) throws(CaptureError) -> AsyncStream<CaptureEvent>
     /// Stops producing, releases the device, and finishes the stream. Blocks until the source's
     /// thread has let go (at most one poll interval). Idempotent.
     func stop()
@@ -55,6 +56,13 @@ public struct CaptureStats: Sendable, Equatable {
 
     /// Frames lost for any reason.
     public var dropped: UInt64 { droppedBySource + droppedByConsumer }
+}
+
+extension FrameSource {
+    /// Starts live: `buffering` frames kept for a slow consumer, older ones dropped and counted.
+    public func start(buffering: Int) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+        try start(.live(buffering: buffering))
+    }
 }
 
 extension AsyncStream where Element == CaptureEvent {

@@ -8,13 +8,14 @@ import Synchronization
 /// The plumbing every source shares: its own thread, the stream, the counters, stopping.
 ///
 /// A source's loop runs on a dedicated dispatch queue and calls `emit` per frame; `emit`
-/// renumbers nothing, it only watches the sequence for gaps and the stream for overflow.
+/// renumbers nothing, it only watches the sequence for gaps and the channel for overflow. With
+/// ``FrameDelivery/lossless(buffering:)`` `emit` blocks while the consumer is behind.
 final class SourceRunner: Sendable {
     private struct State {
         var stats = CaptureStats()
         var lastSequence: UInt64?
         var started = false
-        var continuation: AsyncStream<CaptureEvent>.Continuation?
+        var channel: FrameChannel?
     }
 
     let name: String
@@ -30,25 +31,24 @@ final class SourceRunner: Sendable {
     }
 
     /// Makes the stream and runs `loop` on a new thread; `loop` returns when done or stopped.
-    func start(buffering: Int, loop: @escaping @Sendable (SourceRunner) -> Void) throws(CaptureError) -> AsyncStream<CaptureEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self,
-                                                             bufferingPolicy: .bufferingNewest(max(1, buffering)))
+    func start(_ delivery: FrameDelivery, loop: @escaping @Sendable (SourceRunner) -> Void) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+        let channel = FrameChannel(delivery: delivery)
         let alreadyStarted = state.withLock { s -> Bool in
             if s.started { return true }
             s.started = true
-            s.continuation = continuation
+            s.channel = channel
             return false
         }
         if alreadyStarted { throw .invalidRequest("\(name): a source can be started only once") }
-        continuation.onTermination = { [weak self] _ in self?.requestStop() }
+        let stream = channel.stream(onRelease: { [weak self] in self?.requestStop() })
         loopRunning.store(true, ordering: .sequentiallyConsistent)
         DispatchQueue(label: "granite.capture.\(name)", qos: .userInteractive).async {
             loop(self)
-            let continuation = self.state.withLock { s in
-                defer { s.continuation = nil }
-                return s.continuation
+            let channel = self.state.withLock { s in
+                defer { s.channel = nil }
+                return s.channel
             }
-            continuation?.finish()
+            channel?.close()
             self.loopRunning.store(false, ordering: .sequentiallyConsistent)
             self.finished.signal()
         }
@@ -61,6 +61,8 @@ final class SourceRunner: Sendable {
     /// Asks the loop to stop without waiting (stream termination uses this).
     func requestStop() {
         stopRequested.store(true, ordering: .sequentiallyConsistent)
+        // Wakes a producer blocked on a full lossless channel; what is queued stays readable.
+        state.withLock { $0.channel }?.close()
     }
 
     /// Asks the loop to stop and waits until it has released everything.
@@ -74,37 +76,43 @@ final class SourceRunner: Sendable {
         }
     }
 
-    /// Hands one frame to the stream, counting sequence gaps and consumer overflow.
+    /// Hands one frame to the stream, counting sequence gaps and consumer overflow. Blocks while
+    /// a lossless channel is full (outside the lock, so counters and stop stay responsive).
     func emit(_ frame: Frame) {
-        state.withLock { s in
+        let channel = state.withLock { s -> FrameChannel? in
             if let last = s.lastSequence, frame.sequence > last + 1 {
                 s.stats.droppedBySource += frame.sequence - last - 1
             }
             s.lastSequence = frame.sequence
-            guard let continuation = s.continuation else { return }
-            switch continuation.yield(.frame(frame)) {
+            return s.channel
+        }
+        guard let channel else { return }
+        let outcome = channel.push(frame: .frame(frame))
+        state.withLock { s in
+            switch outcome {
             case .enqueued: s.stats.delivered += 1
-            case let .dropped(old):
+            case .droppedOldest:
                 s.stats.delivered += 1
-                if case .frame = old { s.stats.droppedByConsumer += 1 }
-            case .terminated: requestStop()
-            @unknown default: break
+                s.stats.droppedByConsumer += 1
+            case .closed: break
             }
         }
+        if outcome == .closed { stopRequested.store(true, ordering: .sequentiallyConsistent) }
     }
 
     /// Announces the format in effect.
     func announce(_ format: StreamFormat) {
-        state.withLock { s in _ = s.continuation?.yield(.started(format)) }
+        state.withLock { $0.channel }?.push(control: .started(format))
     }
 
     /// Reports a fault (recoverable or final).
     func fault(_ error: CaptureError) {
-        state.withLock { s in
+        let channel = state.withLock { s in
             s.stats.faults += 1
             s.stats.lastFault = error
-            _ = s.continuation?.yield(.fault(error))
+            return s.channel
         }
+        channel?.push(control: .fault(error))
     }
 
     /// Counts a driver timestamp replaced because it went backwards.

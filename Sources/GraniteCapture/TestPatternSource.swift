@@ -30,9 +30,9 @@ public final class TestPatternSource: FrameSource {
         StreamFormat(format: .auto, size: pattern.size, bytesPerLine: pattern.size.width * 4, fps: fps)
     }
 
-    public func start(buffering: Int = 4) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+    public func start(_ delivery: FrameDelivery = .live(buffering: 4)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let pattern = self.pattern, fps = self.fps, limit = self.frameLimit, format = streamFormat
-        return try runner.start(buffering: buffering) { runner in
+        return try runner.start(delivery) { runner in
             runner.announce(format)
             let interval = fps.map { UInt64(1e9 / $0) }
             let origin = monotonicNanos()

@@ -64,11 +64,11 @@ public final class V4L2Source: FrameSource {
 
     public var stats: CaptureStats { runner.stats }
 
-    public func start(buffering: Int = 4) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+    public func start(_ delivery: FrameDelivery = .live(buffering: 4)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let (device, format, chosen) = try open(request.format)
         negotiatedFormat.withLock { $0 = format }
         let handoff = DeviceHandoff(device)
-        return try runner.start(buffering: buffering) { runner in
+        return try runner.start(delivery) { runner in
             runner.announce(format)
             self.capture(handoff.take(), format: format, chosen: chosen, runner: runner)
         }

@@ -90,6 +90,17 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
                     fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
+    /// Like ``receive(_:renders:timeout:_:fileID:filePath:line:column:)``, with the received event
+    /// handed to `update`: for state taken from the event's payload (a timestamp, a path).
+    public func receive<E: GraniteEvent>(
+        _ type: E.Type, renders: Int, timeout: Duration = .seconds(2), using update: @escaping (inout State, E) -> Void,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async {
+        await check(E.self, renders: renders, nil, eventUpdate: { state, event in
+            if let event = event as? E { update(&state, event) }
+        }, timeout: timeout, verb: "received", fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
     /// Asserts the errors reported (routing, async reducers) since the last check, in order.
     public func receiveErrors(
         _ expected: [GraniteError],
@@ -141,7 +152,8 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
     }
 
     private func check<E: GraniteEvent>(
-        _ type: E.Type, renders expectedRenders: Int, _ update: ((inout State) -> Void)?, timeout: Duration, verb: String,
+        _ type: E.Type, renders expectedRenders: Int, _ update: ((inout State) -> Void)?,
+        eventUpdate: ((inout State, any GraniteEvent) -> Void)? = nil, timeout: Duration, verb: String,
         fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
     ) async {
         let clock = ContinuousClock()
@@ -179,6 +191,7 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
         }
         var expected = asserted
         update?(&expected)
+        eventUpdate?(&expected, event)
         if expected != record.after {
             let difference = diff(expected, record.after, format: .proportional)
                 .map { "\n\($0.indent(by: 4))\n\n(Expected: −, Actual: +)" } ?? ""

@@ -1,14 +1,10 @@
 import GraniteMedia
 
-/// The YUV quantisation range of a camera image (BT.601 either way).
-public enum ColourRange: String, Sendable, CaseIterable {
-    /// Y in 16...235, chroma in 16...240 (what most cameras send).
-    case limited
-    /// Y and chroma in 0...255 (JPEG-style).
-    case full
-}
+/// The YUV quantisation range of a camera image: GraniteMedia's, under Marble's older name.
+public typealias ColourRange = ColorRange
 
-/// Camera formats to RGBA8 in integer BT.601, the CPU reference of `convert.comp`.
+/// Camera formats to Marble planes, the CPU reference of `convert.comp` (the arithmetic is
+/// GraniteMedia's ``ColorConversion``).
 enum ColourConversion {
     /// The shader's FORMAT constant for `format`, or nil when no conversion pass is needed.
     static func shaderFormat(_ format: PixelFormat) throws -> UInt32? {
@@ -21,25 +17,11 @@ enum ColourConversion {
         }
     }
 
-    /// One YUV sample to a packed RGBA8 pixel.
+    /// One YUV sample to a packed RGBA8 pixel: GraniteMedia's one BT.601 conversion, packed.
     @inline(__always)
     static func rgba(y: Int, u: Int, v: Int, range: ColourRange) -> UInt32 {
-        let d = u - 128, e = v - 128
-        let r, g, b: Int
-        switch range {
-        case .limited:
-            let c = 298 * (y - 16)
-            r = (c + 409 * e + 128) >> 8
-            g = (c - 100 * d - 208 * e + 128) >> 8
-            b = (c + 516 * d + 128) >> 8
-        case .full:
-            let c = 256 * y
-            r = (c + 359 * e + 128) >> 8
-            g = (c - 88 * d - 183 * e + 128) >> 8
-            b = (c + 454 * d + 128) >> 8
-        }
-        let clamp = { (value: Int) in UInt32(min(max(value, 0), 255)) }
-        return Px.pack(clamp(r), clamp(g), clamp(b), 255)
+        let p = ColorConversion.rgb(y: y, u: u, v: v, range: range)
+        return Px.pack(UInt32(p.r), UInt32(p.g), UInt32(p.b), 255)
     }
 
     /// Converts any supported input to a plane.

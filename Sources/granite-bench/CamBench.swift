@@ -4,13 +4,18 @@ import GraniteCam
 import GraniteCapture
 import GraniteMedia
 
-/// `granite-bench cam`: the live pipeline (test pattern → 3 Marble filters) against ffmpeg
-/// reading `testsrc2` through an equivalent filter graph, at each size, in the same run.
+/// `granite-bench cam`: `granite-cam` (test pattern → 3 Marble filters) against ffmpeg
+/// generating `testsrc2` through the equivalent threaded planar graph, at each size, in the same run.
 ///
-/// Reported per size: the whole pipeline paced at a camera rate (achieved fps, drops,
-/// capture-to-processed latency p50/p99, status renders), then the throughput of pattern + chain
-/// in a tight loop beside ffmpeg generating `testsrc2` through the equivalent graph for the same
-/// number of frames (wall time, ffmpeg's default threading); RSS at start and end.
+/// Reported per size, median of `--runs`:
+/// - end to end, both as child processes, start-up included: `granite-cam --source testpattern
+///   --unpaced --frames N --filter CHAIN` (non-live: every frame processed) and `ffmpeg -f lavfi
+///   -i testsrc2 -frames:v N -vf GRAPH -threads 2 -f null -`: frames/s, CPU per frame (the
+///   child's user + system time) and peak RSS;
+/// - with `--depth`: the same granite-cam run with `--depth` on every frame and a `depth` point
+///   cloud after the chain: frames/s and depth maps/s;
+/// - the pipeline paced at a camera rate, in process (live): achieved fps, drops, capture →
+///   processed latency p50/p99, status renders.
 struct CamBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cam",
@@ -19,8 +24,11 @@ struct CamBench: AsyncParsableCommand {
 
     @Option(help: "Seconds per granite run.") var seconds: Double = 8
     @Option(help: "Sizes, comma-separated.") var sizes = "1280x720,640x480"
-    @Option(help: "Marble chain.") var chain = "blur:sigma=2 | sobel | invert"
-    @Option(help: "ffmpeg filter graph equivalent to the chain.") var ffmpegChain = "format=rgba,gblur=sigma=2,sobel,negate"
+    @Option(help: "Marble chain.") var chain = "blur:sigma=2 | sobel | " + CamBench.sepiaMarble
+    @Option(help: "ffmpeg filter graph equivalent to the chain (planar, threaded: the fair comparison).")
+    var ffmpegChain = "format=gbrp,gblur=sigma=2,sobel,colorchannelmixer=" + CamBench.sepiaFFmpeg
+    @Option(help: "ffmpeg -threads.") var ffmpegThreads = 2
+    @Option(help: "Frames per end-to-end run.") var frames = 300
     @Option(help: "Paced rate for the sustained run.") var fps: Double = 30
     @Option(help: "Runs per measurement (median reported).") var runs = 3
     @Flag(help: "Use Marble's CPU reference instead of Vulkan.") var cpu = false
@@ -35,7 +43,12 @@ struct CamBench: AsyncParsableCommand {
     @Option(help: "Soak: allocations of at least this many bytes get their own mmap (0: glibc's dynamic default).")
     var mmapThreshold: Int = 1 << 20
 
+    /// The classic sepia matrix, as a Marble `colormatrix` and as ffmpeg's `colorchannelmixer`.
+    static let sepiaMarble = "colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131"
+    static let sepiaFFmpeg = "rr=0.393:rg=0.769:rb=0.189:gr=0.349:gg=0.686:gb=0.168:br=0.272:bg=0.534:bb=0.131"
+
     func validate() throws {
+        if frames < 1 { throw ValidationError("--frames must be at least 1") }
         if let soak, soak <= 0 { throw ValidationError("--soak takes a positive number of seconds") }
         if sampleEvery <= 0 { throw ValidationError("--sample-every must be positive") }
         if let saveEvery, saveEvery < 1 { throw ValidationError("--save-every must be at least 1") }
@@ -55,32 +68,100 @@ struct CamBench: AsyncParsableCommand {
                                  trimInterval: trimEvery > 0 ? trimEvery : nil, mmapThreshold: mmapThreshold > 0 ? mmapThreshold : nil)
             return try await soaker.run(sizes: list, depth: depth)
         }
-        print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\"; "
-              + "\(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\" -threads \(ffmpegThreads); "
+              + "\(frames) frames, \(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let rssStart = residentKiB()
-        for text in sizes.split(separator: ",") {
+        let list = try sizes.split(separator: ",").map { text in
             guard let size = FrameSize(parsing: String(text)) else { throw ValidationError("bad size \(text)") }
-            var paced: [CamSummary] = [], loop: [Double] = [], ffmpeg: [Double] = []
+            return size
+        }
+        for size in list {
+            var granite: [EndToEnd] = [], ffmpeg: [EndToEnd] = [], withDepth: [EndToEnd] = []
             for _ in 0..<runs {
-                paced.append(try await runGranite(size: size))
-                let (frames, rate) = try chainThroughput(size: size)
-                loop.append(rate)
-                ffmpeg.append(try runFFmpeg(size: size, frames: frames))
+                granite.append(try runGraniteCam(size: size, chain: chain, depth: false))
+                ffmpeg.append(try runFFmpeg(size: size))
             }
-            let p = median(paced.map { Double($0.frames) / $0.seconds }), u = median(loop), f = median(ffmpeg)
-            print("\(size): granite paced \(fmt(fps)) fps → \(fmt(p)) fps, dropped \(median(paced.map { Double($0.dropped) }))"
+            let g = EndToEnd.median(granite), f = EndToEnd.median(ffmpeg)
+            print("\(size): granite-cam \(g.describe(frames: frames)) | ffmpeg \(f.describe(frames: frames))"
+                  + " | granite/ffmpeg \(fmt(g.fps / f.fps))x fps, \(fmt(g.cpuPerFrame / f.cpuPerFrame))x CPU/frame")
+            if g.processed != UInt64(frames) { print("\(size): warning: granite-cam processed \(g.processed) of \(frames) frames") }
+            if depth {
+                for _ in 0..<runs { withDepth.append(try runGraniteCam(size: size, chain: chain + " | depth", depth: true)) }
+                let d = EndToEnd.median(withDepth)
+                print("\(size): granite-cam --depth (every frame) + depth point cloud: \(d.describe(frames: frames))"
+                      + ", depth \(fmt(d.depthFPS)) maps/s")
+            }
+        }
+        // In-process runs last: a child's peak RSS (wait4's ru_maxrss) starts from this process's
+        // peak at spawn (Linux keeps it across exec), so children run while this one is small.
+        for size in list {
+            var paced: [CamSummary] = []
+            for _ in 0..<runs { paced.append(try await runGranite(size: size)) }
+            let p = median(paced.map { Double($0.frames) / $0.seconds })
+            print("\(size): live, paced \(fmt(fps)) fps → \(fmt(p)) fps, dropped \(median(paced.map { Double($0.dropped) }))"
                   + ", latency p50 \(fmt(median(paced.compactMap(\.latencyP50)))) ms p99 \(fmt(median(paced.compactMap(\.latencyP99)))) ms"
                   + ", renders \(median(paced.map { Double($0.renders) })) in \(fmt(seconds)) s")
-            if depth {
-                let runsWithDepth = try await (0..<runs).asyncMap { _ in try await runGranite(size: size, depthEvery: 1) }
-                print("\(size): granite paced + depth every frame → \(fmt(median(runsWithDepth.map { Double($0.frames) / $0.seconds }))) fps"
-                      + ", depth \(fmt(median(runsWithDepth.map { Double($0.depthFrames) / $0.seconds }))) fps (latest frame wins)"
-                      + ", dropped \(median(runsWithDepth.map { Double($0.dropped) }))"
-                      + ", latency p50 \(fmt(median(runsWithDepth.compactMap(\.latencyP50)))) ms p99 \(fmt(median(runsWithDepth.compactMap(\.latencyP99)))) ms")
-            }
-            print("\(size): pattern + chain loop \(fmt(u)) fps | ffmpeg testsrc2 + graph \(fmt(f)) fps | granite/ffmpeg \(fmt(u / f))x")
         }
-        print("RSS: \(rssStart / 1024) MiB at start, \(residentKiB() / 1024) MiB at end")
+        print("RSS (this process, paced runs): \(rssStart / 1024) MiB at start, \(residentKiB() / 1024) MiB at end")
+    }
+
+    /// One end-to-end child run: wall time, CPU time, peak RSS, frames and depth maps reported.
+    struct EndToEnd {
+        var seconds: Double
+        var cpuSeconds: Double
+        var peakKiB: Int
+        var processed: UInt64
+        var depthMaps: UInt64
+
+        var fps: Double { Double(processed) / seconds }
+        var depthFPS: Double { Double(depthMaps) / seconds }
+        var cpuPerFrame: Double { cpuSeconds / Double(max(1, processed)) }
+
+        func describe(frames: Int) -> String {
+            String(format: "%.1f fps, %.1f ms CPU/frame, peak RSS %d MiB", fps, cpuPerFrame * 1000, peakKiB / 1024)
+        }
+
+        /// The run with the median frame rate.
+        static func median(_ runs: [EndToEnd]) -> EndToEnd {
+            runs.sorted { $0.fps < $1.fps }[runs.count / 2]
+        }
+    }
+
+    /// `granite-cam` as a child: the unpaced (non-live) test pattern through `chain`.
+    func runGraniteCam(size: FrameSize, chain: String, depth: Bool) throws -> EndToEnd {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("granite-bench-cam-\(getpid()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        var arguments = ["--source", "testpattern", "--size", "\(size)", "--frames", "\(frames)", "--unpaced",
+                         "--filter", chain, "--status-hz", "1"]
+        if cpu { arguments.append("--cpu-filters") }
+        if depth { arguments.append("--depth") }
+        let run = try ChildProcess.run(siblingExecutable("granite-cam"), arguments, stdoutPath: log)
+        guard run.status == 0 else { throw ValidationError("granite-cam exited \(run.status)") }
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return EndToEnd(seconds: run.seconds, cpuSeconds: run.cpuSeconds, peakKiB: run.peakKiB,
+                        processed: Self.number(before: " frames in ", in: output) ?? 0,
+                        depthMaps: Self.number(before: " depth maps", in: output) ?? 0)
+    }
+
+    /// The integer just before `marker` in `text` (`granite-cam: 300 frames in …` → 300).
+    static func number(before marker: String, in text: String) -> UInt64? {
+        guard let range = text.range(of: marker) else { return nil }
+        let digits = text[..<range.lowerBound].reversed().prefix { $0.isNumber }
+        return UInt64(String(digits.reversed()))
+    }
+
+    /// ffmpeg as a child: `frames` frames of testsrc2 through the graph, start-up included.
+    func runFFmpeg(size: FrameSize) throws -> EndToEnd {
+        let run = try ChildProcess.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-f", "lavfi",
+                                                  "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
+                                                  "-vf", ffmpegChain, "-threads", "\(ffmpegThreads)", "-f", "null", "-"])
+        guard run.status == 0 else { throw ValidationError("ffmpeg exited \(run.status)") }
+        return EndToEnd(seconds: run.seconds, cpuSeconds: run.cpuSeconds, peakKiB: run.peakKiB, processed: UInt64(frames), depthMaps: 0)
+    }
+
+    func siblingExecutable(_ name: String) -> String {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     func runGranite(size: FrameSize, depthEvery: Int? = nil) async throws -> CamSummary {
@@ -91,30 +172,6 @@ struct CamBench: AsyncParsableCommand {
         let stage = try MarbleStage(specs: [chain], gpu: !cpu)
         let depthStage = try depthEvery.map { _ in try DepthEstimatorStage() }
         return try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], depth: depthStage)).run()
-    }
-
-    /// Frames of the test pattern through the chain back to back for `seconds` (after one
-    /// warm-up frame that builds the GPU plan); returns the frame count and the rate.
-    func chainThroughput(size: FrameSize) throws -> (Int, Double) {
-        let pattern = TestPattern(size: size, fps: fps)
-        let stage = try MarbleStage(specs: [chain], gpu: !cpu)
-        _ = try stage.process(pattern.render(index: 0))
-        let start = monotonicNanos(), budget = UInt64(seconds * 1e9)
-        var frames = 0
-        while monotonicNanos() - start < budget || frames < 10 {
-            _ = try stage.process(pattern.render(index: UInt64(frames)))
-            frames += 1
-        }
-        return (frames, Double(frames) / (Double(monotonicNanos() - start) / 1e9))
-    }
-
-    /// ffmpeg's own wall time for `frames` frames of testsrc2 through the graph (fps).
-    func runFFmpeg(size: FrameSize, frames: Int) throws -> Double {
-        let run = try ChildProcess.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-f", "lavfi",
-                                                  "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
-                                                  "-vf", ffmpegChain, "-f", "null", "-"])
-        guard run.status == 0 else { throw ValidationError("ffmpeg exited \(run.status)") }
-        return Double(frames) / run.seconds
     }
 
     func residentKiB() -> Int {
@@ -130,13 +187,4 @@ struct CamBench: AsyncParsableCommand {
     }
 
     func fmt(_ value: Double) -> String { String(format: "%.1f", value) }
-}
-
-extension Range where Bound == Int {
-    /// Runs `body` for each index, one after another.
-    func asyncMap<T>(_ body: (Int) async throws -> T) async rethrows -> [T] {
-        var out: [T] = []
-        for i in self { out.append(try await body(i)) }
-        return out
-    }
 }

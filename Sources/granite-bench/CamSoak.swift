@@ -84,7 +84,7 @@ struct CamSoak {
                 if Task.isCancelled { break }
                 let memory = MemoryProbe.sample()
                 timeline.withLock { $0.samples.append((next, memory)) }
-                print("  t=\(Int(next)) s frames \(app.root.state.frames) | \(memory.description)")
+                print("  t=\(Int(next)) s frames \(app.framesSoFar) | \(memory.description)")
                 next += every
             }
         }

@@ -9,6 +9,8 @@ struct ChildRun {
     var seconds: Double
     /// Peak RSS in KiB of the child and the descendants it waited for (`wait4`'s `ru_maxrss`).
     var peakKiB: Int
+    /// CPU time the child used, user + system, seconds (`wait4`'s `ru_utime` + `ru_stime`).
+    var cpuSeconds: Double = 0
 }
 
 /// Spawns a program with `posix_spawn` and reaps it with `wait4`, which (unlike Foundation's
@@ -23,14 +25,18 @@ enum ChildProcess {
         }
     }
 
-    static func run(_ program: String, _ arguments: [String], quiet: Bool = true) throws -> ChildRun {
+    /// Runs `program`; with `stdoutPath` its standard output goes to that file (else, when
+    /// `quiet`, to /dev/null), its standard error to /dev/null when `quiet`.
+    static func run(_ program: String, _ arguments: [String], quiet: Bool = true, stdoutPath: String? = nil) throws -> ChildRun {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if quiet {
+        if let stdoutPath {
+            posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else if quiet {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -42,6 +48,7 @@ enum ChildProcess {
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         let seconds = Double(monotonicNanos() - start) / 1e9
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ChildRun(status: exit, seconds: seconds, peakKiB: Int(usage.ru_maxrss))
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return ChildRun(status: exit, seconds: seconds, peakKiB: Int(usage.ru_maxrss), cpuSeconds: cpu)
     }
 }

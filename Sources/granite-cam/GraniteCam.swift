@@ -74,6 +74,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
     var unpaced = false
 
+    @Flag(inversion: .prefixedNo, help: "Live: drop frames at the source when the pipeline is behind (latest wins); --no-live: make the source wait, lose nothing. Default: live for a camera and the paced test pattern, non-live for a folder and --unpaced.")
+    var live: Bool?
+
     @Option(help: "Status renders per second.")
     var statusHz: Double = 4
 
@@ -109,6 +112,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.duration = duration
         s.statusHz = statusHz
         s.paced = !unpaced
+        s.live = live
         s.depthEvery = depth ? depthEvery : nil
         return s
     }
@@ -161,6 +165,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             if tty { writeStandardError("\n") }
             print("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
                   + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
+            print("granite-cam: \(summary.modeLine)")
             if summary.depthFrames > 0 { print("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
             if let p = summary.pinning {
                 print("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"

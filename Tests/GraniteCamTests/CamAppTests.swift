@@ -102,13 +102,16 @@ final class CamAppTests: XCTestCase {
 
     func testSlowOutputDropsAtTheSourceNotInMemory() async throws {
         let output = folder.appendingPathComponent("slow")
-        let s = settings { $0.frameLimit = 300; $0.paced = false; $0.outputDirectory = output.path; $0.save = .every }
+        let s = settings { $0.frameLimit = 300; $0.paced = false; $0.live = true; $0.outputDirectory = output.path; $0.save = .every }
         let pipeline = try CamPipeline(settings: s, encoder: SlowEncoderFake(delayMicros: 4000))
         let summary = try await CamApp(pipeline: pipeline).run()
-        XCTAssertGreaterThan(summary.dropped, 0, "a slow disk must show as dropped frames")
+        XCTAssertTrue(summary.live)
+        XCTAssertGreaterThan(summary.dropped, 0, "a slow disk must show as dropped frames in a live run")
+        XCTAssertEqual(summary.droppedBehind, summary.dropped)
+        XCTAssertLessThanOrEqual(pipeline.flow.peak, pipeline.flow.limit, "frames in flight stay bounded")
         XCTAssertEqual(summary.frames + summary.dropped, 300)
         XCTAssertEqual(summary.saved, summary.frames, "every frame that got through was written")
-        XCTAssertEqual(pipeline.inFlight.load(ordering: .relaxed), 0)
+        XCTAssertEqual(pipeline.flow.pending, 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: output.path)
         XCTAssertFalse(names.contains { $0.contains(AtomicFile.temporaryMarker) })
         XCTAssertEqual(names.filter { $0.hasSuffix(".ppm") }.count, Int(summary.saved))
@@ -155,7 +158,7 @@ final class CamAppTests: XCTestCase {
 
     func testDepthIsLatestFrameWins() async throws {
         let depth = SlowDepthFake(delayMicros: 15000)
-        let s = settings { $0.frameLimit = 200; $0.paced = false; $0.depthEvery = 1 }
+        let s = settings { $0.frameLimit = 200; $0.paced = false; $0.live = true; $0.depthEvery = 1 }
         let pipeline = try CamPipeline(settings: s, depth: depth)
         let summary = try await CamApp(pipeline: pipeline).run()
         XCTAssertGreaterThan(summary.depthFrames, 0)

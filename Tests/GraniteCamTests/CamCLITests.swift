@@ -84,6 +84,22 @@ final class CamCLITests: XCTestCase {
         XCTAssertTrue(result.out.contains("journaled, not pinned yet: ipfs://"), result.out)
     }
 
+    /// `--no-live` makes the paced pattern wait instead of dropping: all frames, and the summary says so.
+    func testNoLiveRunsEveryFrameAndSaysSo() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try run(["--source", "testpattern", "--size", "64x48", "--fps", "200", "--frames", "40", "--no-live",
+                              "--out", out.path, "--image-format", "ppm"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("granite-cam: 40 frames in "), result.out)
+        XCTAssertTrue(result.out.contains("granite-cam: non-live run: 0 dropped\n"), result.out)
+        let frames = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasSuffix(".ppm") }
+        XCTAssertEqual(frames.count, 40)
+        let live = try run(["--source", "testpattern", "--size", "64x48", "--fps", "100", "--frames", "5", "--live", "--unpaced"])
+        XCTAssertEqual(live.status, 0, live.err)
+        XCTAssertTrue(live.out.contains("granite-cam: live run: "), live.out)
+    }
+
     func testWritesEveryNthFrameAsPNG() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }

@@ -16,19 +16,6 @@ final class CamPartsTests: XCTestCase {
         XCTAssertEqual((0..<10).filter { SavePolicy.everyNth(4).saves(UInt64($0)) }, [0, 4, 8])
     }
 
-    func testYUVConversionKnownValues() throws {
-        // Y0 U Y1 V: black (16) then white (235), neutral chroma.
-        let yuyv = try Image(width: 2, height: 1, format: .yuyv, bytes: [16, 128, 235, 128])
-        XCTAssertEqual(try ColorConversion.rgba(yuyv).bytes, [0, 0, 0, 255, 255, 255, 255, 255])
-        // NV12 2x2 of mid grey with a strong red chroma (V high).
-        let nv12 = try Image(width: 2, height: 2, format: .nv12, bytes: [126, 126, 126, 126, 128, 240])
-        let px = try ColorConversion.rgba(nv12).bytes
-        XCTAssertGreaterThan(px[0], 230)
-        XCTAssertLessThan(px[1], 60)
-        XCTAssertEqual(Array(px[0..<4]), Array(px[12..<16]))
-        XCTAssertThrowsError(try ColorConversion.rgba(try Image(width: 1, height: 1, format: .grayF32)))
-    }
-
     func testNetpbmEncoderRoundTrips() throws {
         let image = TestPattern(size: FrameSize(width: 33, height: 17)).render(index: 4)
         let back = try NetpbmDecoder().decode(try NetpbmEncoder().encode(image), path: "x.ppm")

@@ -18,7 +18,7 @@ final class MJPEGCaptureTests: XCTestCase {
     func capture(_ buffers: [(UInt64, [UInt8])], decoder: (any ImageDecoder)?) async throws -> ([CaptureEvent], CaptureStats) {
         let runner = SourceRunner(name: "/dev/video-mjpeg-test")
         let format = StreamFormat(format: .mjpeg, size: size, bytesPerLine: 0, fps: 30)
-        let stream = try runner.start(buffering: 64) { runner in
+        let stream = try runner.start(.live(buffering: 64)) { runner in
             var assembler = FrameAssembler(device: "/dev/video-mjpeg-test", decoder: decoder)
             for (sequence, payload) in buffers {
                 assembler.deliver(V4L2Device.Dequeued(payload: payload, sequence: sequence, timestampNanos: 1_000 + sequence),

@@ -80,3 +80,45 @@ final class TestPatternSourceTests: XCTestCase {
         XCTAssertEqual(source.stats.delivered, delivered, "no frames after stop")
     }
 }
+
+/// The delivery policies at the source: live drops the oldest, lossless makes the source wait.
+final class FrameDeliveryTests: XCTestCase {
+    func testLosslessSourceWaitsForASlowConsumer() async throws {
+        let source = TestPatternSource(size: FrameSize(width: 16, height: 8), fps: nil, frameLimit: 50)
+        var sequences: [UInt64] = []
+        for await frame in try source.start(.lossless(buffering: 1)).frames {
+            sequences.append(frame.sequence)
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        XCTAssertEqual(sequences, Array(0..<50))
+        XCTAssertEqual(source.stats.dropped, 0)
+        XCTAssertEqual(source.stats.delivered, 50)
+    }
+
+    func testLiveSourceDropsTheOldestAndCountsIt() async throws {
+        let source = TestPatternSource(size: FrameSize(width: 16, height: 8), fps: nil, frameLimit: 50)
+        var sequences: [UInt64] = []
+        for await frame in try source.start(.live(buffering: 2)).frames {
+            sequences.append(frame.sequence)
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        XCTAssertEqual(sequences.last, 49, "the latest frame wins")
+        XCTAssertEqual(UInt64(sequences.count) + source.stats.droppedByConsumer, 50)
+        XCTAssertGreaterThan(source.stats.droppedByConsumer, 0)
+        XCTAssertEqual(sequences, sequences.sorted(), "order is kept")
+    }
+
+    func testStoppingUnblocksAWaitingSource() async throws {
+        let source = TestPatternSource(size: FrameSize(width: 16, height: 8), fps: nil, frameLimit: nil)
+        let stream = try source.start(.lossless(buffering: 1))
+        var iterator = stream.makeAsyncIterator()
+        _ = await iterator.next()
+        try await Task.sleep(nanoseconds: 20_000_000)   // the source now waits on a full channel
+        let started = ContinuousClock.now
+        source.stop()
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1), "stop() returns although the source was blocked")
+        var rest = 0
+        while await iterator.next() != nil { rest += 1 }
+        XCTAssertLessThanOrEqual(rest, 2, "what was queued is still readable, then the stream ends")
+    }
+}

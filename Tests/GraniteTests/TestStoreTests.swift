@@ -49,6 +49,23 @@ final class TestStoreTests: XCTestCase {
         XCTAssertTrue(found[0].contains("unasserted steps before finishing: Probe"), found[0])
     }
 
+    /// `receive(_:renders:using:)` hands the reduced event to the assertion (payload-derived state).
+    func testReceiveUsingTheEventAssertsFromItsPayload() async throws {
+        let found = try await issues {
+            let store = try await GraniteTestStore(Node<QuietCenter>())
+            await store.send(Emit(probe: Probe(behavior: .quiet, tag: 7), beam: .none), renders: 0)
+            await store.receive(Probe.self, renders: 0) { state, event in
+                XCTAssertEqual(event.tag, 7)
+                state.probes = [event.tag]
+                state.lastBehavior = event.behavior
+            }
+            await store.send(Emit(probe: Probe(behavior: .quiet, tag: 8), beam: .none), renders: 0)
+            await store.receive(Probe.self, renders: 0) { state, event in state.probes.append(event.tag + 1) }
+        }
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertTrue(found.first?.contains("does not match") ?? false, "\(found)")
+    }
+
     func testReceivingTheWrongEventTypeFails() async throws {
         let found = try await issues {
             let store = try await GraniteTestStore(Node<QuietCenter>())

@@ -115,6 +115,7 @@ import Testing
             let cpu = try chain.applyCPU(input)
             #expect(gpu.format == .rgba8 && gpu.width == w && gpu.height == h)
             #expect(gpu == cpu, "\(format) \(range) at \(w)x\(h): \(Difference(gpu, cpu))")
+            #expect(cpu == (try ColorConversion.rgba(input, range: range)), "one conversion: Marble's reference is GraniteMedia's")
         }
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 3 (Vulkan compute, Marble filters):
-#  1. the GPU tests again under the Khronos validation layer; any validation message fails;
+#  1. the GPU tests (and granite-cam's GPU chain, DepthChainTests) again under the Khronos validation layer; any validation message fails;
 #  2. the SPIRVEmbed plugin fails a build on a GLSL error and shows the shader's file and line.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -8,7 +8,7 @@ cd "$ROOT"
 layer=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
 if [ -e "$layer" ]; then
   log="$(mktemp)"
-  VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation swift test --skip-build --filter 'GraniteGPUTests|MarbleTests' >"$log" 2>&1 || {
+  VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation swift test --skip-build --filter 'GraniteGPUTests|MarbleTests|DepthChainTests' >"$log" 2>&1 || {
     tail -40 "$log"; echo "gpu tier: tests failed under the validation layer" >&2; exit 1; }
   if grep -q "Validation Error\|VUID-" "$log"; then
     grep -m 20 "Validation Error\|VUID-" "$log"; echo "gpu tier: validation layer reported errors" >&2; exit 1
