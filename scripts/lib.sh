@@ -8,6 +8,7 @@ GRANITE_APT_PACKAGES=(
   libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   python3-venv imagemagick libvips-tools libonnx-testdata
   liblcms2-dev zlib1g-dev libimage-exiftool-perl libwebp-dev
+  ffmpeg
 )
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)

@@ -26,6 +26,8 @@ public struct CamSummary: Sendable, Equatable {
     public var seconds: Double
     /// Why the source ended, if it failed.
     public var failure: String?
+    /// The live output whose reader went away, ending the run (`--pipe` into a closed pipe).
+    public var closedSink: String?
     /// The last status line.
     public var statusLine: String
 }
@@ -87,12 +89,15 @@ public final class CamApp: Sendable {
         await root.center.output.command.settle()
         await root.center.depth.command.settle()
         await root.center.preview.command.settle()
+        await root.center.sinks.command.settle()
+        for sink in pipeline.sinks { sink.finish() }
         await root.command.settle()
         await root.center.pin.command.settle()
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line
         await root.command.settle()
         let state = root.state
+        let closedSink = root.center.sinks.state.closedBy
         root.unmount()
         let pinning = await pipeline.pins?.finish()
         var summary = CamSummary(frames: state.frames, saved: state.saved, dropped: state.sourceStats.dropped,
@@ -102,6 +107,7 @@ public final class CamApp: Sendable {
                                  statusLine: state.statusLine)
         summary.depthSaved = state.depthSaved
         summary.pinning = pinning
+        summary.closedSink = closedSink
         if let failure = state.failure, state.frames == 0 {
             throw .invalidOptions(failure)
         }

@@ -107,6 +107,10 @@ struct FrameExpedition: GraniteExpedition {
                 connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
             }
         }
+        if !pipeline.sinks.isEmpty {
+            pipeline.inFlight.add(1, ordering: .releasing)
+            connection.request(SinkRelayEvents.Write(frame: event.frame, handle: handle), .rebound)
+        }
         if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
@@ -176,6 +180,8 @@ public final class CamCenter: GraniteCenter<CamState> {
     public let preview = PreviewRelay()
     /// Pinning of written files.
     public let pin = PinRelay()
+    /// Live outputs (pipe, virtual camera).
+    public let sinks = SinkRelay()
 
     public override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),

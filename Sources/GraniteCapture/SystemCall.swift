@@ -7,7 +7,7 @@ import CV4L2
 /// caller) and turns any other failure into a ``CaptureError`` that keeps the call's name, the
 /// device and errno. Well-known errnos map to their own cases (missing, busy, disconnected).
 @discardableResult
-func systemCall(_ name: @autoclosure () -> String, device: String,
+package func systemCall(_ name: @autoclosure () -> String, device: String,
                 _ body: () -> Int32) throws(CaptureError) -> Int32 {
     while true {
         let result = body()

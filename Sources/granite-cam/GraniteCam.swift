@@ -76,6 +76,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(name: .customLong("pin-wait"), help: "Seconds to wait at exit for pins to finish; the rest stays journaled.")
     var pinWait: Double = 10
 
+    @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
+    var pipe: String?
+
     @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
     var unpaced = false
 
@@ -96,6 +99,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
         if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
         if (api != nil || pinJournal != nil) && !pin { throw ValidationError("--api and --pin-journal need --pin") }
+        if let pipe, Self.chroma(pipe) == nil { throw ValidationError("--pipe takes y4m or y4m:444, not \(pipe)") }
         if pinWait < 0 { throw ValidationError("--pin-wait must be 0 or more seconds") }
     }
 
@@ -119,8 +123,26 @@ struct GraniteCamCommand: AsyncParsableCommand {
         return s
     }
 
+    /// The Y4M chroma a `--pipe` value asks for.
+    static func chroma(_ pipe: String) -> Y4MSink.Chroma? {
+        switch pipe {
+        case "y4m", "y4m:420": return .s420
+        case "y4m:444": return .s444
+        default: return nil
+        }
+    }
+
     func run() async throws {
         let tty = isatty(2) != 0
+        // A reader that goes away is EPIPE from write (a clean end), not a fatal signal.
+        signal(SIGPIPE, SIG_IGN)
+        // With --pipe, standard output carries the video: everything else goes to stderr.
+        let toStandardError = pipe != nil
+        let say: @Sendable (String) -> Void = { line in
+            if toStandardError { writeStandardError(line + "\n") } else { print(line) }
+        }
+        var sinks: [any FrameSink] = []
+        if let pipe, let chroma = Self.chroma(pipe) { sinks.append(Y4MSink(fd: 1, chroma: chroma, fps: fps)) }
         let stages: [any FrameStage]
         do {
             stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
@@ -142,10 +164,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         if let pins, let warning = await pins.probe() { writeStandardError("granite-cam: warning: \(warning)\n") }
         let server = try preview.map { port in try PreviewServer(port: port) }
-        if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
+        if let server { say("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
         defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
-                                       decoder: DecoderSet.all, preview: server, pins: pins, statusSink: { line in
+                                       decoder: DecoderSet.all, preview: server, pins: pins, sinks: sinks, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
         })
@@ -163,15 +185,16 @@ struct GraniteCamCommand: AsyncParsableCommand {
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }
-            print("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
+            say("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
                   + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
-            if summary.depthFrames > 0 { print("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
+            if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
             if let p = summary.pinning {
-                print("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
+                say("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
                       + (p.remaining > 0 ? " (journaled in \(p.journal); finish with `granite pin --retry`)" : ""))
                 if let problem = p.problem { writeStandardError("granite-cam: warning: pinning: \(problem)\n") }
             }
-            if let failure = summary.failure { print("granite-cam: source ended: \(failure)") }
+            if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
+            if let failure = summary.failure { say("granite-cam: source ended: \(failure)") }
         } catch {
             if tty { writeStandardError("\n") }
             writeStandardError("granite-cam: error: \(error)\n")
