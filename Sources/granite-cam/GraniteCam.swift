@@ -64,6 +64,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Serve a loopback MJPEG preview on this port.")
     var preview: Int?
 
+    @Option(name: .customLong("preview-bind"), help: "Address the preview listens on (default 127.0.0.1; requests must name it in Host).")
+    var previewBind: String?
+
     @Flag(help: "Pin every file written (frames, depth maps) on a Kubo node through the pin journal; capture never waits on the node.")
     var pin = false
 
@@ -75,6 +78,15 @@ struct GraniteCamCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("pin-wait"), help: "Seconds to wait at exit for pins to finish; the rest stays journaled.")
     var pinWait: Double = 10
+
+    @Option(name: .customLong("ctrl"), help: "Set a camera control after the format is negotiated (and after a reconnect): name=value, names as `granite devices` lists them (repeatable).")
+    var controls: [String] = []
+
+    @Option(name: .customLong("v4l2-out"), help: "Write every processed frame to this V4L2 output device (a v4l2loopback virtual camera).")
+    var v4l2Out: String?
+
+    @Option(name: .customLong("v4l2-out-format"), help: "Pixel format for --v4l2-out: yuyv, yu12, rgb24 or bgr24 (default: the first of these the device offers).")
+    var v4l2OutFormat: String?
 
     @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
     var pipe: String?
@@ -99,7 +111,15 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
         if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
         if (api != nil || pinJournal != nil) && !pin { throw ValidationError("--api and --pin-journal need --pin") }
+        for control in controls {
+            do { _ = try ControlSetting(parsing: control) } catch { throw ValidationError("\(error)") }
+        }
+        if let v4l2OutFormat, VideoOutputFormat(rawValue: v4l2OutFormat) == nil {
+            throw ValidationError("--v4l2-out-format must be one of \(VideoOutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if v4l2OutFormat != nil && v4l2Out == nil { throw ValidationError("--v4l2-out-format needs --v4l2-out /dev/videoN") }
         if let pipe, Self.chroma(pipe) == nil { throw ValidationError("--pipe takes y4m or y4m:444, not \(pipe)") }
+        if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
         if pinWait < 0 { throw ValidationError("--pin-wait must be 0 or more seconds") }
     }
 
@@ -112,7 +132,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } else {
             s.source = CaptureDevices.firstCamera().map { .device($0) } ?? .testPattern
         }
-        s.request = CaptureRequest(format: CaptureFormat(rawValue: format)!, size: FrameSize(parsing: size), fps: fps)
+        s.request = CaptureRequest(format: CaptureFormat(rawValue: format)!, size: FrameSize(parsing: size), fps: fps,
+                                   controls: try controls.map { try ControlSetting(parsing: $0) })
+        if !controls.isEmpty {
+            guard case .device = s.source else {
+                throw ValidationError("--ctrl needs a camera (--device /dev/videoN); the source is \(s.source)")
+            }
+        }
         s.outputDirectory = out
         s.save = try out == nil ? .none : SavePolicy(parsing: save ?? "every")
         s.frameLimit = frames
@@ -143,6 +169,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         var sinks: [any FrameSink] = []
         if let pipe, let chroma = Self.chroma(pipe) { sinks.append(Y4MSink(fd: 1, chroma: chroma, fps: fps)) }
+        if let v4l2Out {
+            do {
+                let sink = try V4L2OutputSink(path: v4l2Out, size: FrameSize(parsing: size) ?? FrameSize(width: 640, height: 480), fps: fps,
+                                              preference: v4l2OutFormat.flatMap { VideoOutputFormat(rawValue: $0) }.map { [$0] } ?? VideoOutputFormat.allCases)
+                say("granite-cam: writing \(sink.negotiated) to \(v4l2Out)")
+                sinks.append(sink)
+            } catch {
+                writeStandardError("granite-cam: error: --v4l2-out: \(error)\n")
+                throw ExitCode(1)
+            }
+        }
         let stages: [any FrameStage]
         do {
             stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
@@ -163,8 +200,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("--pin: \(error)")
         }
         if let pins, let warning = await pins.probe() { writeStandardError("granite-cam: warning: \(warning)\n") }
-        let server = try preview.map { port in try PreviewServer(port: port) }
-        if let server { say("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
+        let server = try preview.map { port in try PreviewServer(port: port, bind: previewBind ?? "127.0.0.1") }
+        if let server {
+            let host = server.address.contains(":") ? "[\(server.address)]" : server.address
+            say("granite-cam: preview at http://\(host):\(server.port)/")
+        }
         defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
                                        decoder: DecoderSet.all, preview: server, pins: pins, sinks: sinks, statusSink: { line in
