@@ -9,6 +9,8 @@ struct ChildRun {
     var seconds: Double
     /// Peak RSS in KiB of the child and the descendants it waited for (`wait4`'s `ru_maxrss`).
     var peakKiB: Int
+    /// CPU seconds (user + system) of the child and the descendants it waited for.
+    var cpuSeconds: Double = 0
 }
 
 /// Spawns a program with `posix_spawn` and reaps it with `wait4`, which (unlike Foundation's
@@ -42,6 +44,8 @@ enum ChildProcess {
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         let seconds = Double(monotonicNanos() - start) / 1e9
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return ChildRun(status: exit, seconds: seconds, peakKiB: Int(usage.ru_maxrss))
+        var run = ChildRun(status: exit, seconds: seconds, peakKiB: Int(usage.ru_maxrss))
+        run.cpuSeconds = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return run
     }
 }
