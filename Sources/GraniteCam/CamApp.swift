@@ -33,6 +33,8 @@ public struct CamSummary: Sendable, Equatable {
     public var seconds: Double
     /// Why the source ended, if it failed.
     public var failure: String?
+    /// The live output whose reader went away, ending the run (`--pipe` into a closed pipe).
+    public var closedSink: String?
     /// The last status line.
     public var statusLine: String
 
@@ -102,12 +104,14 @@ public final class CamApp: Sendable {
         timer?.cancel()
         trimmer?.cancel()
         // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,
-        // pins and their replies). The runtime drains it all, follow-ups included.
+        // live outputs, pins and their replies). The runtime drains it all, follow-ups included.
         await runtime.drain()
+        for sink in pipeline.sinks { sink.finish() }
         pipeline.writer?.close()
         try? root.sendEvent(CamEvents.Tick())   // the final status line
         await runtime.drain()
         let state = root.state
+        let closedSink = root.center.sinks.state.closedBy
         root.unmount()
         let pinning = await pipeline.pins?.finish()
         var summary = CamSummary(frames: state.frames, saved: state.saved, dropped: state.sourceStats.dropped,
@@ -120,6 +124,7 @@ public final class CamApp: Sendable {
         summary.droppedBehind = state.sourceStats.droppedByConsumer
         summary.droppedBySource = state.sourceStats.droppedBySource
         summary.pinning = pinning
+        summary.closedSink = closedSink
         if let failure = state.failure, state.frames == 0 {
             throw .invalidOptions(failure)
         }

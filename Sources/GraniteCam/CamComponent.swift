@@ -124,6 +124,10 @@ struct FrameExpedition: GraniteExpedition {
                 connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
             }
         }
+        if !pipeline.sinks.isEmpty {
+            pipeline.flow.add()
+            connection.request(SinkRelayEvents.Write(frame: event.frame, handle: handle), .rebound)
+        }
         if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
             connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
         } else {
@@ -193,6 +197,8 @@ final class CamCenter: GraniteCenter<CamState> {
     let preview = PreviewRelay()
     /// Pinning of written files.
     let pin = PinRelay()
+    /// Live outputs (pipe, virtual camera).
+    let sinks = SinkRelay()
 
     override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),

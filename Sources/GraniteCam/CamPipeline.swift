@@ -12,7 +12,8 @@ import Synchronization
 ///  FrameSource ─► CaptureRelay pump (depth when non-live, stages) ─FrameReady (.quiet, broadcast)─► CamCenter
 ///   live: drops      ▲ `flow.acquire()` waits while the gate is full   ├─.rebound─► OutputRelay (write, sidecar, depth PNG)
 ///   non-live: waits  │ (live: the source drops; non-live: it waits)    ├─.rebound─► DepthRelay (live: latest wins)
-///                    │ latest depth map (live) ◄── DepthRelay          └─.rebound─► PreviewRelay (≤10 fps, latest wins)
+///                    │ latest depth map (live) ◄── DepthRelay          ├─.rebound─► PreviewRelay (≤10 fps, latest wins)
+///                    │                                                 └─.rebound─► SinkRelay (every frame: y4m pipe, V4L2 out)
 ///  Saved / DepthReady (a file written) ─► CamCenter ─.rebound─► PinRelay (journal, wake the pin worker)
 ///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
 /// ```
@@ -35,6 +36,8 @@ public final class CamPipeline: Sendable {
     public let preview: PreviewServer?
     /// Pinning of every written file (`--pin`), when asked for.
     public let pins: CamPinning?
+    /// Live outputs that take every frame (`--pipe y4m`, `--v4l2-out`), fed by ``SinkRelay``.
+    public let sinks: [any FrameSink]
     let depthSlot = LatestSlot<Frame>()
     let previewSlot = LatestSlot<Frame>()
     /// At most this many preview frames a second (each is a JPEG encode).
@@ -51,7 +54,7 @@ public final class CamPipeline: Sendable {
     /// A pipeline; `writer` is created when the settings name an output folder.
     public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),
                 depth: (any DepthStage)? = nil, decoder: any ImageDecoder = NetpbmDecoder(),
-                preview: PreviewServer? = nil, pins: CamPinning? = nil,
+                preview: PreviewServer? = nil, pins: CamPinning? = nil, sinks: [any FrameSink] = [],
                 statusSink: @escaping @Sendable (String) -> Void = { _ in }) throws(CamError) {
         self.settings = settings
         self.stages = stages
@@ -61,6 +64,7 @@ public final class CamPipeline: Sendable {
         self.statusSink = statusSink
         self.preview = preview
         self.pins = pins
+        self.sinks = sinks
         writer = try settings.outputDirectory.map { dir throws(CamError) in
             try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
         }

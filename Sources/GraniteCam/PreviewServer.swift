@@ -6,6 +6,10 @@ import Synchronization
 /// A loopback HTTP preview a person can watch: `/` is a small page with the stream and the
 /// status line, `/stream` an MJPEG stream (`multipart/x-mixed-replace`), `/status` the line.
 ///
+/// Security (as Kubo's RPC does it): it binds loopback unless told another address, and answers
+/// 403 to any request whose `Host` (or `Origin`, when sent) is not the address it serves — so a
+/// web page using DNS rebinding cannot read the camera. Only GET and HEAD are answered (405).
+///
 /// ```
 ///  PreviewRelay ─publish(jpeg)─► latest frame ─► every /stream client that can take it now
 ///                                               (a slow client skips frames, never queues)
@@ -18,9 +22,14 @@ public final class PreviewServer: Sendable {
 
     /// The port it listens on (useful with port 0).
     public let port: Int
+    /// The address it listens on.
+    public let address: String
+    /// `Host` values it answers (`127.0.0.1:PORT`, `localhost:PORT`, … and the same without port).
+    let allowedHosts: Set<String>
 
-    /// Starts listening on 127.0.0.1:`port` (0 picks a free port).
-    public init(port: Int) throws(CamError) {
+    /// Starts listening on `bind`:`port` (0 picks a free port; `bind` is loopback by default).
+    public init(port: Int, bind: String = "127.0.0.1") throws(CamError) {
+        address = bind
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let box = ServerBox()
         do {
@@ -31,12 +40,13 @@ public final class PreviewServer: Sendable {
                         channel.pipeline.addHandler(PreviewHandler(server: box))
                     }
                 }
-            channel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
+            channel = try bootstrap.bind(host: bind, port: port).wait()
         } catch {
             try? group.syncShutdownGracefully()
-            throw .invalidOptions("--preview: cannot listen on 127.0.0.1:\(port): \(error)")
+            throw .invalidOptions("--preview: cannot listen on \(bind):\(port): \(error)")
         }
         self.port = channel.localAddress?.port ?? port
+        allowedHosts = PreviewServer.hosts(bind: bind, port: self.port)
         box.server.withLock { $0 = self }
     }
 
@@ -77,6 +87,24 @@ public final class PreviewServer: Sendable {
 
     var status: String { state.withLock { $0.status } }
 
+    /// The `Host` values that name this server: the bound address (bracketed for IPv6), and for a
+    /// loopback bind `localhost`, `127.0.0.1` and `[::1]`; each with and without the port.
+    static func hosts(bind: String, port: Int) -> Set<String> {
+        var names = [bind.contains(":") ? "[\(bind)]" : bind]
+        if bind == "127.0.0.1" || bind == "::1" || bind == "localhost" { names += ["localhost", "127.0.0.1", "[::1]"] }
+        return Set(names.flatMap { [$0.lowercased(), "\($0.lowercased()):\(port)"] })
+    }
+
+    /// Whether a request with these headers may be answered: `Host` must name this server, and
+    /// an `Origin`, when present, must be `http://` plus such a host.
+    func admits(host: String?, origin: String?) -> Bool {
+        guard let host, allowedHosts.contains(host.lowercased()) else { return false }
+        guard let origin else { return true }
+        let lowered = origin.lowercased()
+        guard lowered.hasPrefix("http://") else { return false }
+        return allowedHosts.contains(String(lowered.dropFirst(7)))
+    }
+
     func add(_ client: any Channel) { state.withLock { $0.clients[ObjectIdentifier(client)] = client } }
     func remove(_ client: any Channel) { _ = state.withLock { $0.clients.removeValue(forKey: ObjectIdentifier(client)) } }
 
@@ -102,6 +130,8 @@ final class PreviewHandler: ChannelInboundHandler, @unchecked Sendable {
     private let box: ServerBox
     private var path = "/"
     private var streaming = false
+    private var admitted = false
+    private var method = HTTPMethod.GET
 
     init(server: ServerBox) { box = server }
 
@@ -109,6 +139,9 @@ final class PreviewHandler: ChannelInboundHandler, @unchecked Sendable {
         switch unwrapInboundIn(data) {
         case let .head(head):
             path = head.uri
+            method = head.method
+            admitted = box.server.withLock { $0 }?.admits(host: head.headers.first(name: "Host"),
+                                                           origin: head.headers.first(name: "Origin")) ?? false
         case .body:
             break
         case .end:
@@ -123,6 +156,12 @@ final class PreviewHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private func respond(_ context: ChannelHandlerContext) {
         guard let server = box.server.withLock({ $0 }) else { return context.close(promise: nil) }
+        guard admitted else {
+            return send(context, status: .forbidden, type: "text/plain", body: "forbidden: Host or Origin is not this preview's address\n")
+        }
+        guard method == .GET || method == .HEAD else {
+            return send(context, status: .methodNotAllowed, type: "text/plain", body: "method not allowed\n")
+        }
         switch path {
         case "/stream":
             var headers = HTTPHeaders()

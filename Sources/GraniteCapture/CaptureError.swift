@@ -24,6 +24,12 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidRequest(String)
     /// The device delivered no frame within the time allowed.
     case timedOut(device: String, seconds: Double)
+    /// `--ctrl` named a control the device does not have; `valid` lists the ones it has.
+    case unknownControl(device: String, control: String, valid: [String])
+    /// A control value the device would not take (out of range, not a menu item, read-only).
+    case controlValue(device: String, control: String, value: String, reason: String, valid: String)
+    /// The node is not a video output device (for `--v4l2-out`).
+    case notAnOutputDevice(device: String, card: String, capabilities: UInt32)
 
     public var description: String {
         switch self {
@@ -47,6 +53,13 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
             return message
         case let .timedOut(device, seconds):
             return "\(device): no frame within \(seconds) s"
+        case let .unknownControl(device, control, valid):
+            return "\(device): no control named \(control); the device has: \(valid.joined(separator: ", "))"
+        case let .controlValue(device, control, value, reason, valid):
+            return "\(device): control \(control) cannot be set to \(value): \(reason) (valid: \(valid))"
+        case let .notAnOutputDevice(device, card, caps):
+            return "\(device) (\(card)): not a video output device (capabilities 0x\(String(caps, radix: 16))); "
+                + "a virtual camera is made by v4l2loopback"
         }
     }
 

@@ -105,12 +105,15 @@ public struct CaptureRequest: Sendable, Hashable {
     public var size: FrameSize?
     /// Frames per second; `nil` keeps the device's current rate.
     public var fps: Double?
+    /// Controls set after the format is negotiated, in order (and again after each reconnect).
+    public var controls: [ControlSetting]
 
     /// A request; every part is optional.
-    public init(format: CaptureFormat = .auto, size: FrameSize? = nil, fps: Double? = nil) {
+    public init(format: CaptureFormat = .auto, size: FrameSize? = nil, fps: Double? = nil, controls: [ControlSetting] = []) {
         self.format = format
         self.size = size
         self.fps = fps
+        self.controls = controls
     }
 }
 

@@ -9,7 +9,7 @@ import GraniteMedia
 /// ``CaptureError`` that keeps the call's name, the device and errno. Well-known errnos map to
 /// their own cases (missing, busy, disconnected).
 @discardableResult
-func systemCall(_ name: @autoclosure () -> String, device: String,
+package func systemCall(_ name: @autoclosure () -> String, device: String,
                 _ body: () -> Int32) throws(CaptureError) -> Int32 {
     try SystemCall.retryingEINTR(body) { CaptureError.fromErrno($0, call: name(), device: device) }
 }

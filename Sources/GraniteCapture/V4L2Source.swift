@@ -23,7 +23,7 @@ public struct ReconnectPolicy: Sendable, Hashable {
     }
 }
 
-/// A V4L2 camera as a ``FrameSource``: negotiates on `start`, streams from an mmap ring on its
+/// A V4L2 camera as a ``FrameSource``: negotiates on `start` (then sets the request's controls), streams from an mmap ring on its
 /// own thread, reports a vanished device as a `.fault` and reopens it with back-off.
 ///
 /// Frame sequence numbers are the kernel's, offset after each reopen so they keep increasing;
@@ -86,6 +86,7 @@ public final class V4L2Source: FrameSource {
             }
             let chosen = try chooseFormat(wanted, info: info)
             let format = try device.negotiate(format: chosen, size: request.size, fps: request.fps, info: info)
+            try device.apply(request.controls)
             try device.startStreaming(count: bufferCount)
             return (device, format, chosen)
         } catch {

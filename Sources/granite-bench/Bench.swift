@@ -16,5 +16,6 @@ struct GraniteBench: AsyncParsableCommand {
         CIDBench.self,
         MLBench.self,
         CamBench.self,
+        OutputBench.self,
     ]
 }

@@ -65,11 +65,26 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Serve a loopback MJPEG preview on this port.")
     var preview: Int?
 
+    @Option(name: .customLong("preview-bind"), help: "Address the preview listens on (default 127.0.0.1; requests must name it in Host).")
+    var previewBind: String?
+
     @Flag(help: "Pin every file written (frames, depth maps) on a Kubo node through the pin journal; capture never waits on the node.")
     var pin = false
 
     @OptionGroup(title: "Pinning (--pin; the same options as `granite pin`)")
     var pinOptions: PinOptions
+
+    @Option(name: .customLong("ctrl"), help: "Set a camera control after the format is negotiated (and after a reconnect): name=value, names as `granite devices` lists them (repeatable).")
+    var controls: [String] = []
+
+    @Option(name: .customLong("v4l2-out"), help: "Write every processed frame to this V4L2 output device (a v4l2loopback virtual camera).")
+    var v4l2Out: String?
+
+    @Option(name: .customLong("v4l2-out-format"), help: "Pixel format for --v4l2-out: yuyv, yu12, rgb24 or bgr24 (default: the first of these the device offers).")
+    var v4l2OutFormat: String?
+
+    @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
+    var pipe: String?
 
     @Flag(help: "Take test-pattern/folder frames as fast as the pipeline can (no pacing).")
     var unpaced = false
@@ -94,6 +109,15 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
         if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
         if pinOptions.anyGiven && !pin { throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin") }
+        for control in controls {
+            do { _ = try ControlSetting(parsing: control) } catch { throw ValidationError("\(error)") }
+        }
+        if let v4l2OutFormat, VideoOutputFormat(rawValue: v4l2OutFormat) == nil {
+            throw ValidationError("--v4l2-out-format must be one of \(VideoOutputFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if v4l2OutFormat != nil && v4l2Out == nil { throw ValidationError("--v4l2-out-format needs --v4l2-out /dev/videoN") }
+        if let pipe, Self.chroma(pipe) == nil { throw ValidationError("--pipe takes y4m or y4m:444, not \(pipe)") }
+        if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
     }
 
     func settings() throws -> CamSettings {
@@ -105,7 +129,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } else {
             s.source = CaptureDevices.firstCamera().map { .device($0) } ?? .testPattern
         }
-        s.request = CaptureRequest(format: CaptureFormat(rawValue: format)!, size: FrameSize(parsing: size), fps: fps)
+        s.request = CaptureRequest(format: CaptureFormat(rawValue: format)!, size: FrameSize(parsing: size), fps: fps,
+                                   controls: try controls.map { try ControlSetting(parsing: $0) })
+        if !controls.isEmpty {
+            guard case .device = s.source else {
+                throw ValidationError("--ctrl needs a camera (--device /dev/videoN); the source is \(s.source)")
+            }
+        }
         s.outputDirectory = out
         s.save = try out == nil ? .none : SavePolicy(parsing: save ?? "every")
         s.frameLimit = frames
@@ -117,8 +147,37 @@ struct GraniteCamCommand: AsyncParsableCommand {
         return s
     }
 
+    /// The Y4M chroma a `--pipe` value asks for.
+    static func chroma(_ pipe: String) -> Y4MSink.Chroma? {
+        switch pipe {
+        case "y4m", "y4m:420": return .s420
+        case "y4m:444": return .s444
+        default: return nil
+        }
+    }
+
     func run() async throws {
         let tty = isatty(2) != 0
+        // A reader that goes away is EPIPE from write (a clean end), not a fatal signal.
+        signal(SIGPIPE, SIG_IGN)
+        // With --pipe, standard output carries the video: everything else goes to stderr.
+        let toStandardError = pipe != nil
+        let say: @Sendable (String) -> Void = { line in
+            if toStandardError { writeStandardError(line + "\n") } else { print(line) }
+        }
+        var sinks: [any FrameSink] = []
+        if let pipe, let chroma = Self.chroma(pipe) { sinks.append(Y4MSink(fd: 1, chroma: chroma, fps: fps)) }
+        if let v4l2Out {
+            do {
+                let sink = try V4L2OutputSink(path: v4l2Out, size: FrameSize(parsing: size) ?? FrameSize(width: 640, height: 480), fps: fps,
+                                              preference: v4l2OutFormat.flatMap { VideoOutputFormat(rawValue: $0) }.map { [$0] } ?? VideoOutputFormat.allCases)
+                say("granite-cam: writing \(sink.negotiated) to \(v4l2Out)")
+                sinks.append(sink)
+            } catch {
+                writeStandardError("granite-cam: error: --v4l2-out: \(error)\n")
+                throw ExitCode(1)
+            }
+        }
         let stages: [any FrameStage]
         do {
             stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
@@ -141,11 +200,14 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("--pin: \(error)")
         }
         if let pins, let warning = await pins.probe() { writeStandardError("granite-cam: warning: \(warning)\n") }
-        let server = try preview.map { port in try PreviewServer(port: port) }
-        if let server { print("granite-cam: preview at http://127.0.0.1:\(server.port)/") }
+        let server = try preview.map { port in try PreviewServer(port: port, bind: previewBind ?? "127.0.0.1") }
+        if let server {
+            let host = server.address.contains(":") ? "[\(server.address)]" : server.address
+            say("granite-cam: preview at http://\(host):\(server.port)/")
+        }
         defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
-                                       decoder: DecoderSet.all, preview: server, pins: pins, statusSink: { line in
+                                       decoder: DecoderSet.all, preview: server, pins: pins, sinks: sinks, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
         })
@@ -163,19 +225,20 @@ struct GraniteCamCommand: AsyncParsableCommand {
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }
-            print("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
+            say("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
                   + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
-            print("granite-cam: \(summary.modeLine)")
-            if summary.depthFrames > 0 { print("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
+            say("granite-cam: \(summary.modeLine)")
+            if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
             if let p = summary.pinning {
-                print("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
+                say("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
                       + (p.remaining > 0 ? " (journaled in \(p.journal); finish with `granite pin --retry`)" : ""))
                 if let folder = p.folder {
-                    print("granite-cam: folder \(folder.root) \(p.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folder.root)/")
+                    say("granite-cam: folder \(folder.root) \(p.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folder.root)/")
                 }
                 if let problem = p.problem { writeStandardError("granite-cam: warning: pinning: \(problem)\n") }
             }
-            if let failure = summary.failure { print("granite-cam: source ended: \(failure)") }
+            if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
+            if let failure = summary.failure { say("granite-cam: source ended: \(failure)") }
         } catch {
             if tty { writeStandardError("\n") }
             writeStandardError("granite-cam: error: \(error)\n")

@@ -2,6 +2,10 @@
 // one PASS/FAIL line per check; exit status 1 if any failed. The vivid VM tier runs it.
 //
 //   granite-v4l2-check [DEVICE] [--replug 'shell command'] [--fps N] [--frames N] [--basic]
+//   granite-v4l2-check DEVICE --controls            every control, as `granite devices` lists them
+//   granite-v4l2-check DEVICE --set NAME=VALUE...   set controls, print them read back
+//   granite-v4l2-check DEVICE --loop-read WxH [--frames N] [--seconds S]
+//                                                   read looped test-pattern counters (vivid Loop Video)
 import GraniteCapture
 
 #if canImport(Glibc)
@@ -11,6 +15,10 @@ import Glibc
 var arguments = Array(CommandLine.arguments.dropFirst())
 var check = DeviceCheck(path: "/dev/video0")
 var basicOnly = false
+var listControls = false
+var settings: [ControlSetting] = []
+var loopSize: FrameSize?
+var seconds = 60.0
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -18,6 +26,11 @@ while !arguments.isEmpty {
     case "--fps" where !arguments.isEmpty: check.fps = Double(arguments.removeFirst()) ?? check.fps
     case "--frames" where !arguments.isEmpty: check.rateFrames = Int(arguments.removeFirst()) ?? check.rateFrames
     case "--basic": basicOnly = true
+    case "--controls": listControls = true
+    case "--set" where !arguments.isEmpty:
+        do { settings.append(try ControlSetting(parsing: arguments.removeFirst())) } catch { print("\(error)"); exit(64) }
+    case "--loop-read" where !arguments.isEmpty: loopSize = FrameSize(parsing: arguments.removeFirst())
+    case "--seconds" where !arguments.isEmpty: seconds = Double(arguments.removeFirst()) ?? seconds
     case let path where path.hasPrefix("/"): check.path = path
     default:
         print("usage: granite-v4l2-check [DEVICE] [--replug CMD] [--fps N] [--frames N] [--basic]")
@@ -25,6 +38,22 @@ while !arguments.isEmpty {
     }
 }
 print("granite-v4l2-check: \(check.path)")
+if listControls || !settings.isEmpty {
+    do {
+        let controls = settings.isEmpty ? try CaptureDevices.controls(of: check.path)
+                                        : try CaptureDevices.setControls(settings, on: check.path)
+        for control in controls { print(control) }
+        exit(0)
+    } catch {
+        print("granite-v4l2-check: error: \(error)")
+        exit(2)
+    }
+}
+if let loopSize {
+    let result = await check.loopedCounters(size: loopSize, fps: check.fps, want: check.rateFrames, seconds: seconds)
+    print(result)
+    exit(result.passed ? 0 : 1)
+}
 let log: @Sendable (CheckResult) -> Void = { result in
     print(result)
     fflush(nil)   // the serial console should show progress even if the VM dies mid-check

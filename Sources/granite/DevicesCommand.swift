@@ -5,7 +5,7 @@ import GraniteCapture
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List video capture devices: path, card, driver, formats, sizes and frame rates."
+        abstract: "List video capture devices: path, card, driver, formats, sizes, frame rates and controls."
     )
 
     @Option(help: "Directory holding the device nodes.")
@@ -13,6 +13,23 @@ struct DevicesCommand: ParsableCommand {
 
     @Flag(help: "Also list formats libv4l2 converts to in software (marked 'emulated').")
     var emulated = false
+
+    @Flag(name: .customLong("no-controls"), help: "Leave out the camera controls.")
+    var noControls = false
+
+    /// The controls as `v4l2-ctl -L` shows them; `granite-cam --ctrl NAME=VALUE` sets them.
+    func printControls(of path: String) {
+        do {
+            let controls = try CaptureDevices.controls(of: path)
+            print(controls.isEmpty ? "  no controls" : "  controls (granite-cam --ctrl NAME=VALUE):")
+            for control in controls {
+                print("    \(control)")
+                for item in control.menu { print("      \(item.index): \(item.name)") }
+            }
+        } catch {
+            print("  controls: \(error)")
+        }
+    }
 
     func run() throws {
         let devices = CaptureDevices.list(in: directory)
@@ -38,6 +55,7 @@ struct DevicesCommand: ParsableCommand {
                         print("    \(size.size)\(rates.isEmpty ? "" : " @ \(rates) fps")")
                     }
                 }
+                if !noControls { printControls(of: info.path) }
             }
         }
     }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import GraniteCapture
 import XCTest
 
@@ -54,5 +57,46 @@ final class PreviewTests: XCTestCase {
         let status = String(decoding: loopbackGet(port: port, path: "/status"), as: UTF8.self)
         XCTAssertTrue(status.contains("frames "), status)
         XCTAssertTrue(String(decoding: loopbackGet(port: port, path: "/nope"), as: UTF8.self).hasPrefix("HTTP/1.1 404"))
+    }
+}
+
+/// Host and Origin checks with a real HTTP client (URLSession over loopback).
+final class PreviewSecurityTests: XCTestCase {
+    func status(_ port: Int, path: String = "/status", host: String? = nil, origin: String? = nil, method: String = "GET") async throws -> Int {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 5
+        if let host { request.setValue(host, forHTTPHeaderField: "Host") }
+        if let origin { request.setValue(origin, forHTTPHeaderField: "Origin") }
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? -1
+    }
+
+    func testForeignHostOrOriginIsForbidden() async throws {
+        let server = try PreviewServer(port: 0)
+        defer { server.close() }
+        let port = server.port
+        let fine = try await status(port)
+        XCTAssertEqual(fine, 200, "the client's own Host (127.0.0.1:PORT)")
+        let localhost = try await status(port, host: "localhost:\(port)")
+        XCTAssertEqual(localhost, 200)
+        let rebinding = try await status(port, host: "evil.example:\(port)")
+        XCTAssertEqual(rebinding, 403, "DNS rebinding: a foreign Host")
+        let foreignOrigin = try await status(port, origin: "http://evil.example")
+        XCTAssertEqual(foreignOrigin, 403, "a page elsewhere reading the preview")
+        let ownOrigin = try await status(port, origin: "http://127.0.0.1:\(port)")
+        XCTAssertEqual(ownOrigin, 200)
+        let otherPort = try await status(port, host: "127.0.0.1:1")
+        XCTAssertEqual(otherPort, 403)
+        let post = try await status(port, path: "/", method: "POST")
+        XCTAssertEqual(post, 405, "no state change through the page's GET routes")
+        let raw = String(decoding: loopbackGet(port: port, path: "/stream", enough: 200), as: UTF8.self)
+        XCTAssertTrue(raw.hasPrefix("HTTP/1.1 200"), "a bare client naming localhost is served: \(raw)")
+    }
+
+    func testHostsForABoundAddress() {
+        XCTAssertEqual(PreviewServer.hosts(bind: "192.168.1.5", port: 8080), ["192.168.1.5", "192.168.1.5:8080"])
+        XCTAssertTrue(PreviewServer.hosts(bind: "127.0.0.1", port: 80).contains("[::1]:80"))
+        XCTAssertEqual(PreviewServer.hosts(bind: "fe80::1", port: 9), ["[fe80::1]", "[fe80::1]:9"])
     }
 }

@@ -3,7 +3,12 @@
 # Checks (granite-v4l2-check): describe, negotiation read-back with an adjusted size, unsupported
 # format, missing and busy devices, 60+ YUYV frames at the rate set, NV12 and RGB24 streams, and a
 # USB-style disconnect mid-stream (vivid's Disconnect control) recovered by reopening after a reload;
-# then granite-cam itself captures 30 YUYV frames from vivid to disk.
+# then granite-cam itself captures 30 YUYV frames from vivid to disk, setting two controls with
+# --ctrl (read back afterwards; an unknown control and an out-of-range value are refused, naming
+# what is valid). A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
+# output) checks --v4l2-out: granite-cam writes the test pattern to the output, vivid's Loop Video
+# feeds it back to the capture node, and granite-v4l2-check reads the drawn frame counters there,
+# in order. About 80 s of qemu in all (the loop at 640x480, the size of vivid's default timings).
 # With CI=true it fails when it cannot run; elsewhere it prints why it skipped.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -18,12 +23,29 @@ for product in granite-v4l2-check granite-cam; do
 done
 BIN="$(swift build --show-bin-path)"
 GUEST='granite-v4l2-check /dev/video0 --fps 30 --frames 60 --replug /bin/vivid-reload || exit 1
-granite-cam --device /dev/video0 --format yuyv --size 320x180 --fps 30 --frames 30 --out /tmp/cam --image-format ppm --status-hz 1 || exit 2
+granite-cam --device /dev/video0 --format yuyv --size 320x180 --fps 30 --frames 30 --out /tmp/cam --image-format ppm --status-hz 1 \
+  --ctrl brightness=200 --ctrl boolean=false --ctrl menu=3 || exit 2
 n=$(ls /tmp/cam | grep -c "^frame_.*[.]ppm$"); lines=$(wc -l < /tmp/cam/frames.jsonl)
 echo "granite-cam on vivid: $n frames written, $lines sidecar lines"
-[ "$n" -eq 30 ] && [ "$lines" -eq 30 ] || exit 3'
+[ "$n" -eq 30 ] && [ "$lines" -eq 30 ] || exit 3
+granite-v4l2-check /dev/video0 --controls > /tmp/controls || exit 4
+grep -E "^(brightness|boolean|menu) " /tmp/controls
+grep -q "^brightness .*value=200 " /tmp/controls && grep -q "^boolean .*value=0" /tmp/controls && grep -q "^menu .*value=3 " /tmp/controls || exit 4
+granite-cam --device /dev/video0 --ctrl no_such_control=1 --frames 1 2> /tmp/err; echo "unknown control: status $?"; cat /tmp/err
+grep -q "no control named no_such_control; the device has: brightness, contrast" /tmp/err || exit 4
+granite-cam --device /dev/video0 --ctrl brightness=999 --frames 1 2> /tmp/err; echo "out of range: status $?"; cat /tmp/err
+grep -q "control brightness cannot be set to 999: out of range (valid: 0...255)" /tmp/err || exit 4
+granite-cam --source testpattern --frames 1 --v4l2-out /dev/video0 2> /tmp/err; cat /tmp/err
+grep -q "not a video output device" /tmp/err || exit 6
+granite-v4l2-check /dev/video1 --set loop_video=1 --set osd_text_mode=2 || exit 5
+granite-cam --source testpattern --size 640x480 --fps 10 --duration 45 --v4l2-out /dev/video2 --status-hz 0.2 2> /tmp/out.log &
+writer=$!
+granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps 10; loop=$?
+kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
+[ $loop -eq 0 ] || exit 5'
 set +e
-"$ROOT/scripts/vivid-vm" --timeout 170 --mem 1G --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 1G \
+  --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
 case $status in
@@ -31,5 +53,8 @@ case $status in
   97) cannot_run "no kernel with the vivid module (linux-image-amd64)" ;;
   98) echo "vivid-vm tier: FAIL: the guest never reported (see .build/vivid-vm/serial.log)" >&2; exit 1 ;;
   1) echo "vivid-vm tier: FAIL: granite-v4l2-check failed" >&2; exit 1 ;;
+  4) echo "vivid-vm tier: FAIL: camera controls (--ctrl, read back, refusals)" >&2; exit 1 ;;
+  5) echo "vivid-vm tier: FAIL: --v4l2-out looped back through vivid" >&2; exit 1 ;;
+  6) echo "vivid-vm tier: FAIL: --v4l2-out on a capture node was not refused" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
 esac

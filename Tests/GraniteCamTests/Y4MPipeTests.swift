@@ -1,0 +1,134 @@
+import Foundation
+import GraniteCapture
+import GraniteMedia
+import GraniteTesting
+import XCTest
+
+@testable import GraniteCam
+
+/// `--pipe y4m` as a user runs it: into Debian's ffmpeg/ffprobe, compared with the files the
+/// same run wrote; a reader that goes away ends the run cleanly.
+final class Y4MPipeTests: XCTestCase {
+
+    func tool(_ name: String) throws -> String {
+        for dir in ["/usr/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
+            return "\(dir)/\(name)"
+        }
+        try Prerequisite.unmet("\(name) is not installed (Debian package ffmpeg, in scripts/lib.sh's GRANITE_APT_PACKAGES)")
+        return ""
+    }
+
+    func shell(_ script: String) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    func camBinary() throws -> String {
+        var dir = Bundle(for: Y4MPipeTests.self).bundleURL
+        while dir.lastPathComponent.hasSuffix(".xctest") { dir.deleteLastPathComponent() }
+        let path = dir.appendingPathComponent("granite-cam").path
+        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: path), "granite-cam is not built beside the tests (\(path))")
+        return path
+    }
+
+    /// The pixels of a `P6` file as written by ``NetpbmEncoder``.
+    func ppmPixels(_ path: String, width: Int, height: Int) throws -> [UInt8] {
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let header = "P6\n\(width) \(height)\n255\n".utf8.count
+        XCTAssertEqual(data.count, header + width * height * 3, path)
+        return Array(data.dropFirst(header))
+    }
+
+    func check(chroma: String, pixFmt: String, meanLimit: Double, maxLimit: Int) throws {
+        let ffmpeg = try tool("ffmpeg"), ffprobe = try tool("ffprobe"), cam = try camBinary()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let w = 160, h = 90, frames = 12
+        let y4m = dir.appendingPathComponent("stream.y4m").path, rgb = dir.appendingPathComponent("stream.rgb").path
+        let run = try shell("'\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames \(frames) --out '\(dir.path)/files' "
+                            + "--image-format ppm --status-hz 1 --pipe \(chroma) | tee '\(y4m)' | '\(ffmpeg)' -v error -f yuv4mpegpipe -i - "
+                            + "-sws_flags accurate_rnd+full_chroma_int -f rawvideo -pix_fmt rgb24 '\(rgb)'")
+        XCTAssertEqual(run.status, 0, run.err)
+        XCTAssertTrue(run.out.isEmpty, "nothing but video on stdout: \(run.out)")
+        let probe = try shell("'\(ffprobe)' -v error -count_frames -show_entries stream=width,height,nb_read_frames,pix_fmt -of compact=p=0 '\(y4m)'")
+        XCTAssertEqual(probe.status, 0, probe.err)
+        let sidecar = try String(contentsOfFile: "\(dir.path)/files/frames.jsonl", encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(probe.out.trimmingCharacters(in: .whitespacesAndNewlines),
+                       "width=\(w)|height=\(h)|pix_fmt=\(pixFmt)|nb_read_frames=\(sidecar.count)")
+        XCTAssertGreaterThan(sidecar.count, frames / 2, "most frames arrive at 30 fps")
+        XCTAssertTrue(run.err.contains("granite-cam: \(sidecar.count) frames in"), "the summary goes to stderr: \(run.err)")
+        // Frame k of the stream is the k-th line of the sidecar: compare one in the middle.
+        let k = sidecar.count / 2
+        let line = String(sidecar[k])
+        let file = line.split(separator: "\"file\":\"")[1].split(separator: "\"")[0]
+        let expected = try ppmPixels("\(dir.path)/files/\(file)", width: w, height: h)
+        let all = try [UInt8](Data(contentsOf: URL(fileURLWithPath: rgb)))
+        XCTAssertEqual(all.count, sidecar.count * w * h * 3)
+        let got = Array(all[(k * w * h * 3)..<((k + 1) * w * h * 3)])
+        var sum = 0, worst = 0
+        for (a, b) in zip(expected, got) { let d = abs(Int(a) - Int(b)); sum += d; worst = max(worst, d) }
+        let mean = Double(sum) / Double(expected.count)
+        print("y4m \(chroma): frame \(k) of \(sidecar.count) against \(file): mean |difference| \(mean), largest \(worst)")
+        XCTAssertLessThan(mean, meanLimit, "mean |difference| of frame \(k) (\(file))")
+        XCTAssertLessThanOrEqual(worst, maxLimit, "largest difference of frame \(k) (\(file))")
+    }
+
+    func testY4M420IntoFFmpegMatchesTheFiles() throws {
+        // 4:2:0 halves the chroma: the test pattern's hard colour edges differ most.
+        try check(chroma: "y4m", pixFmt: "yuv420p", meanLimit: 6, maxLimit: 160)
+    }
+
+    func testY4M444IntoFFmpegMatchesTheFiles() throws {
+        try check(chroma: "y4m:444", pixFmt: "yuv444p", meanLimit: 1, maxLimit: 3)
+    }
+
+    func testReaderGoingAwayEndsCleanly() throws {
+        let cam = try camBinary()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let started = Date()
+        // head takes about three 320x240 4:2:0 frames and exits; the run had 20 s to go.
+        let run = try shell("'\(cam)' --source testpattern --size 320x240 --fps 30 --duration 20 --out '\(dir.path)' "
+                            + "--image-format ppm --status-hz 1 --pipe y4m | head -c 350000 > /dev/null; echo \"granite-cam exit status ${PIPESTATUS[0]}\"")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the run ends when the reader goes away")
+        XCTAssertEqual(run.status, 0, run.err)
+        XCTAssertEqual(run.out, "granite-cam exit status 0\n", run.err)
+        XCTAssertTrue(run.err.contains("y4m pipe: the reader went away; stopped"), run.err)
+        XCTAssertTrue(run.err.contains("granite-cam: "), run.err)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let written = names.filter { $0.hasSuffix(".ppm") }.count
+        let lines = try String(contentsOfFile: "\(dir.path)/frames.jsonl", encoding: .utf8).split(separator: "\n").count
+        XCTAssertGreaterThan(written, 0)
+        XCTAssertEqual(written, lines, "every file written has its sidecar line (flushed)")
+        XCTAssertFalse(names.contains { $0.hasSuffix(".partial") })
+    }
+
+    func testConversionRoundTripsThroughTheYUVDecode() throws {
+        // RGBA → YUYV (this file's encode) → RGBA (ColorConversion's decode): one pair of formulas.
+        var bytes = [UInt8]()
+        for i in 0..<(13 * 7) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }
+        let image = try Image(width: 13, height: 7, format: .rgba8, bytes: bytes)
+        var grayBytes: [UInt8] = []
+        for i in 0..<(13 * 7) { let v = UInt8(i * 2); grayBytes += [v, v, v, 255] }
+        let gray = try Image(width: 13, height: 7, format: .rgba8, bytes: grayBytes)
+        let yuyv = try ColorConversion.packed(gray, as: .yuyv)
+        XCTAssertEqual(yuyv.count, 7 * 7 * 4)
+        let back = try ColorConversion.rgba(try Image(width: 13, height: 7, format: .yuyv, bytes: yuyv))
+        for (a, b) in zip(gray.bytes, back.bytes) { XCTAssertLessThanOrEqual(abs(Int(a) - Int(b)), 2) }
+        var planes: [UInt8] = []
+        try ColorConversion.appendPlanarYUV(image, subsampled: true, to: &planes)
+        XCTAssertEqual(planes.count, 13 * 7 + 2 * 7 * 4, "odd sizes round chroma up")
+        XCTAssertEqual(try ColorConversion.packed(image, as: .bgr24).prefix(3), [bytes[2], bytes[1], bytes[0]])
+        XCTAssertEqual(Y4MSink(fps: 29.97).header(width: 13, height: 7),
+                       "YUV4MPEG2 W13 H7 F29970:1000 Ip A1:1 C420jpeg XYSCSS=420JPEG XCOLORRANGE=LIMITED\n")
+    }
+}
