@@ -4,7 +4,7 @@ import GraniteMedia
 ///
 /// The stopgap until the Marble GPU `resize` lands; it also serves as the CPU reference.
 /// Works on any 8-bit packed format (`rgba8`, `rgb24`, `gray8`); channels are treated alike
-/// (alpha is averaged like colour, i.e. not premultiplied).
+/// (alpha is averaged like color, i.e. not premultiplied).
 public enum CPUResize {
     /// `image` resized to `width`×`height`.
     public static func resize(_ image: Image, width: Int, height: Int) throws(MediaError) -> Image {

@@ -173,9 +173,9 @@ final class DepthEstimatorTests: XCTestCase {
         XCTAssertEqual(inverse.nearness(), [0, 1])
         let rel = inverse.to16BitPNGImage().bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
         XCTAssertEqual(rel, [65535, 0], "relative maps: larger = farther")
-        let colours = inverse.colorized()
-        XCTAssertEqual(colours.rgba(x: 0, y: 0).b > colours.rgba(x: 0, y: 0).g, true, "far is purple")
-        XCTAssertGreaterThan(colours.rgba(x: 1, y: 0).r, 200, "near is yellow")
+        let colors = inverse.colorized()
+        XCTAssertEqual(colors.rgba(x: 0, y: 0).b > colors.rgba(x: 0, y: 0).g, true, "far is purple")
+        XCTAssertGreaterThan(colors.rgba(x: 1, y: 0).r, 200, "near is yellow")
         XCTAssertThrowsError(try DepthMap(width: 2, height: 2, values: [1], meaning: .depth, isMetric: true))
     }
 
