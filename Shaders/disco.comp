@@ -1,6 +1,6 @@
 #version 450
 #include "common.glsl"
-// Disco: tiles of coloured light cycling through a palette, and a round spotlight sweeping.
+// Disco: tiles of colored light cycling through a palette, and a round spotlight sweeping.
 // pc.a.x tile size. f: strength, step, spot x, spot y, spot radius (whole pixels).
 const vec3 palette[6] = vec3[6](vec3(1.0, 0.25, 0.35), vec3(1.0, 0.8, 0.2), vec3(0.3, 1.0, 0.4),
                                 vec3(0.2, 0.8, 1.0), vec3(0.45, 0.3, 1.0), vec3(1.0, 0.35, 0.95));

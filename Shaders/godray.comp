@@ -2,7 +2,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 // God rays at half resolution (the shafts are smooth), in two passes (three for rows of odd quads):
-// MODE 2: the light map, each half-res pixel's colour times its luma squared (bright areas shine),
+// MODE 2: the light map, each half-res pixel's color times its luma squared (bright areas shine),
 //         stored in the storage image `light` (binding 4);
 // MODE 0: march SAMPLES steps over the light map towards the light, in fixed point (1/256 px, so
 //         every device samples the same pixels), summing the decaying light, stored as RGB8

@@ -1,6 +1,6 @@
 #version 450
 #include "common.glsl"
-// Polka (halftone): one dot per cell in the cell-centre colour, its area following brightness
+// Polka (halftone): one dot per cell in the cell-centre color, its area following brightness
 // (darkness on a white background). Integer only. pc.a: cell size, background (0 black, 1 white).
 void main() {
     GRANITE_PIXEL(x, y)

@@ -24,8 +24,8 @@ layout(push_constant) uniform Push { ivec4 size; ivec4 a; ivec4 b; } pc;
 
 #include "pixels.glsl"
 
-// An optional affine colour epilogue (a following brightness/exposure/colormatrix filter fused
-// into this pass by the chain): ids 40..52, off unless EPILOGUE = 1. Same math as colour.comp.
+// An optional affine color epilogue (a following brightness/exposure/colormatrix filter fused
+// into this pass by the chain): ids 40..52, off unless EPILOGUE = 1. Same math as color.comp.
 layout(constant_id = 40) const int EPILOGUE = 0;
 layout(constant_id = 41) const float E0 = 1.0;
 layout(constant_id = 42) const float E1 = 0.0;

@@ -1,5 +1,5 @@
 // Integer BT.601 YUV to a packed RGBA8 pixel; range 0 limited (16..235), 1 full (0..255).
-// Mirrors ColourConversion.rgba(y:u:v:range:).
+// Mirrors InputConversion.rgba(y:u:v:range:).
 uint yuvPixel(int Y, int U, int V, int range) {
     int d = U - 128, e = V - 128;
     int r, g, b;

@@ -1,6 +1,6 @@
 #ifndef GRANITE_CLCMS2_SHIM_H
 #define GRANITE_CLCMS2_SHIM_H
-// Little CMS 2: ICC profiles and colour transforms (errors come back as NULL / FALSE, never longjmp).
+// Little CMS 2: ICC profiles and color transforms (errors come back as NULL / FALSE, never longjmp).
 #include <lcms2.h>
 
 // TYPE_* and cmsFLAGS_* are #defines built from function-like macros; Swift sees these instead.

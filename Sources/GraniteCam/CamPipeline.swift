@@ -20,7 +20,7 @@ import Synchronization
 public final class CamPipeline: Sendable {
     /// What was asked.
     public let settings: CamSettings
-    /// Processing applied to every frame, in order (colour conversion first).
+    /// Processing applied to every frame, in order (color conversion first).
     public let stages: [any FrameStage]
     /// How saved frames are encoded.
     public let encoder: any FrameEncoder

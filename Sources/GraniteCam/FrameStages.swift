@@ -1,7 +1,7 @@
 import GraniteCapture
 import GraniteMedia
 
-/// One processing step a frame goes through on its way out: a filter chain, a colour conversion.
+/// One processing step a frame goes through on its way out: a filter chain, a color conversion.
 ///
 /// The seam to Marble: wrap `FilterChain(specs).apply(image)` in a type conforming to this.
 public protocol FrameStage: Sendable {
@@ -79,7 +79,7 @@ public struct ToRGBA: FrameStage {
     }
 }
 
-/// Binary Netpbm output (`P6` from any colour image, `P5` from gray): needs no codec library.
+/// Binary Netpbm output (`P6` from any color image, `P5` from gray): needs no codec library.
 public struct NetpbmEncoder: FrameEncoder {
     /// An encoder.
     public init() {}

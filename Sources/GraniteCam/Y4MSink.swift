@@ -43,8 +43,8 @@ public final class Y4MSink: FrameSink {
     /// The stream header for a `width`×`height` stream.
     public func header(width: Int, height: Int) -> String {
         let rate = fps.flatMap { FrameInterval(fps: $0) }.map { "F\($0.denominator):\($0.numerator)" } ?? "F30:1"
-        let colour = chroma == .s420 ? "C420jpeg XYSCSS=420JPEG" : "C444 XYSCSS=444"
-        return "YUV4MPEG2 W\(width) H\(height) \(rate) Ip A1:1 \(colour) XCOLORRANGE=LIMITED\n"
+        let colorTag = chroma == .s420 ? "C420jpeg XYSCSS=420JPEG" : "C444 XYSCSS=444"
+        return "YUV4MPEG2 W\(width) H\(height) \(rate) Ip A1:1 \(colorTag) XCOLORRANGE=LIMITED\n"
     }
 
     public func write(_ frame: Frame) throws(SinkError) {

@@ -1,6 +1,6 @@
 import GraniteMedia
 
-/// The moving test picture: scrolling colour bars, a bouncing box, and a caption with the
+/// The moving test picture: scrolling color bars, a bouncing box, and a caption with the
 /// frame number and its nominal time (`#000042 00:00:01.400`) drawn into the pixels.
 ///
 /// Deterministic: frame `n` at a given size and rate is always the same bytes, so tests can

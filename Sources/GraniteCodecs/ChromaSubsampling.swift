@@ -2,7 +2,7 @@ import CTurboJPEG
 
 /// Chroma subsampling for JPEG encoding.
 public enum ChromaSubsampling: String, Sendable, Hashable, CaseIterable, Codable {
-    /// No subsampling (best colour, biggest files).
+    /// No subsampling (best color, biggest files).
     case s444 = "444"
     /// Half horizontal chroma resolution.
     case s422 = "422"

@@ -1,7 +1,7 @@
 import CLCMS2
 import GraniteMedia
 
-/// Colour conversion through Little CMS: pixels tagged with an ICC profile into sRGB.
+/// Color conversion through Little CMS: pixels tagged with an ICC profile into sRGB.
 ///
 /// ```
 /// Image (rgba8 | rgb24, in the profile's space) ─► lcms transform (8-bit, alpha copied) ─► Image in sRGB
@@ -25,7 +25,7 @@ public enum ColorTransform {
         return bytes
     }()
 
-    /// `image` (`rgba8` or `rgb24`, in the colour space `profile` describes) converted to sRGB.
+    /// `image` (`rgba8` or `rgb24`, in the color space `profile` describes) converted to sRGB.
     ///
     /// Relative colorimetric intent (what matrix/TRC profiles give under any intent); alpha is
     /// copied unchanged. Throws `CodecError.encode` naming `path` when lcms refuses the profile
@@ -35,7 +35,7 @@ public enum ColorTransform {
         switch image.format {
         case .rgba8: format = granite_cms_type_rgba_8
         case .rgb24: format = granite_cms_type_rgb_8
-        default: throw .encode(path: path, reason: "colour conversion needs rgba8 or rgb24 pixels, not \(image.format)")
+        default: throw .encode(path: path, reason: "color conversion needs rgba8 or rgb24 pixels, not \(image.format)")
         }
         guard let context = cmsCreateContext(nil, nil) else { throw .encode(path: path, reason: "lcms: cannot create a context") }
         defer { cmsDeleteContext(context) }

@@ -1,11 +1,11 @@
-/// An ICC colour profile's bytes, with the header fields checked (size, `acsp` signature, tag table).
+/// An ICC color profile's bytes, with the header fields checked (size, `acsp` signature, tag table).
 ///
 /// `parse` is a pure function: a profile whose declared size, signature or tag table does not fit
 /// its bytes is a `MetadataError`. The bytes are kept as they are (outputs embed them unchanged).
 public struct ICCProfile: Sendable, Equatable {
     /// The whole profile, as embedded.
     public let bytes: [UInt8]
-    /// The data colour space signature (`RGB `, `GRAY`, `CMYK`, ...), trailing spaces trimmed.
+    /// The data color space signature (`RGB `, `GRAY`, `CMYK`, ...), trailing spaces trimmed.
     public let colorSpace: String
     /// The device class signature (`mntr`, `scnr`, `prtr`, `spac`, ...).
     public let deviceClass: String

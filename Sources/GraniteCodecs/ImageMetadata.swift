@@ -1,6 +1,6 @@
 /// The kinds of metadata `granite convert` carries from input to output.
 public enum MetadataKind: String, Sendable, Hashable, CaseIterable, Codable, Comparable {
-    /// The ICC colour profile.
+    /// The ICC color profile.
     case icc
     /// The Exif block (TIFF structure).
     case exif

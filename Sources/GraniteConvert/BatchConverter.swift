@@ -6,7 +6,7 @@ import GraniteML
 /// Converts a batch of images into an output folder, a few at a time, resumably.
 ///
 /// ```
-///             ┌─ worker 1: read ─► SHA-256 ─► skip? ─► decode(scaled) ─► resize ─► colour ─► processor ─► encode ─► metadata ─► journal ─► atomic write
+///             ┌─ worker 1: read ─► SHA-256 ─► skip? ─► decode(scaled) ─► resize ─► color ─► processor ─► encode ─► metadata ─► journal ─► atomic write
 /// WorkItems ──┼─ worker 2: ...                                                                          (jobs workers, one image each)
 ///             └─ worker N: ...
 ///                   │ outcomes
@@ -170,7 +170,7 @@ public struct BatchConverter: Sendable {
         }
         var image = try Codecs.decode(bytes, path: item.input, options: options)
         if let target { image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter) }
-        image = metadata.convertColour(image, path: item.input)
+        image = metadata.convertColor(image, path: item.input)
         image = try processor.process(image)
         let out: [UInt8]
         switch format {

@@ -7,11 +7,11 @@ import GraniteMedia
 public enum CPUSharpen {
     /// `image` sharpened by `amount` (1.0 is a moderate sharpen; 0 returns the image unchanged).
     public static func sharpen(_ image: Image, amount: Double = 1.0) throws(MediaError) -> Image {
-        let channels: Int, colour: Int
+        let channels: Int, color: Int
         switch image.format {
-        case .rgba8: (channels, colour) = (4, 3)
-        case .rgb24: (channels, colour) = (3, 3)
-        case .gray8: (channels, colour) = (1, 1)
+        case .rgba8: (channels, color) = (4, 3)
+        case .rgb24: (channels, color) = (3, 3)
+        case .gray8: (channels, color) = (1, 1)
         default: throw .unsupportedFormat(image.format, operation: "CPU sharpen")
         }
         if amount == 0 { return image }
@@ -53,8 +53,8 @@ public enum CPUSharpen {
                         }
                         if w > 1 { for i in (stride - channels)..<stride { sharpenByte(i, i - channels, i) } }
                     }
-                    if colour < channels {  // put alpha back untouched
-                        for i in Swift.stride(from: colour, to: src.count, by: channels) { dst[i] = src[i] }
+                    if color < channels {  // put alpha back untouched
+                        for i in Swift.stride(from: color, to: src.count, by: channels) { dst[i] = src[i] }
                     }
                 }
             }

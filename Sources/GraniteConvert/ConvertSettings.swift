@@ -16,7 +16,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var maxPixels: Int
     /// The metadata outputs keep (`--keep`, `--strip`); nil keeps everything: ICC profile, Exif, XMP.
     public var keep: [MetadataKind]?
-    /// The colour space outputs are converted to (`--colorspace`); nil leaves pixels as they are.
+    /// The color space outputs are converted to (`--colorspace`); nil leaves pixels as they are.
     public var colorspace: OutputColorspace?
     /// Write progressive JPEGs (`--progressive`); nil or false: baseline.
     public var progressive: Bool?
@@ -110,7 +110,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     }
 }
 
-/// A colour space `granite convert` can convert outputs to.
+/// A color space `granite convert` can convert outputs to.
 public enum OutputColorspace: String, Codable, Sendable, Equatable {
     /// sRGB: pixels converted from the input's ICC profile (inputs without one are taken as
     /// sRGB already), and the output tagged with lcms's sRGB profile.

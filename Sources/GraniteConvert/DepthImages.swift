@@ -3,12 +3,12 @@ import GraniteCodecs
 import GraniteMedia
 import GraniteML
 
-/// The two files made from a depth map: a 16-bit gray PNG of the depth and a colourised
+/// The two files made from a depth map: a 16-bit gray PNG of the depth and a colorised
 /// preview PNG; shared by `granite depth` and `granite convert --depth`.
 public struct DepthImages: Sendable {
     /// The encoded 16-bit gray depth PNG (`DepthMap.to16BitPNGImage()`).
     public let depthPNG: [UInt8]
-    /// The encoded colour preview PNG (`DepthMap.colorized()`).
+    /// The encoded color preview PNG (`DepthMap.colorized()`).
     public let previewPNG: [UInt8]
 
     /// Encodes `map`; the paths only name the files in errors.

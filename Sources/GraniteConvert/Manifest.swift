@@ -28,7 +28,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var height: Int
         /// The 16-bit depth PNG made beside the output (`--depth`), relative to the output folder.
         public var depth: String? = nil
-        /// The colourised depth preview PNG made beside the output (`--depth`).
+        /// The colorised depth preview PNG made beside the output (`--depth`).
         public var depthPreview: String? = nil
         /// The metadata written into the output (`icc`, `exif`, `xmp`); nil in manifests from
         /// before metadata was kept.

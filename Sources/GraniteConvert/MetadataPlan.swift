@@ -6,7 +6,7 @@ import GraniteMedia
 /// ```
 /// input bytes ─► ImageMetadata.read ─► (broken blocks dropped: warnings)
 ///      Exif also gets the output's size in PixelXDimension/PixelYDimension where it has them
-///      decode (JPEG: Exif orientation applied) ─► resize ─► colour: --colorspace srgb? lcms ─► filters ─► encode
+///      decode (JPEG: Exif orientation applied) ─► resize ─► color: --colorspace srgb? lcms ─► filters ─► encode
 ///      output blocks: ICC (input's, or sRGB) · Exif (thumbnail dropped, orientation 1 if turned) · XMP (same)
 ///      ─► --keep / --strip ─► embedded into the encoded bytes ─► kept kinds (manifest)
 /// ```
@@ -32,7 +32,7 @@ struct MetadataPlan: Sendable {
     }
 
     /// The pixels in sRGB when `--colorspace srgb` asks for it and the input has a profile; else unchanged.
-    mutating func convertColour(_ image: Image, path: String) -> Image {
+    mutating func convertColor(_ image: Image, path: String) -> Image {
         guard settings.colorspace == .sRGB else { return image }
         convertedToSRGB = true
         guard let icc = source.icc else { return image }  // untagged pixels are taken as sRGB already

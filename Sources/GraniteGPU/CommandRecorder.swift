@@ -171,7 +171,7 @@ public struct CommandRecorder {
         barrier.srcQueueFamilyIndex = granite_vk_queue_family_ignored()
         barrier.dstQueueFamilyIndex = granite_vk_queue_family_ignored()
         barrier.image = image.image
-        barrier.subresourceRange = GPUImage.wholeColour
+        barrier.subresourceRange = GPUImage.wholeColor
         let stages = VkPipelineStageFlags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT.rawValue | VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue)
         vkCmdPipelineBarrier(sequence.commandBuffer, VkPipelineStageFlags(VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT.rawValue), stages,
                              0, 0, nil, 0, nil, 1, &barrier)

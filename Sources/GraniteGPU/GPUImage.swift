@@ -61,7 +61,7 @@ public final class GPUImage: @unchecked Sendable {
             viewInfo.image = image
             viewInfo.viewType = VK_IMAGE_VIEW_TYPE_2D
             viewInfo.format = VK_FORMAT_R32_UINT
-            viewInfo.subresourceRange = GPUImage.wholeColour
+            viewInfo.subresourceRange = GPUImage.wholeColor
             try vk("vkCreateImageView") { vkCreateImageView(device, &viewInfo, nil, &view) }
         } catch {
             if let memory { vkFreeMemory(device, memory, nil) }
@@ -96,6 +96,6 @@ public final class GPUImage: @unchecked Sendable {
         return region
     }
 
-    static let wholeColour = VkImageSubresourceRange(aspectMask: VkImageAspectFlags(VK_IMAGE_ASPECT_COLOR_BIT.rawValue),
+    static let wholeColor = VkImageSubresourceRange(aspectMask: VkImageAspectFlags(VK_IMAGE_ASPECT_COLOR_BIT.rawValue),
                                                      baseMipLevel: 0, levelCount: 1, baseArrayLayer: 0, layerCount: 1)
 }

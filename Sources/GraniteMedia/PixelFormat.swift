@@ -1,7 +1,7 @@
 /// The pixel layouts that move through the pipeline.
 ///
 /// Packed camera formats (`yuyv`, `nv12`, `rgb24`) exist only at the capture edge; everything
-/// after colour conversion is `rgba8` (or a float format for depth and ML tensors).
+/// after color conversion is `rgba8` (or a float format for depth and ML tensors).
 public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// 8-bit R, G, B, A interleaved; the pipeline's working format.
     case rgba8

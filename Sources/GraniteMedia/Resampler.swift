@@ -149,7 +149,7 @@ public enum Resampler {
     public static let intermediateBits = 7
 
     /// `image` (`rgba8`, `rgb24` or `gray8`) resized to `width`×`height`; alpha is resampled like
-    /// colour (not premultiplied).
+    /// color (not premultiplied).
     public static func resize(_ image: Image, width: Int, height: Int, filter: ResizeFilter) throws(MediaError) -> Image {
         guard width > 0, height > 0 else { throw .invalidSize(width: width, height: height) }
         let channels: Int

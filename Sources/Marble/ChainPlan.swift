@@ -39,7 +39,7 @@ final class ChainPlan {
     /// - Parameters:
     ///   - names: each kernel's name, for the labels of a `timed` plan's device timestamps.
     ///   - timed: record a timestamp after every command (`sequence.timings()`), to profile.
-    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColourRange, pool: BufferPool, timed: Bool = false) throws {
+    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false) throws {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
@@ -48,7 +48,7 @@ final class ChainPlan {
         let ping = try pool.take(size: largest)
         let pong = try pool.take(size: largest)
         (self.ping, self.pong) = (ping, pong)
-        let shaderFormat = try ColourConversion.shaderFormat(key.format)
+        let shaderFormat = try InputConversion.shaderFormat(key.format)
         input = shaderFormat == nil ? ping : try pool.take(size: key.format.byteCount(width: key.width, height: key.height))
         // Each step's floats are bound as a uniform buffer at its own slot.
         let alignment = max(context.storageAlignment, context.uniformAlignment)
@@ -93,8 +93,8 @@ final class ChainPlan {
             var index = 0
             while index < kernels.count {
                 let kernel = kernels[index]
-                // A following affine colour filter rides along as the epilogue of this one's last pass.
-                let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColour : nil
+                // A following affine color filter rides along as the epilogue of this one's last pass.
+                let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColor : nil
                 recorder.barrier()
                 io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input) : BufferSlice(buffers.0)
                 io.yuyvSource = index == 0 ? yuyvSource : 0

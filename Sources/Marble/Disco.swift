@@ -9,7 +9,7 @@ struct Disco: FilterKernel {
     let strength, speed, time: Float
 
     static let description = FilterDescription(
-        name: "disco", summary: "Dance-floor light: colour tiles cycling in time and a sweeping spotlight.",
+        name: "disco", summary: "Dance-floor light: color tiles cycling in time and a sweeping spotlight.",
         parameters: [
             .init("strength", .float(min: 0, max: 1, default: 0.7), "mix with the original"),
             .init("tile", .int(min: 2, max: 512, default: 48), "tile size in pixels"),

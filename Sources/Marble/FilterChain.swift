@@ -15,7 +15,7 @@ public final class FilterChain: @unchecked Sendable {
     /// The filters, in order.
     public let specs: [FilterSpec]
     /// How YUV inputs are quantised.
-    public let range: ColourRange
+    public let range: ColorRange
     let kernels: [any FilterKernel]
     private let requestedContext: GPUContext?
     private let lock = NSLock()
@@ -26,7 +26,7 @@ public final class FilterChain: @unchecked Sendable {
     private var started: [Int: ChainPlan] = [:]
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
-    public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColourRange = .limited) throws {
+    public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColorRange = .limited) throws {
         self.specs = specs
         self.range = range
         self.requestedContext = context
@@ -74,13 +74,13 @@ public final class FilterChain: @unchecked Sendable {
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
     public func applyCPU(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
         let depthPlane = try FilterChain.depthPlane(depth)
-        var plane = try ColourConversion.plane(image, range: range)
+        var plane = try InputConversion.plane(image, range: range)
         for kernel in kernels {
             _ = try kernel.outputSize(width: plane.width, height: plane.height)
             let env = CPUEnvironment(time: time, depth: depthPlane, floats: kernel.floats(time: time, size: (plane.width, plane.height)) + [Float](repeating: 0, count: StepIO.floatCapacity))
             plane = kernel.cpu(plane, env)
         }
-        return try ColourConversion.image(plane)
+        return try InputConversion.image(plane)
     }
 
     /// What each GPU command of the chain costs on the device for `image`'s shape: the median of
@@ -150,7 +150,7 @@ public final class FilterChain: @unchecked Sendable {
     /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.
     private static func shape(of image: Image, depth: Image?, slot: Int) throws -> (ChainPlan.Key, DepthPlane?) {
         let depthPlane = try FilterChain.depthPlane(depth)
-        _ = try ColourConversion.shaderFormat(image.format)
+        _ = try InputConversion.shaderFormat(image.format)
         let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
                                 depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: slot)
         return (key, depthPlane)

@@ -13,7 +13,7 @@ protocol FilterKernel: Sendable {
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane
     /// Records the GPU commands reading `io.source` and writing `io.destination`.
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws
-    /// Whether a following affine colour filter may be fused into this filter's last pass
+    /// Whether a following affine color filter may be fused into this filter's last pass
     /// (its shaders write through `epilogue()` in `common.glsl`).
     var acceptsEpilogue: Bool { get }
     /// Whether, as the first filter, it can read a `width`-wide YUYV frame itself (converting while
@@ -65,7 +65,7 @@ struct StepIO {
     var scratch: (Int) throws -> GPUBuffer
     /// Makes storage images (width, height) that live as long as the recorded chain.
     var scratchImage: (Int, Int) throws -> GPUImage
-    /// A fused affine colour filter (3×3 + offset) applied when writing `destination`, or nil.
+    /// A fused affine color filter (3×3 + offset) applied when writing `destination`, or nil.
     var epilogue: [Float]?
     /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
     static let epilogueConstantID = 40
@@ -92,7 +92,7 @@ struct StepIO {
             // (EPILOGUE = 0 and the identity when nothing is fused) and the workgroup size's.
             precondition(spec.count <= StepIO.epilogueConstantID)
             spec += [UInt32](repeating: 0, count: StepIO.epilogueConstantID - spec.count)
-            spec += [fused == nil ? 0 : 1] + (fused ?? AffineColour.identity).map(\.bitPattern)
+            spec += [fused == nil ? 0 : 1] + (fused ?? AffineColor.identity).map(\.bitPattern)
             if local != (64, 1) {
                 spec += [UInt32](repeating: 0, count: StepIO.localSizeConstantID - spec.count) + [UInt32(local.x), UInt32(local.y)]
             }
@@ -119,7 +119,7 @@ struct Shader: Sendable {
     let name: String
     let words: [UInt32]
 
-    static let colour = Shader(name: "colour", words: SPIRV.colour)
+    static let color = Shader(name: "color", words: SPIRV.color)
     static let blur = Shader(name: "blur", words: SPIRV.blur)
     static let blurBlock = Shader(name: "blur_block", words: SPIRV.blur_block)
     static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)

@@ -4,7 +4,7 @@ import GraniteGPU
 /// God rays (`godray.comp`): light shafts from a (gently moving) light point.
 ///
 /// ```
-///  src ─half-res light map (colour · luma²)─► light (storage image) ─march 24 steps to the light─► rays ─add─► dst
+///  src ─half-res light map (color · luma²)─► light (storage image) ─march 24 steps to the light─► rays ─add─► dst
 /// ```
 /// Rows of whole quads march and add in one pass (the rays stay in registers).
 struct GodRay: FilterKernel {

@@ -26,13 +26,13 @@ public enum Marble {
     static let entries: [Entry] = everyday + marbleKit
 
     static let everyday: [Entry] = [
-        Entry(description: AffineColour.brightness) { AffineColour(brightness: $0) },
-        Entry(description: AffineColour.exposure) { AffineColour(exposure: $0) },
-        Entry(description: PointColour.gamma) { PointColour(mode: .gamma, spec: $0) },
-        Entry(description: AffineColour.colorMatrix) { AffineColour(colorMatrix: $0) },
-        Entry(description: PointColour.grayscale) { PointColour(mode: .grayscale, spec: $0) },
-        Entry(description: PointColour.invert) { PointColour(mode: .invert, spec: $0) },
-        Entry(description: PointColour.threshold) { PointColour(mode: .threshold, spec: $0) },
+        Entry(description: AffineColor.brightness) { AffineColor(brightness: $0) },
+        Entry(description: AffineColor.exposure) { AffineColor(exposure: $0) },
+        Entry(description: PointColor.gamma) { PointColor(mode: .gamma, spec: $0) },
+        Entry(description: AffineColor.colorMatrix) { AffineColor(colorMatrix: $0) },
+        Entry(description: PointColor.grayscale) { PointColor(mode: .grayscale, spec: $0) },
+        Entry(description: PointColor.invert) { PointColor(mode: .invert, spec: $0) },
+        Entry(description: PointColor.threshold) { PointColor(mode: .threshold, spec: $0) },
         Entry(description: GaussianBlur.sharpen) { GaussianBlur(sigma: $0.float("sigma"), amount: $0.float("amount")) },
         Entry(description: Sobel.sobel) { Sobel(sobel: $0) },
         Entry(description: Resize.description) { Resize($0) },

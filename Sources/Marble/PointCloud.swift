@@ -5,7 +5,7 @@ import GraniteGPU
 /// an orbit camera, nearest point winning; pixels no point reaches are transparent black.
 ///
 /// ```
-///  fill z=∞, index=0 ─► pass 0: atomicMin depth ─► pass 1: atomicMax index of the winners ─► pass 2: resolve colours
+///  fill z=∞, index=0 ─► pass 0: atomicMin depth ─► pass 1: atomicMax index of the winners ─► pass 2: resolve colors
 /// ```
 struct PointCloud: FilterKernel {
     let yaw, pitch, distance, fov, depthScale, spin, time: Float

@@ -7,10 +7,10 @@ struct Polka: FilterKernel {
     let white: Bool
 
     static let description = FilterDescription(
-        name: "polka", summary: "Halftone polka dots in each cell's colour, sized by brightness.",
+        name: "polka", summary: "Halftone polka dots in each cell's color, sized by brightness.",
         parameters: [
             .init("size", .int(min: 2, max: 256, default: 12), "cell size in pixels"),
-            .init("background", .choice(["white", "black"], default: "white"), "paper colour"),
+            .init("background", .choice(["white", "black"], default: "white"), "paper color"),
         ])
 
     init(_ spec: FilterSpec) {

@@ -23,7 +23,7 @@ struct Remap: FilterKernel {
         name: "rotate", summary: "Rotates clockwise by quarter turns.",
         parameters: [.init("turns", .int(min: 1, max: 3, default: 1), "quarter turns clockwise")])
     static let pixellate = FilterDescription(
-        name: "pixellate", summary: "Large square pixels, each the colour at its block's centre.",
+        name: "pixellate", summary: "Large square pixels, each the color at its block's centre.",
         parameters: [.init("size", .int(min: 1, max: 256, default: 8), "block size in pixels")])
 
     init(_ kind: Kind, name: String) {

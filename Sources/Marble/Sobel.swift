@@ -6,7 +6,7 @@ struct Sobel: FilterKernel {
     let scale: Float
     let levels: Int
     let inkThreshold: Int
-    static let inkColour: SIMD3<Int32> = [28, 22, 40]
+    static let inkColor: SIMD3<Int32> = [28, 22, 40]
     static let paper: UInt32 = Px.pack(246, 238, 220, 0)
     /// Rows an invocation walks down on rows of whole quads (`ROWS` in `sobel.comp`).
     static let rows = 4
@@ -15,10 +15,10 @@ struct Sobel: FilterKernel {
         name: "sobel", summary: "Sobel edge magnitude of the luma, as grey.",
         parameters: [.init("scale", .float(min: 0, max: 8, default: 1), "gain on the magnitude")])
     static let ink = FilterDescription(
-        name: "ink", summary: "Ink drawing: posterised colour on paper with dark lines on edges.",
+        name: "ink", summary: "Ink drawing: posterised color on paper with dark lines on edges.",
         parameters: [
             .init("threshold", .float(min: 0, max: 1, default: 0.2), "edge strength that draws a line"),
-            .init("levels", .int(min: 2, max: 16, default: 4), "colour levels per channel"),
+            .init("levels", .int(min: 2, max: 16, default: 4), "color levels per channel"),
         ])
 
     init(sobel spec: FilterSpec) {
@@ -50,7 +50,7 @@ struct Sobel: FilterKernel {
                 return Px.pack(m, m, m, Px.a(p))
             }
             if m2 > inkThreshold {
-                return Px.pack(UInt32(Sobel.inkColour.x), UInt32(Sobel.inkColour.y), UInt32(Sobel.inkColour.z), Px.a(p))
+                return Px.pack(UInt32(Sobel.inkColor.x), UInt32(Sobel.inkColor.y), UInt32(Sobel.inkColor.z), Px.a(p))
             }
             let posterise = { (c: UInt32, paper: UInt32) -> UInt32 in
                 let q = (c * UInt32(levels)) >> 8
@@ -68,7 +68,7 @@ struct Sobel: FilterKernel {
         let quads = StepIO.quadRows(io.sourceSize.width)
         try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
-                        b: SIMD4(Sobel.inkColour.x, Sobel.inkColour.y, Sobel.inkColour.z, Int32(bitPattern: Sobel.paper)),
+                        b: SIMD4(Sobel.inkColor.x, Sobel.inkColor.y, Sobel.inkColor.z, Int32(bitPattern: Sobel.paper)),
                         tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
     }
 }

@@ -10,7 +10,7 @@ struct Vibes: FilterKernel {
         parameters: [
             .init("warmth", .float(min: -1, max: 1, default: 0.5), "warm (positive) or cool (negative)"),
             .init("vignette", .float(min: 0, max: 1, default: 0.4), "darkening towards the corners"),
-            .init("saturation", .float(min: 0, max: 3, default: 1.3), "colour intensity"),
+            .init("saturation", .float(min: 0, max: 3, default: 1.3), "color intensity"),
             .init("pulse", .float(min: 0, max: 10, default: 1), "warmth pulses per second"),
             .time,
         ])

@@ -124,7 +124,7 @@ struct ConvertBench: AsyncParsableCommand {
         return (rates[rates.count / 2], peaks[peaks.count / 2])
     }
 
-    /// Photo-like inputs: smooth colour fields, edges and noise, so the encoders do real work.
+    /// Photo-like inputs: smooth color fields, edges and noise, so the encoders do real work.
     func makeInputs(_ folder: String) throws -> [String] {
         var paths = [String]()
         for i in 0..<count {

@@ -133,7 +133,7 @@ struct FiltersBench: ParsableCommand {
 
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
-    /// A moving-colour YUYV test frame (bars, gradient, a circle) like a camera would send.
+    /// A moving-color YUYV test frame (bars, gradient, a circle) like a camera would send.
     static func pattern(width: Int, height: Int) -> Image {
         var bytes = [UInt8](repeating: 0, count: PixelFormat.yuyv.byteCount(width: width, height: height))
         let stride = ((width + 1) / 2) * 4

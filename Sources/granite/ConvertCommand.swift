@@ -80,7 +80,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Write lossless WebP (--quality is then ignored).")
     var lossless = false
 
-    @Option(help: ArgumentHelp("Colour space of the outputs: srgb converts the pixels from the input's ICC profile and tags them sRGB; keep leaves pixels and profile as they are.",
+    @Option(help: ArgumentHelp("Color space of the outputs: srgb converts the pixels from the input's ICC profile and tags them sRGB; keep leaves pixels and profile as they are.",
                                valueName: "srgb|keep"))
     var colorspace: String = "keep"
 

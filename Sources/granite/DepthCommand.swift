@@ -5,11 +5,11 @@ import GraniteConvert
 import GraniteMedia
 import GraniteML
 
-/// `granite depth`: a depth map (16-bit PNG) and a colour preview for each input image.
+/// `granite depth`: a depth map (16-bit PNG) and a color preview for each input image.
 struct DepthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depth",
-        abstract: "Estimate depth for images: a 16-bit depth PNG and a colour preview each.",
+        abstract: "Estimate depth for images: a 16-bit depth PNG and a color preview each.",
         discussion: """
         For each INPUT (JPEG or PNG file, or a folder of them) writes OUTDIR/NAME.depth.png \
         (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \

@@ -83,7 +83,7 @@ final class Y4MPipeTests: XCTestCase {
     }
 
     func testY4M420IntoFFmpegMatchesTheFiles() throws {
-        // 4:2:0 halves the chroma: the test pattern's hard colour edges differ most.
+        // 4:2:0 halves the chroma: the test pattern's hard color edges differ most.
         try check(chroma: "y4m", pixFmt: "yuv420p", meanLimit: 6, maxLimit: 160)
     }
 

@@ -3,7 +3,7 @@ import GraniteMedia
 import XCTest
 
 final class EXIFOrientationTests: XCTestCase {
-    // Stored quadrant colours: top-left red, top-right green, bottom-left blue, bottom-right white.
+    // Stored quadrant colors: top-left red, top-right green, bottom-left blue, bottom-right white.
     let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255], white: [UInt8] = [255, 255, 255]
 
     func quadrants(width: Int, height: Int) throws -> Image {
@@ -36,7 +36,7 @@ final class EXIFOrientationTests: XCTestCase {
         Array(jpeg[0..<2]) + exifSegment(orientation: o, littleEndian: littleEndian) + Array(jpeg[2...])
     }
 
-    func colour(_ image: Image, _ x: Int, _ y: Int) -> [UInt8] {
+    func color(_ image: Image, _ x: Int, _ y: Int) -> [UInt8] {
         let p = image.rgba(x: x, y: y)
         return [p.r, p.g, p.b].map { $0 > 127 ? 255 : 0 }
     }
@@ -60,8 +60,8 @@ final class EXIFOrientationTests: XCTestCase {
                 let corners = ["TL": (inset, inset), "TR": (image.width - 1 - inset, inset),
                                "BL": (inset, image.height - 1 - inset), "BR": (image.width - 1 - inset, image.height - 1 - inset)]
                 let (tl, tr) = expected[o]!
-                XCTAssertEqual(colour(image, corners[tl]!.0, corners[tl]!.1), red, "orientation \(o) red")
-                XCTAssertEqual(colour(image, corners[tr]!.0, corners[tr]!.1), green, "orientation \(o) green")
+                XCTAssertEqual(color(image, corners[tl]!.0, corners[tl]!.1), red, "orientation \(o) red")
+                XCTAssertEqual(color(image, corners[tr]!.0, corners[tr]!.1), green, "orientation \(o) green")
                 let info = try Codecs.info(bytes)
                 XCTAssertEqual([info.width, info.height], [image.width, image.height])
                 let raw = try Codecs.decode(bytes, options: DecodeOptions(applyEXIFOrientation: false))

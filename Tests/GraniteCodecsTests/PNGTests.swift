@@ -44,8 +44,8 @@ final class PNGTests: XCTestCase {
         XCTAssertEqual(theirs, samples)
     }
 
-    /// Files ImageMagick writes in every PNG colour type and depth decode to the same RGBA as its own decoder.
-    func testDecodesEveryColourTypeLikeImageMagick() throws {
+    /// Files ImageMagick writes in every PNG color type and depth decode to the same RGBA as its own decoder.
+    func testDecodesEveryColorTypeLikeImageMagick() throws {
         let magick = try TestSupport.imageMagick()
         let dir = TestSupport.temporaryDirectory("pngtypes")
         let source = dir + "/source.png"

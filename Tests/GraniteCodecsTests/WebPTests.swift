@@ -21,8 +21,8 @@ final class WebPTests: XCTestCase {
         XCTAssertLessThan(try Codecs.encodeWebP(opaque, quality: 10).count, lossy.count)
     }
 
-    /// RGBA with the colour of fully transparent pixels zeroed: libwebp's lossless mode (like
-    /// `cwebp -lossless` without `-exact`) does not keep colours nobody can see.
+    /// RGBA with the color of fully transparent pixels zeroed: libwebp's lossless mode (like
+    /// `cwebp -lossless` without `-exact`) does not keep colors nobody can see.
     static func visible(_ rgba: [UInt8]) -> [UInt8] {
         var out = rgba
         for p in stride(from: 0, to: out.count, by: 4) where out[p + 3] == 0 { out[p] = 0; out[p + 1] = 0; out[p + 2] = 0 }

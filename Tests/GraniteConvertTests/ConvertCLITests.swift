@@ -68,9 +68,9 @@ final class ConvertCLITests: XCTestCase {
       --progressive           Write progressive JPEGs.
       --lossless              Write lossless WebP (--quality is then ignored).
       --colorspace <srgb|keep>
-                              Colour space of the outputs: srgb converts the pixels from the input's
-                              ICC profile and tags them sRGB; keep leaves pixels and profile as they
-                              are. (default: keep)
+                              Color space of the outputs: srgb converts the pixels from the input's ICC
+                              profile and tags them sRGB; keep leaves pixels and profile as they are.
+                              (default: keep)
       --keep <list>           Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none
                               (default: all).
       --strip                 Remove all metadata from the outputs: ICC profile, Exif and XMP (same as

@@ -7,7 +7,7 @@ import GraniteTesting
 import XCTest
 
 /// `granite convert` and metadata, checked with independent tools: exiftool writes the inputs'
-/// Exif / XMP / ICC and reads the outputs'; ImageMagick (lcms inside) is the reference colour
+/// Exif / XMP / ICC and reads the outputs'; ImageMagick (lcms inside) is the reference color
 /// conversion for `--colorspace srgb`.
 final class ConvertMetadataTests: XCTestCase {
     /// Wide-gamut RGB profiles made with lcms: Display P3-like (P3 primaries, D65, sRGB curve)
@@ -191,7 +191,7 @@ final class ConvertMetadataTests: XCTestCase {
             let mean = Double(total) / Double(ours.pixelCount * 3)
             print("colorspace srgb \(name): max |granite - ImageMagick| = \(maxDiff), mean \(mean), max change from input \(maxChange)")
             XCTAssertLessThanOrEqual(maxDiff, 2, name)
-            XCTAssertGreaterThan(maxChange, 20, "\(name): the conversion moved saturated colours")
+            XCTAssertGreaterThan(maxChange, 20, "\(name): the conversion moved saturated colors")
             XCTAssertEqual(ImageMetadata.read(output).metadata.icc, ColorTransform.sRGBProfile, "\(name): tagged sRGB")
             XCTAssertEqual(try Self.exiftool(dir + "/out/\(name).png")["ICC-header:ColorSpaceData"] as? String, "RGB ")
         }

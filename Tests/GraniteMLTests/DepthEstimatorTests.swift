@@ -61,7 +61,7 @@ final class DepthEstimatorTests: XCTestCase {
         // In the preview the near box is brighter (towards yellow) than the far wall.
         let preview = map.colorized()
         XCTAssertEqual(preview.format, .rgba8)
-        // (Compared over the two regions, not single pixels: one pixel's colour is one quantised depth.)
+        // (Compared over the two regions, not single pixels: one pixel's color is one quantised depth.)
         func warmth(_ r: (Int, Int, Int, Int)) -> Double {
             var sum = 0, n = 0
             for y in r.1..<r.3 { for x in r.0..<r.2 { let p = preview.rgba(x: x, y: y); sum += Int(p.r) + Int(p.g); n += 1 } }
@@ -178,9 +178,9 @@ final class DepthEstimatorTests: XCTestCase {
         XCTAssertEqual(inverse.nearness(), [0, 1])
         let rel = inverse.to16BitPNGImage().bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
         XCTAssertEqual(rel, [65535, 0], "relative maps: larger = farther")
-        let colours = inverse.colorized()
-        XCTAssertEqual(colours.rgba(x: 0, y: 0).b > colours.rgba(x: 0, y: 0).g, true, "far is purple")
-        XCTAssertGreaterThan(colours.rgba(x: 1, y: 0).r, 200, "near is yellow")
+        let colors = inverse.colorized()
+        XCTAssertEqual(colors.rgba(x: 0, y: 0).b > colors.rgba(x: 0, y: 0).g, true, "far is purple")
+        XCTAssertGreaterThan(colors.rgba(x: 1, y: 0).r, 200, "near is yellow")
         XCTAssertThrowsError(try DepthMap(width: 2, height: 2, values: [1], meaning: .depth, isMetric: true))
     }
 

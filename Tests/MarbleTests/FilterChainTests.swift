@@ -22,7 +22,7 @@ struct FilterChainTests {
     }
 
     /// `profile` times every GPU command of the chain, labelled with the filter that recorded it
-    /// (a fused colour filter joins the name of the one it rides on), and leaves `apply` as it was.
+    /// (a fused color filter joins the name of the one it rides on), and leaves `apply` as it was.
     @Test func profileLabelsEveryCommandByFilter() throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("sobel | colormatrix | godRay | invert"), context: context)
@@ -32,7 +32,7 @@ struct FilterChainTests {
         let timings = try chain.profile(image, time: 2, runs: 3)
         // godRay: the light map, then march + add in one pass.
         #expect(timings.map(\.label) == ["convert yuyv: convert", "sobel + colormatrix: sobel", "godRay: godray", "godRay: godray",
-                                         "invert: colour"])
+                                         "invert: color"])
         #expect(timings.allSatisfy { $0.seconds >= 0 })
         #expect(try chain.apply(image, time: 2) == before)
     }

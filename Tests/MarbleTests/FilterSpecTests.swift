@@ -6,10 +6,10 @@ struct FilterSpecTests {
         let spec = try FilterSpec.parse("blur:sigma=2")
         #expect(spec.name == "blur")
         #expect(spec.values["sigma"] == .float(2))
-        let colour = try FilterSpec.parse(" brightness : amount=0.1 , contrast=1.2 ")
-        #expect(colour.values["amount"] == .float(0.1))
-        #expect(colour.values["contrast"] == .float(1.2))
-        #expect(colour.values["saturation"] == .float(1), "missing parameters take their defaults")
+        let color = try FilterSpec.parse(" brightness : amount=0.1 , contrast=1.2 ")
+        #expect(color.values["amount"] == .float(0.1))
+        #expect(color.values["contrast"] == .float(1.2))
+        #expect(color.values["saturation"] == .float(1), "missing parameters take their defaults")
     }
 
     @Test func parsesIntegersAndChoices() throws {

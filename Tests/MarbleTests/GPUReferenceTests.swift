@@ -70,17 +70,17 @@ import Testing
         }
     }
 
-    /// A colour-matrix filter after another is fused into that filter's last pass on the GPU;
+    /// A color-matrix filter after another is fused into that filter's last pass on the GPU;
     /// the CPU runs them one after the other. The pixels must not change.
     @Test(arguments: ["sobel", "blur:sigma=2", "blur:sigma=12", "sharpen", "godRay", "analog", "resize:width=50,height=20",
                       "rotate", "ink", "depthmask", "brightness:amount=0.2", "invert | exposure:ev=1", "depth:pointSize=1"])
-    func fusedColourEpilogueMatchesReference(_ first: String) throws {
+    func fusedColorEpilogueMatchesReference(_ first: String) throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("\(first) | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131 | brightness:amount=0.05"), context: context)
         for (w, h) in Self.sizes {
             let input = Fixtures.image(w, h)
             let difference = Difference(try chain.apply(input, time: 0.75), try chain.applyCPU(input, time: 0.75))
-            #expect(difference.maxDelta <= 1, "\(first) + colour at \(w)x\(h): \(difference)")
+            #expect(difference.maxDelta <= 1, "\(first) + color at \(w)x\(h): \(difference)")
         }
         // Greedy pairing: every case here records two steps (the point cloud takes no epilogue,
         // so there the matrix fuses with the brightness after it instead).
@@ -105,8 +105,8 @@ import Testing
         }
     }
 
-    @Test(arguments: [PixelFormat.yuyv, .nv12, .rgb24], ColourRange.allCases)
-    func conversionMatchesReference(_ format: PixelFormat, _ range: ColourRange) throws {
+    @Test(arguments: [PixelFormat.yuyv, .nv12, .rgb24], ColorRange.allCases)
+    func conversionMatchesReference(_ format: PixelFormat, _ range: ColorRange) throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain([], context: context, range: range)
         for (w, h) in Self.sizes + [(1920, 1080)] {
@@ -121,8 +121,8 @@ import Testing
 
     /// YUYV straight into a first blur (converted while it loads its rows, no conversion pass)
     /// and the benchmark's two chains (320×180: a 16:9 frame whose rows are whole blocks, like 1280×720).
-    @Test(arguments: ColourRange.allCases)
-    func yuyvIntoFirstFilterMatchesReference(_ range: ColourRange) throws {
+    @Test(arguments: ColorRange.allCases)
+    func yuyvIntoFirstFilterMatchesReference(_ range: ColorRange) throws {
         let context = try Fixtures.gpu()
         let chains = ["blur:sigma=2 | sobel | colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131",
                       "blur:sigma=9", "blur:sigma=0.5 | ink", "ink | godRay | analog"]

@@ -27,8 +27,8 @@ struct PointCloudGeometryTests {
         return try Image(width: width, height: height, format: .grayF32, bytes: values.withUnsafeBytes { Array($0) })
     }
 
-    static func count(_ colour: [UInt8], in image: Image) -> Int {
-        stride(from: 0, to: image.bytes.count, by: 4).filter { Array(image.bytes[$0..<$0 + 4]) == colour }.count
+    static func count(_ color: [UInt8], in image: Image) -> Int {
+        stride(from: 0, to: image.bytes.count, by: 4).filter { Array(image.bytes[$0..<$0 + 4]) == color }.count
     }
 
     @Test func nearBoxCoversMoreAndHidesTheWallBehindIt() throws {

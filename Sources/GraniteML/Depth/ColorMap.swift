@@ -1,4 +1,4 @@
-/// A perceptual colour map (viridis: dark purple → blue → green → yellow), sampled at nine
+/// A perceptual color map (viridis: dark purple → blue → green → yellow), sampled at nine
 /// evenly spaced stops and interpolated linearly.
 enum ColorMap {
     private static let stops: [(Float, Float, Float)] = [

@@ -54,7 +54,7 @@ public struct DepthMap: Sendable, Equatable {
         return (try? Image(width: width, height: height, format: .gray16, bytes: bytes))!
     }
 
-    /// A colour preview (`rgba8`, opaque): viridis from dark purple (far) to yellow (near).
+    /// A color preview (`rgba8`, opaque): viridis from dark purple (far) to yellow (near).
     public func colorized() -> Image {
         let near = nearness()
         var bytes = [UInt8](repeating: 255, count: width * height * 4)

@@ -520,7 +520,7 @@ class Settings:
                 sys.exit("kubo-testnode: --auth takes bearer:TOKEN or basic:USER:PASSWORD")
 
     def dress(self, message):
-        """--ansi-error: an error message carrying terminal escapes (colour, window title, bell)."""
+        """--ansi-error: an error message carrying terminal escapes (color, window title, bell)."""
         return "\x1b[31m%s\x1b]0;owned\x07\x1b[0m" % message if self.ansi_error else message
 
     def next_request(self):

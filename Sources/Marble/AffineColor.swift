@@ -1,18 +1,18 @@
 import Foundation
 import GraniteGPU
 
-/// Affine colour filters (`colour.comp` MODE 0): brightness/contrast/saturation, exposure, colour matrix.
+/// Affine color filters (`color.comp` MODE 0): brightness/contrast/saturation, exposure, color matrix.
 ///
 /// The matrix is fixed per chain, so it travels as specialization constants (folded into the
 /// shader); `floats` still returns it for the CPU reference.
-struct AffineColour: FilterKernel {
+struct AffineColor: FilterKernel {
     /// Row-major 3×3 matrix then the offset, on the 0...1 scale.
     let matrix: [Float]
     /// The matrix that changes nothing (the epilogue's defaults in `common.glsl`).
     static let identity: [Float] = [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
 
     static let brightness = FilterDescription(
-        name: "brightness", summary: "Brightness, contrast and saturation in one colour matrix.",
+        name: "brightness", summary: "Brightness, contrast and saturation in one color matrix.",
         parameters: [
             .init("amount", .float(min: -1, max: 1, default: 0), "added brightness"),
             .init("contrast", .float(min: 0, max: 4, default: 1), "contrast around mid-grey"),
@@ -64,6 +64,6 @@ struct AffineColour: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .colour, spec: [0] + matrix.map(\.bitPattern), tile: (64 * 4, 1))
+        try io.dispatch(&recorder, .color, spec: [0] + matrix.map(\.bitPattern), tile: (64 * 4, 1))
     }
 }

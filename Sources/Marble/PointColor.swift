@@ -1,8 +1,8 @@
 import Foundation
 import GraniteGPU
 
-/// Non-linear per-pixel colour filters (`colour.comp` MODE 1...4): gamma, grayscale, invert, threshold.
-struct PointColour: FilterKernel {
+/// Non-linear per-pixel color filters (`color.comp` MODE 1...4): gamma, grayscale, invert, threshold.
+struct PointColor: FilterKernel {
     enum Mode: UInt32 { case gamma = 1, grayscale, invert, threshold }
     let mode: Mode
     let value: Float
@@ -45,6 +45,6 @@ struct PointColour: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
-        try io.dispatch(&recorder, .colour, spec: [mode.rawValue], a: SIMD4(Int32(level), 0, 0, 0), tile: (64 * 4, 1))
+        try io.dispatch(&recorder, .color, spec: [mode.rawValue], a: SIMD4(Int32(level), 0, 0, 0), tile: (64 * 4, 1))
     }
 }

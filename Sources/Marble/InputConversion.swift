@@ -1,11 +1,8 @@
 import GraniteMedia
 
-/// The YUV quantisation range of a camera image: GraniteMedia's, under Marble's older name.
-public typealias ColourRange = ColorRange
-
 /// Camera formats to Marble planes, the CPU reference of `convert.comp` (the arithmetic is
 /// GraniteMedia's ``ColorConversion``).
-enum ColourConversion {
+enum InputConversion {
     /// The shader's FORMAT constant for `format`, or nil when no conversion pass is needed.
     static func shaderFormat(_ format: PixelFormat) throws -> UInt32? {
         switch format {
@@ -19,13 +16,13 @@ enum ColourConversion {
 
     /// One YUV sample to a packed RGBA8 pixel: GraniteMedia's one BT.601 conversion, packed.
     @inline(__always)
-    static func rgba(y: Int, u: Int, v: Int, range: ColourRange) -> UInt32 {
+    static func rgba(y: Int, u: Int, v: Int, range: ColorRange) -> UInt32 {
         let p = ColorConversion.rgb(y: y, u: u, v: v, range: range)
         return Px.pack(UInt32(p.r), UInt32(p.g), UInt32(p.b), 255)
     }
 
     /// Converts any supported input to a plane.
-    static func plane(_ image: Image, range: ColourRange) throws -> RGBAPlane {
+    static func plane(_ image: Image, range: ColorRange) throws -> RGBAPlane {
         let w = image.width, h = image.height
         let bytes = image.bytes
         switch image.format {

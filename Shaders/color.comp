@@ -1,7 +1,7 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
-// Per-pixel colour operations, chosen by MODE, BLOCK pixels of a row per invocation:
+// Per-pixel color operations, chosen by MODE, BLOCK pixels of a row per invocation:
 // 0 affine (3x3 matrix M0..M8 row-major + offset M9..M11, specialization constants so the
 // matrix folds into the code), 1 gamma (exponent F(0)), 2 grayscale, 3 invert,
 // 4 threshold (level pc.a.x on integer luma). Alpha is kept.
@@ -20,7 +20,7 @@ layout(constant_id = 11) const float M10 = 0.0;
 layout(constant_id = 12) const float M11 = 0.0;
 const int BLOCK = 4;
 
-uint colour(uint p) {
+uint color(uint p) {
     uvec4 c = unpackPx(p);
     if (MODE == 0) {
         vec3 v = vec3(c.rgb) / 255.0;
@@ -48,6 +48,6 @@ void main() {
     [[unroll]] for (int n = 0; n < BLOCK; n++) {
         int x = x0 + n;
         if (x >= pc.size.x) return;
-        dst[y * pc.size.x + x] = epilogue(colour(src[y * pc.size.x + x]));
+        dst[y * pc.size.x + x] = epilogue(color(src[y * pc.size.x + x]));
     }
 }
