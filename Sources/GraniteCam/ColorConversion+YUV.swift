@@ -87,21 +87,4 @@ extension ColorConversion {
         }
         return out
     }
-
-    @inline(__always)
-    static func luma(_ r: Int, _ g: Int, _ b: Int) -> UInt8 {
-        UInt8(truncatingIfNeeded: ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16)
-    }
-
-    /// Cb from the sums of four samples (so the 2×2 mean keeps its precision).
-    @inline(__always)
-    static func cb(_ r4: Int, _ g4: Int, _ b4: Int) -> UInt8 {
-        clamp(((-38 * r4 - 74 * g4 + 112 * b4 + 512) >> 10) + 128)
-    }
-
-    /// Cr from the sums of four samples.
-    @inline(__always)
-    static func cr(_ r4: Int, _ g4: Int, _ b4: Int) -> UInt8 {
-        clamp(((112 * r4 - 94 * g4 - 18 * b4 + 512) >> 10) + 128)
-    }
 }

@@ -32,7 +32,27 @@ public enum ColorConversion {
     }
 
     @inlinable @inline(__always)
+    @usableFromInline
     static func clamp(_ value: Int) -> UInt8 { UInt8(min(max(value, 0), 255)) }
+
+    /// The inverse direction, RGB → YUV (BT.601, limited range), used by the outputs that need YUV
+    /// (Y4M pipe, V4L2 output). Luma of one RGB sample.
+    @inlinable @inline(__always)
+    public static func luma(_ r: Int, _ g: Int, _ b: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16)
+    }
+
+    /// Cb from the sums of four RGB samples (so a 2×2 mean keeps its precision; pass 4× one sample).
+    @inlinable @inline(__always)
+    public static func cb(_ r4: Int, _ g4: Int, _ b4: Int) -> UInt8 {
+        clamp(((-38 * r4 - 74 * g4 + 112 * b4 + 512) >> 10) + 128)
+    }
+
+    /// Cr from the sums of four RGB samples.
+    @inlinable @inline(__always)
+    public static func cr(_ r4: Int, _ g4: Int, _ b4: Int) -> UInt8 {
+        clamp(((112 * r4 - 94 * g4 - 18 * b4 + 512) >> 10) + 128)
+    }
 
     /// Converts `image` to `rgba8` (alpha 255); `rgba8` passes through unchanged. Reads `rgb24`,
     /// `gray8`, `yuyv` and `nv12`.
