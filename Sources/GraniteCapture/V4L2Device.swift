@@ -21,14 +21,9 @@ final class V4L2Device {
         var timestampNanos: UInt64
     }
 
-    private struct Mapped {
-        let pointer: UnsafeMutableRawPointer
-        let length: Int
-    }
-
     let path: String
     private var fd: Int32
-    private var ring: [Mapped] = []
+    private var ring: [MappedBuffer] = []
     private var streaming = false
     private(set) var format: StreamFormat?
 
@@ -181,22 +176,9 @@ final class V4L2Device {
 
     /// REQBUFS, mmap a ring of `count` buffers, queue them all, STREAMON.
     func startStreaming(count: Int) throws(CaptureError) {
-        var req = v4l2_requestbuffers()
-        req.count = UInt32(count)
-        req.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        req.memory = CV4L2_MEMORY_MMAP
-        try v4l2Ioctl(fd, CV4L2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", device: path, &req)
-        guard req.count > 0 else { throw .systemCall(device: path, call: "VIDIOC_REQBUFS (0 buffers)", errno: ENOMEM) }
-        for index in 0..<req.count {
-            var buf = captureBuffer(index: index)
-            try v4l2Ioctl(fd, CV4L2_VIDIOC_QUERYBUF, "VIDIOC_QUERYBUF", device: path, &buf)
-            guard let pointer = cv4l2_mmap(fd, Int(buf.length), Int(buf.m.offset)), cv4l2_is_map_failed(pointer) == 0 else {
-                throw CaptureError.fromErrno(errno, call: "v4l2_mmap", device: path)
-            }
-            ring.append(Mapped(pointer: pointer, length: Int(buf.length)))
-        }
-        for index in 0..<req.count {
-            var buf = captureBuffer(index: index)
+        ring = try requestMappedRing(fd, device: path, type: CV4L2_BUF_TYPE_VIDEO_CAPTURE, count: count, mapping: .libv4l2)
+        for index in 0..<UInt32(ring.count) {
+            var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_CAPTURE, index: index)
             try v4l2Ioctl(fd, CV4L2_VIDIOC_QBUF, "VIDIOC_QBUF", device: path, &buf)
         }
         var type = Int32(CV4L2_BUF_TYPE_VIDEO_CAPTURE)
@@ -216,7 +198,7 @@ final class V4L2Device {
         if pfd.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd.revents & Int16(POLLIN) == 0 {
             throw .disconnected(device: path, detail: "poll reported \(pfd.revents & Int16(POLLHUP) != 0 ? "hang-up" : "an error")")
         }
-        var buf = captureBuffer(index: 0)
+        var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_CAPTURE, index: 0)
         do {
             try v4l2Ioctl(fd, CV4L2_VIDIOC_DQBUF, "VIDIOC_DQBUF", device: path, &buf)
         } catch let .systemCall(_, _, code) where code == EAGAIN {
@@ -250,13 +232,9 @@ final class V4L2Device {
             _ = try? v4l2Ioctl(fd, CV4L2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", device: path, &type)
             streaming = false
         }
-        for mapped in ring { _ = cv4l2_munmap(mapped.pointer, mapped.length) }
         if !ring.isEmpty {
+            releaseMappedRing(fd, device: path, type: CV4L2_BUF_TYPE_VIDEO_CAPTURE, ring: ring, mapping: .libv4l2)
             ring.removeAll()
-            var req = v4l2_requestbuffers()
-            req.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            req.memory = CV4L2_MEMORY_MMAP
-            _ = try? v4l2Ioctl(fd, CV4L2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", device: path, &req)
         }
     }
 
@@ -271,14 +249,6 @@ final class V4L2Device {
 
     /// The raw descriptor, for control ioctls on the same open file.
     var descriptor: Int32 { fd }
-
-    private func captureBuffer(index: UInt32) -> v4l2_buffer {
-        var buf = v4l2_buffer()
-        buf.index = index
-        buf.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        buf.memory = CV4L2_MEMORY_MMAP
-        return buf
-    }
 }
 
 /// A fixed-size C char array (imported as a tuple) as a Swift string.

@@ -33,13 +33,8 @@ public final class V4L2Output {
     /// Formats the node offers, as errors list them.
     public let offered: [String]
 
-    private struct Mapped {
-        let pointer: UnsafeMutableRawPointer
-        let length: Int
-    }
-
     private var fd: Int32
-    private var ring: [Mapped] = []
+    private var ring: [MappedBuffer] = []
     private var free: [UInt32] = []
     private var streaming = false
     private var written: UInt64 = 0
@@ -146,20 +141,8 @@ public final class V4L2Output {
     }
 
     private func mapRing(count: Int) throws(CaptureError) {
-        var req = v4l2_requestbuffers()
-        req.count = UInt32(count)
-        req.type = CV4L2_BUF_TYPE_VIDEO_OUTPUT
-        req.memory = CV4L2_MEMORY_MMAP
-        try v4l2Ioctl(fd, CV4L2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", device: path, &req)
-        guard req.count > 0 else { throw .systemCall(device: path, call: "VIDIOC_REQBUFS (0 buffers)", errno: ENOMEM) }
-        for index in 0..<req.count {
-            var buf = outputBuffer(index: index)
-            try v4l2Ioctl(fd, CV4L2_VIDIOC_QUERYBUF, "VIDIOC_QUERYBUF", device: path, &buf)
-            let pointer = mmap(nil, Int(buf.length), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(buf.m.offset))
-            guard let pointer, pointer != MAP_FAILED else { throw CaptureError.fromErrno(errno, call: "mmap", device: path) }
-            ring.append(Mapped(pointer: pointer, length: Int(buf.length)))
-            free.append(index)
-        }
+        ring = try requestMappedRing(fd, device: path, type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, count: count, mapping: .plain)
+        free = Array(0..<UInt32(ring.count))
     }
 
     /// Writes one frame of ``frameBytes`` bytes (shorter is padded with zeros, longer cut);
@@ -187,7 +170,7 @@ public final class V4L2Output {
         let count = min(bytes.count, mapped.length)
         bytes.withUnsafeBytes { mapped.pointer.copyMemory(from: $0.baseAddress!, byteCount: count) }
         if count < mapped.length { memset(mapped.pointer + count, 0, mapped.length - count) }
-        var buf = outputBuffer(index: index)
+        var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, index: index)
         buf.bytesused = UInt32(min(max(count, frameBytes), mapped.length))
         buf.field = CV4L2_FIELD_NONE
         var now = timespec()
@@ -210,7 +193,7 @@ public final class V4L2Output {
     /// DQBUF a buffer the device is done with (waiting for POLLOUT).
     private func reclaim(_ timeoutMillis: Int32) throws(CaptureError) {
         while true {
-            var buf = outputBuffer(index: 0)
+            var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, index: 0)
             do {
                 try v4l2Ioctl(fd, CV4L2_VIDIOC_DQBUF, "VIDIOC_DQBUF", device: path, &buf)
                 free.append(buf.index)
@@ -240,24 +223,12 @@ public final class V4L2Output {
             _ = try? v4l2Ioctl(fd, CV4L2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", device: path, &type)
             streaming = false
         }
-        for mapped in ring { _ = munmap(mapped.pointer, mapped.length) }
         if !ring.isEmpty {
+            releaseMappedRing(fd, device: path, type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, ring: ring, mapping: .plain)
             ring.removeAll()
             free.removeAll()
-            var req = v4l2_requestbuffers()
-            req.type = CV4L2_BUF_TYPE_VIDEO_OUTPUT
-            req.memory = CV4L2_MEMORY_MMAP
-            _ = try? v4l2Ioctl(fd, CV4L2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", device: path, &req)
         }
         _ = Glibc.close(fd)
         fd = -1
-    }
-
-    private func outputBuffer(index: UInt32) -> v4l2_buffer {
-        var buf = v4l2_buffer()
-        buf.index = index
-        buf.type = CV4L2_BUF_TYPE_VIDEO_OUTPUT
-        buf.memory = CV4L2_MEMORY_MMAP
-        return buf
     }
 }
