@@ -30,25 +30,7 @@ final class SlowDepthFake: DepthStage {
     }
 }
 
-final class CamAppTests: XCTestCase {
-    var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    func settings(_ change: (inout CamSettings) -> Void) -> CamSettings {
-        var s = CamSettings()
-        s.request = CaptureRequest(format: .auto, size: FrameSize(width: 64, height: 48), fps: 200)
-        change(&s)
-        return s
-    }
-
+final class CamAppTests: CamTestCase {
     func testThousandsOfQuietFramesOnlyRenderOnTicks() async throws {
         let s = settings { $0.frameLimit = 3000; $0.paced = false; $0.statusHz = 4 }
         let lines = Mutex<[String]>([])

@@ -13,18 +13,7 @@ import XCTest
 /// The store's component runs over a device that does not exist, so mounting reduces `Start`,
 /// the capture relay fails to open it, and `SourceEnded` comes back: after that no frame arrives
 /// on its own and each test feeds the reducers its own events.
-final class CamReducerTests: XCTestCase {
-    var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-reducers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
-    }
-
+final class CamReducerTests: CamTestCase {
     static let missing = "/dev/video-granite-none"
 
     /// A store over a pipeline with `change`d settings; asserts the mount's Start and SourceEnded.

@@ -11,18 +11,7 @@ import XCTest
 
 /// `--depth` with `depthmask` / `depth` in `--filter`: the app's GPU chain (Vulkan; lavapipe on
 /// CI) reads the real depth network's map — a non-live run each frame's own (issue 14).
-final class DepthChainTests: XCTestCase {
-    var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-depth-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
-    }
-
+final class DepthChainTests: CamTestCase {
     func requireGPU() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the app's GPU chain: \(error)") }
     }

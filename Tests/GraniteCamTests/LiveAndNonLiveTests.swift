@@ -18,25 +18,7 @@ struct SlowStageFake: FrameStage {
 
 /// Live sources drop at the source when behind; non-live ones (a folder, the unpaced pattern)
 /// make the source wait and lose nothing (issue 14).
-final class LiveAndNonLiveTests: XCTestCase {
-    var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("granite-cam-live-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    func settings(_ change: (inout CamSettings) -> Void) -> CamSettings {
-        var s = CamSettings()
-        s.request = CaptureRequest(format: .auto, size: FrameSize(width: 64, height: 48), fps: 200)
-        change(&s)
-        return s
-    }
-
+final class LiveAndNonLiveTests: CamTestCase {
     /// `count` distinct PPM files `00.ppm`… in a new folder.
     func makeFolder(_ name: String, count: Int) throws -> URL {
         let input = folder.appendingPathComponent(name)
