@@ -2,6 +2,7 @@ import Granite
 import GraniteCapture
 import GraniteIPFS
 import GraniteMedia
+import Synchronization
 
 /// What a finished run reports.
 public struct CamSummary: Sendable, Equatable {
@@ -58,6 +59,8 @@ public final class CamApp: Sendable {
     /// The root component.
     let root: CamComponent
     private let runtime: GraniteRuntime
+    /// A stop asked for before the tree was mounted (sent once it is).
+    private let stopAsked = Atomic<Bool>(false)
 
     /// An app over `pipeline`, in its own runtime.
     public init(pipeline: CamPipeline, runtime: GraniteRuntime = GraniteRuntime()) {
@@ -74,6 +77,7 @@ public final class CamApp: Sendable {
         } catch {
             throw .invalidOptions("cannot start the pipeline: \(error)")
         }
+        if stopAsked.load(ordering: .sequentiallyConsistent) { stop() }
         let settings = pipeline.settings
         await pipeline.pins?.queue.start()
         let ticker = Task.detached { [status = root.status] in
@@ -134,7 +138,11 @@ public final class CamApp: Sendable {
     public var framesSoFar: UInt64 { root.status.state.frames }
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
-    public func stop() { try? root.sendEvent(CamEvents.Stop()) }
+    public func stop() {
+        stopAsked.store(true, ordering: .sequentiallyConsistent)
+        // Before mounting the relays are not hosted yet: `run` sends it once they are.
+        if root.command.isMounted { try? root.sendEvent(CamEvents.Stop()) }
+    }
 
     /// Asks for the next processed frame to be written whatever the save policy (needs an
     /// output folder): `granite-cam` does this on SIGUSR1.

@@ -116,6 +116,15 @@ final class CamAppTests: CamTestCase {
         XCTAssertEqual(lines.count, Int(summary.saved))
     }
 
+    /// A stop asked for before `run` (Ctrl-C during start-up) still ends the run at once.
+    func testStopBeforeRunEndsTheRunAtOnce() async throws {
+        let app = CamApp(pipeline: try CamPipeline(settings: settings { $0.request.fps = 50 }))
+        app.stop()
+        let summary = try await app.run()
+        XCTAssertLessThan(summary.seconds, 3, "an unlimited paced source stopped before it started")
+        XCTAssertLessThanOrEqual(summary.frames, 3)
+    }
+
     func testSnapshotOnRequestWritesOneFrame() async throws {
         let output = folder.appendingPathComponent("snap")
         let s = settings { $0.outputDirectory = output.path; $0.save = SavePolicy.none; $0.duration = 0.6; $0.request.fps = 50 }
