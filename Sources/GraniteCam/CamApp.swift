@@ -136,4 +136,8 @@ public final class CamApp: Sendable {
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
     public func stop() { pipeline.requestStop() }
+
+    /// Asks for the next processed frame to be written whatever the save policy (SIGUSR1; the
+    /// preview page's button sends the same event): a `CamEvents.Snapshot` into the root.
+    public func requestSnapshot() { try? root.sendEvent(CamEvents.Snapshot()) }
 }

@@ -40,6 +40,8 @@ struct CamState: GraniteState {
     var ended = false
     /// Why the source ended, when it failed.
     var failure: String?
+    /// What the preview page's actions (and SIGUSR1) did (CamActions.swift).
+    var actions = CamActionsState()
 
     /// An empty state (no pipeline: the component does nothing).
     init() {}
@@ -182,7 +184,12 @@ struct EndedExpedition: GraniteExpedition {
 }
 
 struct TickExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.Tick, state: inout CamState, connection: GraniteConnection) {}
+    func reduce(event: CamEvents.Tick, state: inout CamState, connection: GraniteConnection) {
+        // The preview child listens: it renders this status to the page (PreviewComponent.swift).
+        if let pipeline = state.handle?.pipeline, pipeline.preview != nil {
+            connection.hear(event: PreviewEvents.Status(PreviewStatus(state, pipeline: pipeline)))
+        }
+    }
 }
 
 /// The root center: hosts the capture, output and depth relays; takes their broadcasts.
@@ -203,7 +210,8 @@ final class CamCenter: GraniteCenter<CamState> {
     override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),
          FaultExpedition().discovery(), SavedExpedition().discovery(), DepthReadyExpedition().discovery(),
-         EndedExpedition().discovery(), TickExpedition().discovery()]
+         EndedExpedition().discovery(), TickExpedition().discovery(),
+         SnapshotExpedition().discovery(), ChangeChainExpedition().discovery()]
     }
 
     override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
@@ -215,17 +223,21 @@ final class CamCenter: GraniteCenter<CamState> {
 struct CamComponent: GraniteComponent {
     /// The component's runtime.
     let command: GraniteCommand<CamCenter, CamState>
+    /// The preview page (with `--preview`): a child attached to this component (its page actions
+    /// come up as `.contact`) and listening to it (it hears the status at each tick).
+    let preview: PreviewComponent?
 
     /// A component for `pipeline`.
     init(pipeline: CamPipeline) {
         command = GraniteCommand(state: CamState(pipeline: pipeline))
+        preview = pipeline.preview.map { PreviewComponent(server: $0) }
+        if let preview { _ = preview.attach(to: command).listen(to: command) }
     }
 
-    /// The render step: builds the status line and hands it to the sink and the preview.
+    /// The render step: builds the status line and hands it to the sink.
     var body: String {
         let line = state.statusLine
         state.handle?.pipeline.statusSink(line)
-        state.handle?.pipeline.preview?.publish(status: line)
         return line
     }
 }

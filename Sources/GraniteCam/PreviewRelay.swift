@@ -1,24 +1,31 @@
 import Granite
 import GraniteCapture
 import GraniteMedia
+import GraniteML
 
 /// State of the preview relay.
 public struct PreviewRelayState: GraniteState {
     /// Frames encoded for the preview.
     public var published: UInt64 = 0
+    /// Depth maps colourised and encoded for the preview's depth stream.
+    public var depthPublished: UInt64 = 0
+    /// The frame the last depth map shown came from (a map is shown once).
+    public var lastDepthSequence: UInt64?
     /// A new instance.
     public init() {}
 }
 
 /// Events the preview relay reduces.
 public enum PreviewRelayEvents {
-    /// Encode and publish the latest pending frame (and any that arrives meanwhile).
+    /// Encode and publish the latest pending frame (and any that arrives meanwhile), and the
+    /// newest depth map when it changed.
     public struct Kick: GraniteEvent {
         let handle: PipelineHandle
     }
 }
 
 /// JPEG-encodes the newest frame for the loopback preview; older pending frames are skipped.
+/// With depth, the newest map (once per map) goes out colourised on the depth stream.
 struct PreviewExpedition: GraniteExpedition {
     func reduce(event: PreviewRelayEvents.Kick, state: inout PreviewRelayState, connection: GraniteConnection) {
         let pipeline = event.handle.pipeline
@@ -28,6 +35,13 @@ struct PreviewExpedition: GraniteExpedition {
             guard let jpeg = try? encoder.encode(frame.image) else { continue }
             server.publish(jpeg: jpeg)
             state.published += 1
+            if let depth = pipeline.depth, let latest = pipeline.latestDepth.withLock({ $0 }), latest.sequence != state.lastDepthSequence {
+                state.lastDepthSequence = latest.sequence
+                if let colored = try? PreviewDepth.colorized(latest.map, by: depth), let jpeg = try? encoder.encode(colored) {
+                    server.publish(depthJPEG: jpeg)
+                    state.depthPublished += 1
+                }
+            }
         }
     }
 }
@@ -43,4 +57,18 @@ public struct PreviewRelay: GraniteRelay {
     public let command = GraniteService<PreviewRelayCenter, PreviewRelayState>(qos: .utility)
     /// A new instance.
     public init() {}
+}
+
+/// Depth maps as the preview shows them: viridis, yellow = near (GraniteML's `DepthMap.colorized()`).
+enum PreviewDepth {
+    /// `map` (`grayF32`, the depth stage's units) colourised; the stage says which way is near
+    /// (a model's inverse depth), else larger values are taken as farther.
+    static func colorized(_ map: Image, by stage: any DepthStage) throws -> Image {
+        let meaning = (stage as? DepthEstimatorStage)?.estimator.description.output.meaning ?? .depth
+        let values = map.format == .grayF32 ? map.floats() : try DepthImage.gray16(map).bytes.withUnsafeBytes { raw in
+            raw.bindMemory(to: UInt16.self).map { Float($0) }
+        }
+        return try DepthMap(width: map.width, height: map.height, values: values,
+                            meaning: meaning == .inverseDepth ? .inverseDepth : .depth, isMetric: false).colorized()
+    }
 }
