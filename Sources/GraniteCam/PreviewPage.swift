@@ -44,7 +44,7 @@ enum PreviewPage {
             $("chainError").textContent = s.chainError || "";
             if (!s.chainError) typed = false;
           }
-          if (!typed && s.chain !== null) $("chain").value = s.chain;
+          if (!typed && waiting === null && s.chain !== null) $("chain").value = s.chain;
           if (s.depthEnabled && !$("depth").getAttribute("src")) {
             $("depth").setAttribute("src", "/depth");
             $("depthBox").hidden = false;
@@ -78,7 +78,7 @@ enum PreviewPage {
         <title>granite-cam preview</title><style>\(style)</style></head>
         <body><main id="page">
         <section class="pics">
-        <figure><img id="live" src="/stream" alt="live picture"><figcaption>live, <span id="state">connecting</span></figcaption></figure>
+        <figure><img id="live" src="/stream" alt="live picture"><figcaption>processed frames \u{00B7} <span id="state">connecting</span></figcaption></figure>
         <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption>depth (yellow = near)</figcaption></figure>
         </section>
         <dl>
