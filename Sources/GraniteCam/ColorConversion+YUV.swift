@@ -41,6 +41,10 @@ extension ColorConversion {
         let w = rgba.width, h = rgba.height
         let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
         var out = [UInt8](repeating: 0, count: row * h)
+        if format == .yuyv {
+            out.withUnsafeMutableBufferPointer { packedYUYV(rgba, into: $0.baseAddress!, stride: row) }
+            return out
+        }
         rgba.bytes.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
                 for yy in 0..<h {
@@ -53,17 +57,7 @@ extension ColorConversion {
                             dst[d + x * 3 + 1] = src[s + x * 4 + 1]
                             dst[d + x * 3 + 2] = src[s + x * 4 + last]
                         }
-                    case .yuyv:
-                        for pair in 0..<((w + 1) / 2) {
-                            let a = s + pair * 8, b = s + min(pair * 2 + 1, w - 1) * 4
-                            let r0 = Int(src[a]), g0 = Int(src[a + 1]), b0 = Int(src[a + 2])
-                            let r1 = Int(src[b]), g1 = Int(src[b + 1]), b1 = Int(src[b + 2])
-                            dst[d + pair * 4] = luma(r0, g0, b0)
-                            dst[d + pair * 4 + 1] = cb((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
-                            dst[d + pair * 4 + 2] = luma(r1, g1, b1)
-                            dst[d + pair * 4 + 3] = cr((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
-                        }
-                    case .yu12:
+                    case .yuyv, .yu12:
                         break
                     }
                 }

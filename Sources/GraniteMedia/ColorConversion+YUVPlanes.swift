@@ -1,4 +1,4 @@
-/// RGBA8 → planar Y, Cb, Cr (BT.601 limited range: ``ColorConversion/luma(_:_:_:)``,
+/// RGBA8 → planar Y, Cb, Cr, or packed YUYV (BT.601 limited range: ``ColorConversion/luma(_:_:_:)``,
 /// ``ColorConversion/cb(_:_:_:)``, ``ColorConversion/cr(_:_:_:)``), for the outputs that need
 /// YUV (the Y4M pipe, a V4L2 output's YU12). 4:2:0 chroma is the mean of each 2×2 block (odd
 /// edges repeat the last column/row); 4:4:4 one sample per pixel.
@@ -64,6 +64,34 @@ extension ColorConversion {
         }
     }
 
+    /// Writes `rgba` as packed YUYV (4:2:2: each pair's chroma the mean of the two pixels; an odd
+    /// last column pairs with itself), rows `stride` bytes apart; padding bytes are left alone.
+    package static func packedYUYV(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, stride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width
+        rgba.bytes.withUnsafeBytes { raw in
+            for y in 0..<rgba.height { yuyvRow(raw.baseAddress! + y * w * 4, width: w, into: out + y * stride) }
+        }
+    }
+
+    /// The scalar formulas pair by pair: the reference ``packedYUYV(_:into:stride:)`` must equal.
+    package static func packedYUYVReference(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, stride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, s = rgba.bytes
+        for y in 0..<rgba.height {
+            for pair in 0..<((w + 1) / 2) {
+                let a = (y * w + pair * 2) * 4, b = (y * w + min(pair * 2 + 1, w - 1)) * 4
+                let r0 = Int(s[a]), g0 = Int(s[a + 1]), b0 = Int(s[a + 2])
+                let r1 = Int(s[b]), g1 = Int(s[b + 1]), b1 = Int(s[b + 2])
+                let d = y * stride + pair * 4
+                out[d] = luma(r0, g0, b0)
+                out[d + 1] = cb((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+                out[d + 2] = luma(r1, g1, b1)
+                out[d + 3] = cr((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            }
+        }
+    }
+
     // MARK: Rows
 
     private typealias Lanes16 = SIMD16<Int32>
@@ -99,6 +127,32 @@ extension ColorConversion {
         while x < w {
             y[x] = luma(Int(p[x * 4]), Int(p[x * 4 + 1]), Int(p[x * 4 + 2]))
             x += 1
+        }
+    }
+
+    /// One row of YUYV: 16 pixels (8 pairs) at a time, then the scalar formulas for the rest.
+    private static func yuyvRow(_ src: UnsafeRawPointer, width w: Int, into d: UnsafeMutablePointer<UInt8>) {
+        var x = 0
+        while x + 16 <= w {
+            let (r, g, b) = channels16(src + x * 4)
+            let y = ((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16
+            let two = Lanes8(repeating: 2)
+            let (u, v) = chroma((r.evenHalf &+ r.oddHalf) &* two, (g.evenHalf &+ g.oddHalf) &* two, (b.evenHalf &+ b.oddHalf) &* two)
+            // Each pair as one little-endian word: Y0, U, Y1, V.
+            let words = y.evenHalf | (u &<< 8) | (y.oddHalf &<< 16) | (v &<< 24)
+            UnsafeMutableRawPointer(d + x * 2).storeBytes(of: SIMD8<UInt32>(truncatingIfNeeded: words), as: SIMD8<UInt32>.self)
+            x += 16
+        }
+        let p = src.assumingMemoryBound(to: UInt8.self)
+        while x < w {
+            let a = x * 4, b = min(x + 1, w - 1) * 4
+            let r0 = Int(p[a]), g0 = Int(p[a + 1]), b0 = Int(p[a + 2])
+            let r1 = Int(p[b]), g1 = Int(p[b + 1]), b1 = Int(p[b + 2])
+            d[x * 2] = luma(r0, g0, b0)
+            d[x * 2 + 1] = cb((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            d[x * 2 + 2] = luma(r1, g1, b1)
+            d[x * 2 + 3] = cr((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            x += 2
         }
     }
 

@@ -78,7 +78,7 @@ struct OutputBench: ParsableCommand {
         return Sample(fps: Double(frames) / wall, cpuMillisPerFrame: cpu * 1000 / Double(frames))
     }
 
-    /// The RGB → YUV 4:2:0 conversion by itself, vectorised and the scalar reference (the formulas
+    /// The RGB → YUV 4:2:0 and YUYV conversions by themselves, vectorised and the scalar reference (the formulas
     /// pixel by pixel, as the outputs had them before), on one test-pattern frame, median of `runs`.
     func conversionAlone(_ size: FrameSize) {
         let image = TestPattern(size: size).render(index: 7)
@@ -98,6 +98,9 @@ struct OutputBench: ParsableCommand {
         let scalar = time { ColorConversion.planarYUVReference(rgba, subsampled: true, into: $0, lumaStride: size.width, chromaStride: cw) }
         func g(_ v: Double) -> String { String(Int((v * 100).rounded()) / 100) + "." + format2(abs(Int((v * 100).rounded()) % 100)) }
         print("RGB→YUV 4:2:0 alone: vectorised \(g(simd)) ms/frame, scalar reference \(g(scalar)) ms/frame (\(g(scalar / simd))x)")
+        let yuyv = time { ColorConversion.packedYUYV(rgba, into: $0, stride: size.width * 2) }
+        let yuyvScalar = time { ColorConversion.packedYUYVReference(rgba, into: $0, stride: size.width * 2) }
+        print("RGB→YUYV alone: vectorised \(g(yuyv)) ms/frame, scalar reference \(g(yuyvScalar)) ms/frame (\(g(yuyvScalar / yuyv))x)")
     }
 
     func ffmpeg(_ output: [String], size: FrameSize, pixFmt: String = "yuv420p") throws -> Sample {

@@ -42,6 +42,19 @@ final class YUVPlanesTests: XCTestCase {
         }
     }
 
+    func testPackedYUYVEqualsTheScalarFormulas() throws {
+        for (w, h) in [(13, 7), (127, 3), (317, 129), (16, 2), (33, 5), (1, 1), (64, 48)] {
+            let image = try image(w, h, seed: UInt64(w * 7 + h))
+            for pad in [0, 12] {
+                let stride = (w + 1) / 2 * 4 + pad
+                var fast = [UInt8](repeating: 0xAA, count: stride * h), slow = fast
+                fast.withUnsafeMutableBufferPointer { ColorConversion.packedYUYV(image, into: $0.baseAddress!, stride: stride) }
+                slow.withUnsafeMutableBufferPointer { ColorConversion.packedYUYVReference(image, into: $0.baseAddress!, stride: stride) }
+                XCTAssertEqual(fast, slow, "\(w)x\(h) YUYV pad \(pad)")
+            }
+        }
+    }
+
     func testKnownValues() throws {
         // White, black, pure red, pure blue in a 2x2 block: the BT.601 limited-range corners.
         let quad = try Image(width: 2, height: 2, format: .rgba8,
