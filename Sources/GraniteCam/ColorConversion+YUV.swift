@@ -8,8 +8,26 @@ import GraniteMedia
 /// 4:2:0 chroma is the mean of each 2×2 block (chroma sited between the luma samples: Y4M's
 /// `C420jpeg`); 4:2:2 (YUYV) the mean of each horizontal pair. Odd edges repeat the last pixel.
 extension ColorConversion {
+    /// Whether the outputs take GraniteMedia's vectorised rows. Release builds do; debug builds
+    /// (the binaries the tests and tiers run) take the scalar formulas, because Swift's SIMD types
+    /// are not specialised without optimisation and run 5–20× slower than scalar code there. The
+    /// tests check that both give the same bytes (`YUVPlanesTests`).
+    #if DEBUG
+    static let vectorised = false
+    #else
+    static let vectorised = true
+    #endif
+
+    static func planes(_ rgba: Image, subsampled: Bool, into out: UnsafeMutablePointer<UInt8>, lumaStride: Int, chromaStride: Int) {
+        if vectorised {
+            planarYUV(rgba, subsampled: subsampled, into: out, lumaStride: lumaStride, chromaStride: chromaStride)
+        } else {
+            planarYUVReference(rgba, subsampled: subsampled, into: out, lumaStride: lumaStride, chromaStride: chromaStride)
+        }
+    }
+
     /// Appends `image` as planar Y, U, V (4:2:0 when `subsampled`, else 4:4:4) to `out`
-    /// (GraniteMedia's vectorised ``ColorConversion/planarYUV(_:subsampled:into:lumaStride:chromaStride:)``).
+    /// (GraniteMedia's vectorised ``ColorConversion/planarYUV(_:subsampled:into:lumaStride:chromaStride:)`` in release builds).
     public static func appendPlanarYUV(_ image: Image, subsampled: Bool, to out: inout [UInt8]) throws(MediaError) {
         let rgba = try rgba(image)
         let w = rgba.width, h = rgba.height
@@ -17,7 +35,7 @@ extension ColorConversion {
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: w * h + 2 * cw * ch))
         out.withUnsafeMutableBufferPointer { all in
-            planarYUV(rgba, subsampled: subsampled, into: all.baseAddress! + start, lumaStride: w, chromaStride: cw)
+            planes(rgba, subsampled: subsampled, into: all.baseAddress! + start, lumaStride: w, chromaStride: cw)
         }
     }
 
@@ -29,7 +47,7 @@ extension ColorConversion {
         let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
         var out = [UInt8](repeating: 0, count: lumaStride * h + 2 * chromaStride * ((h + 1) / 2))
         out.withUnsafeMutableBufferPointer { all in
-            planarYUV(rgba, subsampled: true, into: all.baseAddress!, lumaStride: lumaStride, chromaStride: chromaStride)
+            planes(rgba, subsampled: true, into: all.baseAddress!, lumaStride: lumaStride, chromaStride: chromaStride)
         }
         return out
     }
@@ -42,7 +60,9 @@ extension ColorConversion {
         let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
         var out = [UInt8](repeating: 0, count: row * h)
         if format == .yuyv {
-            out.withUnsafeMutableBufferPointer { packedYUYV(rgba, into: $0.baseAddress!, stride: row) }
+            out.withUnsafeMutableBufferPointer { p in
+                if vectorised { packedYUYV(rgba, into: p.baseAddress!, stride: row) } else { packedYUYVReference(rgba, into: p.baseAddress!, stride: row) }
+            }
             return out
         }
         rgba.bytes.withUnsafeBufferPointer { src in
