@@ -142,6 +142,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [
             "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
+            .product(name: "Crypto", package: "swift-crypto"),  // the preview page's CSP hashes
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

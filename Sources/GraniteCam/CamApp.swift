@@ -145,7 +145,8 @@ public final class CamApp: Sendable {
     }
 
     /// Asks for the next processed frame to be written whatever the save policy (needs an
-    /// output folder): `granite-cam` does this on SIGUSR1.
+    /// output folder): `granite-cam` does this on SIGUSR1; the preview page's button sends the
+    /// same `CamEvents.Snapshot` into the root.
     public func requestSnapshot() { try? root.sendEvent(CamEvents.Snapshot()) }
 
     /// The capture relay's back-pressure gate (tests check its bounds).

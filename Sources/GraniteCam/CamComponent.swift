@@ -17,6 +17,8 @@ struct CamRouting: Sendable, Equatable {
     var chainUsesDepth = false
     /// Whether there is an output folder.
     var writesFiles = false
+    /// The output folder, when there is one.
+    var outFolder: String?
     /// Whether live sinks take every frame.
     var sinks = false
     /// Whether there is a preview.
@@ -38,6 +40,7 @@ struct CamRouting: Sendable, Equatable {
         liveDepth = s.isLive && pipeline.depth != nil && s.depthEvery != nil
         chainUsesDepth = pipeline.stages.contains { $0.usesDepth }
         writesFiles = pipeline.writer != nil
+        outFolder = pipeline.writer?.directory
         sinks = !pipeline.sinks.isEmpty
         preview = pipeline.preview != nil
         pins = pipeline.pins != nil
@@ -59,6 +62,8 @@ struct CamState: GraniteState {
     var depthSkipped: UInt64 = 0
     /// When a frame last went to the preview (monotonic ns).
     var lastPreviewNanos: UInt64 = 0
+    /// When a depth map last went to the preview (monotonic ns).
+    var lastPreviewDepthNanos: UInt64 = 0
     /// Whether the next frame is written whatever the save policy.
     var snapshotPending = false
     /// Whether a stop was asked for.
@@ -69,6 +74,8 @@ struct CamState: GraniteState {
     var failure: String?
     /// The live sink whose reader went away, ending the run.
     var closedBy: String?
+    /// What the preview page's actions (and SIGUSR1) did (CamActions.swift).
+    var actions = CamActionsState()
 
     /// A state with no outlets.
     init() {}
@@ -114,6 +121,9 @@ struct FrameExpedition: GraniteExpedition {
             state.lastPreviewNanos = now
             connection.request(PreviewRelayEvents.Show(frame: event.frame), .rebound)
         }
+        if let maps = event.depth {
+            FrameExpedition.previewDepth(maps.map, at: now, state: &state, connection: connection)
+        }
         if routing.sinks {
             outlets += 1
             connection.request(SinkRelayEvents.Write(frame: event.frame, ticket: ticket), .rebound)
@@ -141,6 +151,13 @@ struct FrameExpedition: GraniteExpedition {
         }
     }
 
+    /// Shows a depth map on the preview's depth stream (at most one per preview interval).
+    static func previewDepth(_ map: Image, at now: UInt64, state: inout CamState, connection: GraniteConnection) {
+        guard state.routing.preview, now >= state.lastPreviewDepthNanos &+ state.routing.previewInterval else { return }
+        state.lastPreviewDepthNanos = now
+        connection.request(PreviewRelayEvents.ShowDepth(map: map), .rebound)
+    }
+
     /// Hands a written file to the pin relay when the run pins.
     static func pin(_ path: String?, state: CamState, connection: GraniteConnection) {
         guard let path, state.routing.pins else { return }
@@ -161,6 +178,7 @@ struct DepthReadyExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthReady, state: inout CamState, connection: GraniteConnection) {
         state.depthBusy = false
         guard let maps = event.maps else { return }
+        FrameExpedition.previewDepth(maps.map, at: event.finishedNanos, state: &state, connection: connection)
         if state.routing.writesFiles {
             connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, ticket: nil), .rebound)
         }
@@ -186,13 +204,6 @@ struct SinkWrittenExpedition: GraniteExpedition {
             state.closedBy = closed
             StopExpedition().reduce(event: CamEvents.Stop(), state: &state, connection: connection)
         }
-    }
-}
-
-/// The next frame is written whatever the save policy.
-struct SnapshotExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.Snapshot, state: inout CamState, connection: GraniteConnection) {
-        state.snapshotPending = true
     }
 }
 
@@ -231,7 +242,8 @@ final class CamCenter: GraniteCenter<CamState> {
     override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), SavedExpedition().discovery(),
          DepthReadyExpedition().discovery(), DepthSavedExpedition().discovery(), SinkWrittenExpedition().discovery(),
-         SnapshotExpedition().discovery(), StopExpedition().discovery(), EndedExpedition().discovery()]
+         SnapshotExpedition().discovery(), StopExpedition().discovery(), EndedExpedition().discovery(),
+         ChangeChainExpedition().discovery(), ChainChangedExpedition().discovery()]
     }
 
     override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
@@ -272,6 +284,9 @@ struct CamComponent: GraniteComponent {
     let command: GraniteCommand<CamCenter, CamState>
     /// The status line and the run's figures.
     let status: StatusComponent
+    /// The preview page (with `--preview`): a child attached to this component (its page actions
+    /// come up as `.contact`) and listening to it (the actions' answers) and to the status (the figures).
+    let preview: PreviewComponent?
     /// Signalled by the render after the source ended.
     let end = RunEnd()
 
@@ -284,12 +299,16 @@ struct CamComponent: GraniteComponent {
         center.output.own(pipeline.writer.map { OutputParts(encoder: pipeline.encoder, writer: $0) })
         center.sinks.own(pipeline.sinks)
         center.pin.own(pipeline.pins)
-        center.preview.own(pipeline.preview)
-        let statusSink = pipeline.statusSink, preview = pipeline.preview
-        status = StatusComponent(output: { line in
-            statusSink(line)
-            preview?.publish(status: line)
-        }).attach(to: command).listen(to: command)
+        center.preview.own(pipeline.preview.map { PreviewParts(server: $0, depth: pipeline.depth) })
+        status = StatusComponent(output: pipeline.statusSink).attach(to: command).listen(to: command)
+        preview = pipeline.preview.map { server in
+            PreviewComponent(server: server, setup: PreviewSetup(depthEnabled: pipeline.depth != nil,
+                                                                 canSnapshot: pipeline.writer != nil,
+                                                                 chain: pipeline.liveChain?.text))
+        }
+        if let preview {
+            _ = preview.attach(to: command).listen(to: command).listen(to: status.command)
+        }
     }
 
     /// The render step: after the source ended, wakes the app.

@@ -97,6 +97,8 @@ struct CaptureRelayState: GraniteState {
     var released: UInt64 = 0
     /// Whether a stop was asked for.
     var stopping = false
+    /// Filter chains swapped in while frames flowed (the preview page's chain box).
+    var chainChanges: UInt64 = 0
     /// A new instance.
     init() {}
 }
@@ -182,7 +184,8 @@ final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
 
     override var expeditions: [GraniteBaseExpedition] {
         [OpenCaptureExpedition(resources: resources).discovery(), ReleaseExpedition(resources: resources).discovery(),
-         StopCaptureExpedition(resources: resources).discovery(), LatestDepthExpedition(resources: resources).discovery()]
+         StopCaptureExpedition(resources: resources).discovery(), LatestDepthExpedition(resources: resources).discovery(),
+         ChangeChainCaptureExpedition(resources: resources).discovery()]
     }
 }
 

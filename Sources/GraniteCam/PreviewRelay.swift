@@ -1,11 +1,14 @@
 import Granite
 import GraniteCapture
 import GraniteMedia
+import GraniteML
 
 /// State of the preview relay.
 public struct PreviewRelayState: GraniteState {
     /// Frames encoded for the preview.
     public var published: UInt64 = 0
+    /// Depth maps colourised and encoded for the preview's depth stream.
+    public var depthPublished: UInt64 = 0
     /// A new instance.
     public init() {}
 }
@@ -18,25 +21,58 @@ public enum PreviewRelayEvents {
         public var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
     }
+
+    /// Colourise and publish this depth map on the depth stream (the root sends at most one per
+    /// preview interval).
+    public struct ShowDepth: GraniteEvent {
+        /// Quiet.
+        public var behavior: GraniteEventBehavior { .quiet }
+        /// `grayF32`, the depth stage's units.
+        let map: Image
+    }
+}
+
+/// What the preview relay owns: the server's picture side, and the depth stage whose maps it
+/// shows (it says which way is near).
+struct PreviewParts: Sendable {
+    /// The loopback server.
+    let server: PreviewServer
+    /// The run's depth stage, when it estimates depth.
+    let depth: (any DepthStage)?
 }
 
 /// JPEG-encodes a frame for the loopback preview and publishes it to the streaming clients.
 struct PreviewExpedition: GraniteExpedition {
-    let server: Owned<PreviewServer>
+    let parts: Owned<PreviewParts>
 
     func reduce(event: PreviewRelayEvents.Show, state: inout PreviewRelayState, connection: GraniteConnection) {
-        guard let server = server.value else { return }
+        guard let server = parts.value?.server else { return }
         guard let jpeg = try? CodecsEncoder(.jpg, quality: 80).encode(event.frame.image) else { return }
         server.publish(jpeg: jpeg)
         state.published += 1
     }
 }
 
-/// The preview relay's center: owns the preview server's frame side.
-public final class PreviewRelayCenter: GraniteCenter<PreviewRelayState> {
-    let server = Owned<PreviewServer>()
+/// Colourises a depth map (viridis, yellow = near) and publishes it on the depth stream.
+struct PreviewDepthExpedition: GraniteExpedition {
+    let parts: Owned<PreviewParts>
 
-    public override var expeditions: [GraniteBaseExpedition] { [PreviewExpedition(server: server).discovery()] }
+    func reduce(event: PreviewRelayEvents.ShowDepth, state: inout PreviewRelayState, connection: GraniteConnection) {
+        guard let parts = parts.value, let stage = parts.depth else { return }
+        guard let colored = try? PreviewDepth.colorized(event.map, by: stage),
+              let jpeg = try? CodecsEncoder(.jpg, quality: 80).encode(colored) else { return }
+        parts.server.publish(depthJPEG: jpeg)
+        state.depthPublished += 1
+    }
+}
+
+/// The preview relay's center: owns the preview server's picture side.
+public final class PreviewRelayCenter: GraniteCenter<PreviewRelayState> {
+    let parts = Owned<PreviewParts>()
+
+    public override var expeditions: [GraniteBaseExpedition] {
+        [PreviewExpedition(parts: parts).discovery(), PreviewDepthExpedition(parts: parts).discovery()]
+    }
 }
 
 /// Feeds the loopback preview on its own executor.
@@ -46,6 +82,20 @@ public struct PreviewRelay: GraniteRelay {
     /// A new instance.
     public init() {}
 
-    /// Hands the relay the preview server (before mounting).
-    func own(_ server: PreviewServer?) { command.center.server.set(server) }
+    /// Hands the relay the preview server and the depth stage (before mounting).
+    func own(_ parts: PreviewParts?) { command.center.parts.set(parts) }
+}
+
+/// Depth maps as the preview shows them: viridis, yellow = near (GraniteML's `DepthMap.colorized()`).
+enum PreviewDepth {
+    /// `map` (`grayF32`, the depth stage's units) colourised; the stage says which way is near
+    /// (a model's inverse depth), else larger values are taken as farther.
+    static func colorized(_ map: Image, by stage: any DepthStage) throws -> Image {
+        let meaning = (stage as? DepthEstimatorStage)?.estimator.description.output.meaning ?? .depth
+        let values = map.format == .grayF32 ? map.floats() : try DepthImage.gray16(map).bytes.withUnsafeBytes { raw in
+            raw.bindMemory(to: UInt16.self).map { Float($0) }
+        }
+        return try DepthMap(width: map.width, height: map.height, values: values,
+                            meaning: meaning == .inverseDepth ? .inverseDepth : .depth, isMetric: false).colorized()
+    }
 }

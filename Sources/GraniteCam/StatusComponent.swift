@@ -136,9 +136,11 @@ struct StatusEndedExpedition: GraniteExpedition {
     }
 }
 
-/// The status clock: a render, no change.
+/// The status clock: a render, no change; the preview page (listening) hears the figures.
 struct StatusTickExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.Tick, state: inout StatusState, connection: GraniteConnection) {}
+    func reduce(event: CamEvents.Tick, state: inout StatusState, connection: GraniteConnection) {
+        connection.hear(event: PreviewEvents.Status(PreviewStatus(state)))
+    }
 }
 
 /// The status center: takes the relays' broadcasts (broadcastable).

@@ -98,6 +98,15 @@ public struct CameraControl: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The value as read back after setting it (`brightness=200`, `menu=3 (Menu Item 3)`,
+    /// `string='text'`); `name` alone for a button or a write-only control.
+    public var readBack: String {
+        if let text { return "\(name)='\(text)'" }
+        guard let value else { return name }
+        if let item = menu.first(where: { $0.index == value }) { return "\(name)=\(value) (\(item.name))" }
+        return "\(name)=\(value)"
+    }
+
     /// One line in the manner of `v4l2-ctl -L`: name, id, kind, range, default, value, flags.
     public var description: String {
         let id = "0x" + String(repeating: "0", count: max(0, 8 - String(self.id, radix: 16).count)) + String(self.id, radix: 16)

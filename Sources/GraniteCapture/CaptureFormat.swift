@@ -129,6 +129,9 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     public var fps: Double?
     /// Whether libv4l2 converts to this format in user space (the device does not offer it).
     public var emulated: Bool
+    /// The controls set by the request (`--ctrl`), as the driver read them back after setting
+    /// them (``CameraControl/readBack``), in the order asked; empty when none were asked.
+    public var controls: [String] = []
 
     /// A negotiated format.
     public init(format: CaptureFormat, size: FrameSize, bytesPerLine: Int, fps: Double?, emulated: Bool = false) {
@@ -142,7 +145,8 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let rate = fps.map { " @ \(Self.formatRate($0)) fps" } ?? ""
         let name = format == .auto ? "" : "\(format) "   // sources that are not cameras
-        return "\(name)\(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")"
+        let set = controls.isEmpty ? "" : " | ctrl " + controls.joined(separator: " ")
+        return "\(name)\(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")\(set)"
     }
 
     /// A rate as people write it: `30`, `29.97`.

@@ -98,9 +98,7 @@ public final class V4L2Output {
             size = FrameSize(width: Int(back.fmt.pix.width), height: Int(back.fmt.pix.height))
             bytesPerLine = max(Int(back.fmt.pix.bytesperline), layout.minimumBytesPerLine(width: size.width))
             frameBytes = max(Int(back.fmt.pix.sizeimage), layout.frameBytes(width: size.width, height: size.height, bytesPerLine: bytesPerLine))
-            if layout == .yu12 && bytesPerLine != size.width {
-                throw .unsupportedFormat(device: path, requested: "YU12 with padded rows (\(bytesPerLine) bytes for \(size.width))", offered: offered)
-            }
+            // YU12 with padded rows (bytesperline > width): the packer writes re-strided rows.
             setRate(fps)
             if streams { try mapRing(count: bufferCount) }
         } catch {

@@ -85,8 +85,9 @@ public final class V4L2Source: FrameSource {
                 throw CaptureError.notACaptureDevice(device: path, card: info.card, capabilities: info.capabilities)
             }
             let chosen = try chooseFormat(wanted, info: info)
-            let format = try device.negotiate(format: chosen, size: request.size, fps: request.fps, info: info)
-            try device.apply(request.controls)
+            var format = try device.negotiate(format: chosen, size: request.size, fps: request.fps, info: info)
+            // What the driver made of each --ctrl, read back: the status line shows it.
+            format.controls = try device.apply(request.controls).map(\.readBack)
             try device.startStreaming(count: bufferCount)
             return (device, format, chosen)
         } catch {

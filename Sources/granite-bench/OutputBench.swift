@@ -33,6 +33,7 @@ struct OutputBench: ParsableCommand {
         let y4m = try median { try measure(Y4MSink(fd: devNull, chroma: .s420, fps: 30), size: frameSize) }
         let ffY4M = try median { try ffmpeg(["-f", "yuv4mpegpipe", "-y", "/dev/null"], size: frameSize) }
         report("y4m pipe (4:2:0) to /dev/null", y4m, ffY4M)
+        conversionAlone(frameSize)
         if let v4l2Out {
             do {
                 let sink = try V4L2OutputSink(path: v4l2Out, size: frameSize, fps: 1000, preference: [.yuyv])
@@ -75,6 +76,31 @@ struct OutputBench: ParsableCommand {
         }
         let wall = Double(monotonicNanos() - t0) / 1e9, cpu = cpuSeconds() - cpu0
         return Sample(fps: Double(frames) / wall, cpuMillisPerFrame: cpu * 1000 / Double(frames))
+    }
+
+    /// The RGB → YUV 4:2:0 and YUYV conversions by themselves, vectorised and the scalar reference (the formulas
+    /// pixel by pixel, as the outputs had them before), on one test-pattern frame, median of `runs`.
+    func conversionAlone(_ size: FrameSize) {
+        let image = TestPattern(size: size).render(index: 7)
+        guard let rgba = try? ColorConversion.rgba(image) else { return }
+        var out = [UInt8](repeating: 0, count: size.width * size.height * 2)
+        func time(_ convert: (UnsafeMutablePointer<UInt8>) -> Void) -> Double {
+            var samples: [Double] = []
+            for _ in 0..<max(1, runs) {
+                let t0 = monotonicNanos()
+                for _ in 0..<50 { out.withUnsafeMutableBufferPointer { convert($0.baseAddress!) } }
+                samples.append(Double(monotonicNanos() - t0) / 1e6 / 50)
+            }
+            return samples.sorted()[samples.count / 2]
+        }
+        let cw = (size.width + 1) / 2
+        let simd = time { ColorConversion.planarYUV(rgba, subsampled: true, into: $0, lumaStride: size.width, chromaStride: cw) }
+        let scalar = time { ColorConversion.planarYUVReference(rgba, subsampled: true, into: $0, lumaStride: size.width, chromaStride: cw) }
+        func g(_ v: Double) -> String { String(Int((v * 100).rounded()) / 100) + "." + format2(abs(Int((v * 100).rounded()) % 100)) }
+        print("RGB→YUV 4:2:0 alone: vectorised \(g(simd)) ms/frame, scalar reference \(g(scalar)) ms/frame (\(g(scalar / simd))x)")
+        let yuyv = time { ColorConversion.packedYUYV(rgba, into: $0, stride: size.width * 2) }
+        let yuyvScalar = time { ColorConversion.packedYUYVReference(rgba, into: $0, stride: size.width * 2) }
+        print("RGB→YUYV alone: vectorised \(g(yuyv)) ms/frame, scalar reference \(g(yuyvScalar)) ms/frame (\(g(yuyvScalar / yuyv))x)")
     }
 
     func ffmpeg(_ output: [String], size: FrameSize, pixFmt: String = "yuv420p") throws -> Sample {

@@ -62,7 +62,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Stop after S seconds.")
     var duration: Double?
 
-    @Option(help: "Serve a loopback MJPEG preview on this port.")
+    @Option(help: "Serve the preview page on this port (loopback): live picture, depth, status, snapshot button, filter chain box.")
     var preview: Int?
 
     @Option(name: .customLong("preview-bind"), help: "Address the preview listens on (default 127.0.0.1; requests must name it in Host).")
@@ -180,7 +180,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         let stages: [any FrameStage]
         do {
-            stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
+            // With --preview the chain is live: the page's chain box replaces it while frames flow.
+            if preview != nil {
+                stages = [try LiveChainStage.marble(filters.joined(separator: " | "), gpu: !cpuFilters)]
+            } else {
+                stages = filters.isEmpty ? [ToRGBA()] : [try MarbleStage(specs: filters, gpu: !cpuFilters)]
+            }
         } catch {
             throw ValidationError("\(error)")
         }

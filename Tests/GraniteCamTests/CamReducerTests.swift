@@ -200,7 +200,10 @@ final class CamReducerTests: CamTestCase {
         let output = folder.appendingPathComponent("snap").path
         let store = try await store { $0.outputDirectory = output; $0.save = SavePolicy.none }
         await store.send(ready(try frame(0), at: 2_000_000), renders: 0) { $0.routed = 1 }
-        await store.send(CamEvents.Snapshot(), renders: 0) { $0.snapshotPending = true }
+        await store.send(CamEvents.Snapshot(), renders: 0) {
+            $0.snapshotPending = true
+            $0.actions.snapshots = 1
+        }
         await store.send(ready(try frame(1), at: 3_000_000), renders: 0) {
             $0.routed = 2
             $0.outlets = [1: 1]

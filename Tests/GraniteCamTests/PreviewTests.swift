@@ -53,7 +53,7 @@ final class PreviewTests: XCTestCase {
         XCTAssertGreaterThan(server.framesPublished, 3)
         XCTAssertLessThanOrEqual(Double(server.framesPublished), summary.seconds * 10 + 2, "the preview is capped at 10 fps")
         let page = String(decoding: loopbackGet(port: port, path: "/"), as: UTF8.self)
-        XCTAssertTrue(page.contains("<img src=\"/stream\""))
+        XCTAssertTrue(page.contains("<img id=\"live\" src=\"/stream\""), page)
         let status = String(decoding: loopbackGet(port: port, path: "/status"), as: UTF8.self)
         XCTAssertTrue(status.contains("frames "), status)
         XCTAssertTrue(String(decoding: loopbackGet(port: port, path: "/nope"), as: UTF8.self).hasPrefix("HTTP/1.1 404"))

@@ -115,3 +115,27 @@ final class Y4MPipeTests: XCTestCase {
                        "YUV4MPEG2 W13 H7 F29970:1000 Ip A1:1 C420jpeg XYSCSS=420JPEG XCOLORRANGE=LIMITED\n")
     }
 }
+
+/// A V4L2 output whose YU12 rows are padded (bytesperline > width) gets re-strided rows.
+final class PaddedYU12Tests: XCTestCase {
+    func testPaddedRowsAreReStrided() throws {
+        var bytes = [UInt8]()
+        for i in 0..<(14 * 5) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }
+        let image = try Image(width: 14, height: 5, format: .rgba8, bytes: bytes)
+        let tight = try ColorConversion.packed(image, as: .yu12)
+        XCTAssertEqual(tight.count, 14 * 5 + 2 * 7 * 3)
+        let bpl = 32
+        let padded = try ColorConversion.packed(image, as: .yu12, bytesPerLine: bpl)
+        XCTAssertEqual(padded.count, VideoOutputFormat.yu12.frameBytes(width: 14, height: 5, bytesPerLine: bpl))
+        for y in 0..<5 {
+            XCTAssertEqual(Array(padded[(y * bpl)..<(y * bpl + 14)]), Array(tight[(y * 14)..<(y * 14 + 14)]), "Y row \(y)")
+            XCTAssertEqual(Array(padded[(y * bpl + 14)..<((y + 1) * bpl)]), [UInt8](repeating: 0, count: bpl - 14), "padding")
+        }
+        for plane in 0..<2 {
+            for y in 0..<3 {
+                let p = bpl * 5 + plane * (bpl / 2) * 3 + y * (bpl / 2), t = 14 * 5 + plane * 7 * 3 + y * 7
+                XCTAssertEqual(Array(padded[p..<(p + 7)]), Array(tight[t..<(t + 7)]), "chroma plane \(plane) row \(y)")
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 # format, missing and busy devices, 60+ YUYV frames at the rate set, NV12 and RGB24 streams, and a
 # USB-style disconnect mid-stream (vivid's Disconnect control) recovered by reopening after a reload;
 # then granite-cam itself captures 30 YUYV frames from vivid to disk, setting two controls with
-# --ctrl (read back afterwards; an unknown control and an out-of-range value are refused, naming
+# --ctrl (read back: its status line shows "ctrl brightness=200 boolean=0 menu=3 (…)"; an unknown control and an out-of-range value are refused, naming
 # what is valid). A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
 # output) checks --v4l2-out: granite-cam writes the test pattern to the output, vivid's Loop Video
 # feeds it back to the capture node, and granite-v4l2-check reads the drawn frame counters there,
@@ -24,7 +24,9 @@ done
 BIN="$(swift build --show-bin-path)"
 GUEST='granite-v4l2-check /dev/video0 --fps 30 --frames 60 --replug /bin/vivid-reload || exit 1
 granite-cam --device /dev/video0 --format yuyv --size 320x180 --fps 30 --frames 30 --out /tmp/cam --image-format ppm --status-hz 1 \
-  --ctrl brightness=200 --ctrl boolean=false --ctrl menu=3 || exit 2
+  --ctrl brightness=200 --ctrl boolean=false --ctrl menu=3 2>/tmp/camlog || exit 2
+grep -m1 -o "ctrl .*" /tmp/camlog
+grep -q "ctrl brightness=200 boolean=0 menu=3" /tmp/camlog || exit 4
 n=$(ls /tmp/cam | grep -c "^frame_.*[.]ppm$"); lines=$(wc -l < /tmp/cam/frames.jsonl)
 echo "granite-cam on vivid: $n frames written, $lines sidecar lines"
 [ "$n" -eq 30 ] && [ "$lines" -eq 30 ] || exit 3

@@ -1,0 +1,287 @@
+import Foundation
+import Granite
+import GraniteCapture
+import GraniteMedia
+
+/// The run's figures the preview page shows: taken from the status component's state at each
+/// status tick and heard by the preview component (`hear`), which renders them to the page.
+public struct PreviewStatus: Sendable, Equatable {
+    /// Frames reduced.
+    public var frames: UInt64 = 0
+    /// Processed frames per second.
+    public var fps: Double?
+    /// Capture-to-processed latency, ms.
+    public var latencyP50: Double?
+    /// Capture-to-processed latency, ms.
+    public var latencyP99: Double?
+    /// Frames lost (source gaps + a full pipeline).
+    public var dropped: UInt64 = 0
+    /// Depth maps per second.
+    public var depthFPS: Double?
+    /// Frames between the depth map the chain used and the frame it was used on.
+    public var depthAge: UInt64?
+    /// Frames written.
+    public var saved: UInt64 = 0
+    /// The format in effect.
+    public var format: String?
+    /// The last fault.
+    public var fault: String?
+    /// Whether the source has ended.
+    public var ended = false
+    /// The status line (the same the terminal shows).
+    public var line = "starting"
+
+    /// An empty status.
+    public init() {}
+}
+
+extension PreviewStatus {
+    /// The figures of the status component's `state` (heard at each status tick).
+    init(_ state: StatusState) {
+        frames = state.frames
+        fps = state.rate.rate
+        latencyP50 = state.latency.percentile(50)
+        latencyP99 = state.latency.percentile(99)
+        dropped = state.sourceStats.dropped
+        depthFPS = state.depthRate.rate
+        depthAge = state.depthAge
+        saved = state.saved
+        format = state.format.map { "\($0)" }
+        fault = state.lastFault
+        ended = state.ended
+        line = state.statusLine
+    }
+}
+
+/// What a run's preview can do, fixed when the run starts.
+public struct PreviewSetup: Sendable, Equatable {
+    /// Whether the run estimates depth (the page then shows the depth stream).
+    public var depthEnabled = false
+    /// Whether snapshots can be written (the run has `--out`).
+    public var canSnapshot = false
+    /// The filter chain at the start, as text (nil: this run's chain cannot be changed).
+    public var chain: String?
+
+    /// A setup.
+    public init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil) {
+        self.depthEnabled = depthEnabled
+        self.canSnapshot = canSnapshot
+        self.chain = chain
+    }
+}
+
+/// The preview component's state: the status it shows and what became of the page's actions.
+public struct PreviewState: GraniteState {
+    /// The last figures heard from the status component.
+    public var status = PreviewStatus()
+    /// What the run's preview can do; its chain follows the answers to the chain box.
+    public var setup = PreviewSetup()
+    /// Snapshot presses received from the page.
+    public var snapshotsAsked: UInt64 = 0
+    /// Chains submitted from the page.
+    public var chainsAsked: UInt64 = 0
+    /// Chains the pipeline took.
+    public var chainsApplied: UInt64 = 0
+    /// Chains refused (parse errors); the old chain stayed.
+    public var chainsRejected: UInt64 = 0
+    /// Why the last chain submitted was refused (nil once one is taken).
+    public var chainError: String?
+    /// The last answer to a page action (`snapshot: the next frame is written to out/`).
+    public var notice: String?
+    /// An empty state.
+    public init() {}
+
+    /// A state for a run set up as `setup`.
+    public init(setup: PreviewSetup) { self.setup = setup }
+}
+
+/// The preview component's events: the page's actions going up, answers and status coming down.
+public enum PreviewEvents {
+    /// The page's snapshot button (POST /snapshot). Quiet: the answer renders.
+    public struct SnapshotPressed: GraniteEvent {
+        public var behavior: GraniteEventBehavior { .quiet }
+        /// The event.
+        public init() {}
+    }
+
+    /// The page's chain box (POST /chain). Quiet: the answer renders.
+    public struct ChainSubmitted: GraniteEvent {
+        public var behavior: GraniteEventBehavior { .quiet }
+        /// The chain text as typed (`blur:sigma=2 | sobel`; empty: no filter).
+        public let text: String
+        /// The event.
+        public init(text: String) { self.text = text }
+    }
+
+    /// The root's status at a tick (heard: the root's `hear`). Renders.
+    public struct Status: GraniteEvent {
+        /// The status.
+        public let status: PreviewStatus
+        /// The event.
+        public init(_ status: PreviewStatus) { self.status = status }
+    }
+
+    /// The root's answer to a chain submission (heard). Renders.
+    public struct ChainAnswered: GraniteEvent {
+        /// The chain in use now (the new one, or the old one when refused).
+        public let chain: String?
+        /// Why the submission was refused, nil when taken.
+        public let error: String?
+    }
+
+    /// The root's answer to a snapshot press (heard). Renders.
+    public struct SnapshotAnswered: GraniteEvent {
+        /// What happens (`the next frame is written to DIR`, or why nothing can be).
+        public let message: String
+    }
+}
+
+/// The page's snapshot button: counted, then contacted up to the root (which does what SIGUSR1 does).
+struct SnapshotPressedExpedition: GraniteExpedition {
+    func reduce(event: PreviewEvents.SnapshotPressed, state: inout PreviewState, connection: GraniteConnection) {
+        state.snapshotsAsked += 1
+        connection.request(CamEvents.Snapshot(), .contact)
+    }
+}
+
+/// The page's chain box: counted, then contacted up to the root, which swaps the chain or refuses.
+struct ChainSubmittedExpedition: GraniteExpedition {
+    func reduce(event: PreviewEvents.ChainSubmitted, state: inout PreviewState, connection: GraniteConnection) {
+        state.chainsAsked += 1
+        connection.request(CamEvents.ChangeChain(text: event.text), .contact)
+    }
+}
+
+struct PreviewStatusExpedition: GraniteExpedition {
+    func reduce(event: PreviewEvents.Status, state: inout PreviewState, connection: GraniteConnection) {
+        state.status = event.status
+    }
+}
+
+struct ChainAnsweredExpedition: GraniteExpedition {
+    func reduce(event: PreviewEvents.ChainAnswered, state: inout PreviewState, connection: GraniteConnection) {
+        if let error = event.error {
+            state.chainsRejected += 1
+            state.chainError = error
+        } else {
+            state.chainsApplied += 1
+            state.chainError = nil
+        }
+        state.setup.chain = event.chain
+    }
+}
+
+struct SnapshotAnsweredExpedition: GraniteExpedition {
+    func reduce(event: PreviewEvents.SnapshotAnswered, state: inout PreviewState, connection: GraniteConnection) {
+        state.notice = "snapshot: \(event.message)"
+    }
+}
+
+/// The preview's center: reduces what the root lets it hear (`.broadcastable`).
+public final class PreviewCenter: GraniteCenter<PreviewState> {
+    public override var expeditions: [GraniteBaseExpedition] {
+        [SnapshotPressedExpedition().discovery(), ChainSubmittedExpedition().discovery(),
+         PreviewStatusExpedition().discovery(), ChainAnsweredExpedition().discovery(),
+         SnapshotAnsweredExpedition().discovery()]
+    }
+
+    public override var behavior: GraniteEventBehavior { .broadcastable }
+}
+
+/// The preview page as a child of the root component: attached (its page actions reach the root
+/// as `.contact` events) and listening, to the root (the actions' answers) and to the status
+/// component (the figures at each tick).
+///
+/// ```
+///  page ─POST /snapshot, /chain─► PreviewServer ─sendEvent─► PreviewComponent ─.contact─► CamComponent
+///  page ◄─/events (SSE)─ PreviewServer ◄─render (JSON)─ PreviewComponent ◄─hear(answers)─┘
+///                                                                       ◄─hear(Status)── StatusComponent
+/// ```
+public struct PreviewComponent: GraniteComponent {
+    /// The component's runtime.
+    public let command: GraniteCommand<PreviewCenter, PreviewState>
+    /// The server it renders to and takes the page's actions from.
+    let server: PreviewServer
+
+    /// A component rendering to `server` for a run set up as `setup`; the server's POST routes
+    /// become its events.
+    public init(server: PreviewServer, setup: PreviewSetup = PreviewSetup()) {
+        let command = GraniteCommand<PreviewCenter, PreviewState>(state: PreviewState(setup: setup))
+        self.command = command
+        self.server = server
+        server.setActionHandler { action in
+            do {
+                switch action {
+                case .snapshot: try command.send(PreviewEvents.SnapshotPressed())
+                case let .chain(text): try command.send(PreviewEvents.ChainSubmitted(text: text))
+                }
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
+    /// The render step: the status and the actions' answers, as the page's JSON and the text line.
+    public var body: String {
+        let state = self.state
+        let json = PreviewJSON.encode(state)
+        server.publish(status: state.status.line, json: json)
+        return json
+    }
+}
+
+/// The status as the JSON object the page reads (`/events`, `/status.json`), written by
+/// Foundation's `JSONEncoder` (every field present, `null` when unknown; `/` escaped, so no
+/// `</script>` can appear wherever the JSON lands).
+enum PreviewJSON {
+    /// The page's view of `state`.
+    struct Payload: Encodable {
+        let state: PreviewState
+
+        enum Key: String, CodingKey {
+            case frames, fps, latencyP50, latencyP99, dropped, depthEnabled, depthFPS, depthAge, saved,
+                 canSnapshot, format, fault, chain, chainError, chainsApplied, chainsRejected,
+                 snapshotsAsked, notice, ended, line
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            let s = state.status, setup = state.setup
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(s.frames, forKey: .frames)
+            try c.encode(PreviewJSON.rounded(s.fps), forKey: .fps)
+            try c.encode(PreviewJSON.rounded(s.latencyP50), forKey: .latencyP50)
+            try c.encode(PreviewJSON.rounded(s.latencyP99), forKey: .latencyP99)
+            try c.encode(s.dropped, forKey: .dropped)
+            try c.encode(setup.depthEnabled, forKey: .depthEnabled)
+            try c.encode(PreviewJSON.rounded(s.depthFPS), forKey: .depthFPS)
+            try c.encode(s.depthAge, forKey: .depthAge)
+            try c.encode(s.saved, forKey: .saved)
+            try c.encode(setup.canSnapshot, forKey: .canSnapshot)
+            try c.encode(s.format, forKey: .format)
+            try c.encode(s.fault, forKey: .fault)
+            try c.encode(setup.chain, forKey: .chain)
+            try c.encode(state.chainError, forKey: .chainError)
+            try c.encode(state.chainsApplied, forKey: .chainsApplied)
+            try c.encode(state.chainsRejected, forKey: .chainsRejected)
+            try c.encode(state.snapshotsAsked, forKey: .snapshotsAsked)
+            try c.encode(state.notice, forKey: .notice)
+            try c.encode(s.ended, forKey: .ended)
+            try c.encode(s.line, forKey: .line)
+        }
+    }
+
+    /// The page's JSON for `state`.
+    static func encode(_ state: PreviewState) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(Payload(state: state)) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A figure with one decimal (nil and non-finite values stay unknown).
+    static func rounded(_ value: Double?) -> Double? {
+        guard let value, value.isFinite else { return nil }
+        return (value * 10).rounded() / 10
+    }
+}

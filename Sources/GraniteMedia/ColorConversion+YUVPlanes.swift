@@ -1,0 +1,215 @@
+/// RGBA8 → planar Y, Cb, Cr, or packed YUYV (BT.601 limited range: ``ColorConversion/luma(_:_:_:)``,
+/// ``ColorConversion/cb(_:_:_:)``, ``ColorConversion/cr(_:_:_:)``), for the outputs that need
+/// YUV (the Y4M pipe, a V4L2 output's YU12). 4:2:0 chroma is the mean of each 2×2 block (odd
+/// edges repeat the last column/row); 4:4:4 one sample per pixel.
+///
+/// Vectorised with Swift's SIMD types: 16 pixels of a row at a time for luma and 4:4:4 chroma,
+/// 8 chroma samples (16×2 pixels) at a time for 4:2:0, in the same integer arithmetic as the
+/// scalar formulas, so the result is bit-identical to ``planarYUVReference`` (what the tests
+/// compare on odd sizes); the row ends that do not fill a vector take the scalar formulas.
+extension ColorConversion {
+    /// Writes `rgba` (`rgba8`, packed rows) as planes: Y (`lumaStride` bytes a row) then Cb and Cr
+    /// (`chromaStride` bytes a row; 4:2:0 when `subsampled`), starting at `out`, which must hold
+    /// `lumaStride * height + 2 * chromaStride * chromaHeight` bytes. Padding bytes are left alone.
+    package static func planarYUV(_ rgba: Image, subsampled: Bool, into out: UnsafeMutablePointer<UInt8>,
+                                  lumaStride: Int, chromaStride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, h = rgba.height
+        let ch = subsampled ? (h + 1) / 2 : h
+        rgba.bytes.withUnsafeBytes { raw in
+            let src = raw.baseAddress!
+            let u = out + lumaStride * h, v = u + chromaStride * ch
+            for y in 0..<h { lumaRow(src + y * w * 4, width: w, into: out + y * lumaStride) }
+            if subsampled {
+                for cy in 0..<ch {
+                    let y0 = cy * 2, y1 = min(y0 + 1, h - 1)
+                    chroma420Row(src + y0 * w * 4, src + y1 * w * 4, width: w,
+                                 cb: u + cy * chromaStride, cr: v + cy * chromaStride)
+                }
+            } else {
+                for y in 0..<h { chroma444Row(src + y * w * 4, width: w, cb: u + y * chromaStride, cr: v + y * chromaStride) }
+            }
+        }
+    }
+
+    /// The scalar formulas pixel by pixel: the reference ``planarYUV(_:subsampled:into:lumaStride:chromaStride:)`` must equal.
+    package static func planarYUVReference(_ rgba: Image, subsampled: Bool, into out: UnsafeMutablePointer<UInt8>,
+                                           lumaStride: Int, chromaStride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, h = rgba.height
+        let cw = subsampled ? (w + 1) / 2 : w, ch = subsampled ? (h + 1) / 2 : h
+        let s = rgba.bytes
+        let u = out + lumaStride * h, v = u + chromaStride * ch
+        for y in 0..<h {
+            for x in 0..<w {
+                let p = (y * w + x) * 4
+                out[y * lumaStride + x] = luma(Int(s[p]), Int(s[p + 1]), Int(s[p + 2]))
+            }
+        }
+        for cy in 0..<ch {
+            for cx in 0..<cw {
+                var r = 0, g = 0, b = 0
+                if subsampled {
+                    let y0 = cy * 2, y1 = min(y0 + 1, h - 1), x0 = cx * 2, x1 = min(x0 + 1, w - 1)
+                    for p in [y0 * w + x0, y0 * w + x1, y1 * w + x0, y1 * w + x1] {
+                        r += Int(s[p * 4]); g += Int(s[p * 4 + 1]); b += Int(s[p * 4 + 2])
+                    }
+                } else {
+                    let p = (cy * w + cx) * 4
+                    r = Int(s[p]) * 4; g = Int(s[p + 1]) * 4; b = Int(s[p + 2]) * 4
+                }
+                u[cy * chromaStride + cx] = cb(r, g, b)
+                v[cy * chromaStride + cx] = cr(r, g, b)
+            }
+        }
+    }
+
+    /// Writes `rgba` as packed YUYV (4:2:2: each pair's chroma the mean of the two pixels; an odd
+    /// last column pairs with itself), rows `stride` bytes apart; padding bytes are left alone.
+    package static func packedYUYV(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, stride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width
+        rgba.bytes.withUnsafeBytes { raw in
+            for y in 0..<rgba.height { yuyvRow(raw.baseAddress! + y * w * 4, width: w, into: out + y * stride) }
+        }
+    }
+
+    /// The scalar formulas pair by pair: the reference ``packedYUYV(_:into:stride:)`` must equal.
+    package static func packedYUYVReference(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, stride: Int) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, s = rgba.bytes
+        for y in 0..<rgba.height {
+            for pair in 0..<((w + 1) / 2) {
+                let a = (y * w + pair * 2) * 4, b = (y * w + min(pair * 2 + 1, w - 1)) * 4
+                let r0 = Int(s[a]), g0 = Int(s[a + 1]), b0 = Int(s[a + 2])
+                let r1 = Int(s[b]), g1 = Int(s[b + 1]), b1 = Int(s[b + 2])
+                let d = y * stride + pair * 4
+                out[d] = luma(r0, g0, b0)
+                out[d + 1] = cb((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+                out[d + 2] = luma(r1, g1, b1)
+                out[d + 3] = cr((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    private typealias Lanes16 = SIMD16<Int32>
+    private typealias Lanes8 = SIMD8<Int32>
+
+    /// Red, green and blue of 16 RGBA pixels as 32-bit lanes.
+    @inline(__always)
+    private static func channels16(_ p: UnsafeRawPointer) -> (Lanes16, Lanes16, Lanes16) {
+        let px = Lanes16(truncatingIfNeeded: p.loadUnaligned(as: SIMD16<UInt32>.self))
+        let mask = Lanes16(repeating: 0xFF)
+        return (px & mask, (px &>> 8) & mask, (px &>> 16) & mask)
+    }
+
+    @inline(__always)
+    private static func store(_ lanes: Lanes16, _ to: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(to).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: lanes), as: SIMD16<UInt8>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ lanes: Lanes8, _ to: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(to).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: lanes), as: SIMD8<UInt8>.self)
+    }
+
+    /// `(66r + 129g + 25b + 128) >> 8 + 16`: never outside 16...235, so no clamp.
+    private static func lumaRow(_ src: UnsafeRawPointer, width w: Int, into y: UnsafeMutablePointer<UInt8>) {
+        var x = 0
+        while x + 16 <= w {
+            let (r, g, b) = channels16(src + x * 4)
+            store(((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16, y + x)
+            x += 16
+        }
+        let p = src.assumingMemoryBound(to: UInt8.self)
+        while x < w {
+            y[x] = luma(Int(p[x * 4]), Int(p[x * 4 + 1]), Int(p[x * 4 + 2]))
+            x += 1
+        }
+    }
+
+    /// One row of YUYV: 16 pixels (8 pairs) at a time, then the scalar formulas for the rest.
+    private static func yuyvRow(_ src: UnsafeRawPointer, width w: Int, into d: UnsafeMutablePointer<UInt8>) {
+        var x = 0
+        while x + 16 <= w {
+            let (r, g, b) = channels16(src + x * 4)
+            let y = ((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16
+            let two = Lanes8(repeating: 2)
+            let (u, v) = chroma((r.evenHalf &+ r.oddHalf) &* two, (g.evenHalf &+ g.oddHalf) &* two, (b.evenHalf &+ b.oddHalf) &* two)
+            // Each pair as one little-endian word: Y0, U, Y1, V.
+            let words = y.evenHalf | (u &<< 8) | (y.oddHalf &<< 16) | (v &<< 24)
+            UnsafeMutableRawPointer(d + x * 2).storeBytes(of: SIMD8<UInt32>(truncatingIfNeeded: words), as: SIMD8<UInt32>.self)
+            x += 16
+        }
+        let p = src.assumingMemoryBound(to: UInt8.self)
+        while x < w {
+            let a = x * 4, b = min(x + 1, w - 1) * 4
+            let r0 = Int(p[a]), g0 = Int(p[a + 1]), b0 = Int(p[a + 2])
+            let r1 = Int(p[b]), g1 = Int(p[b + 1]), b1 = Int(p[b + 2])
+            d[x * 2] = luma(r0, g0, b0)
+            d[x * 2 + 1] = cb((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            d[x * 2 + 2] = luma(r1, g1, b1)
+            d[x * 2 + 3] = cr((r0 + r1) * 2, (g0 + g1) * 2, (b0 + b1) * 2)
+            x += 2
+        }
+    }
+
+    /// Cb and Cr from sums of four samples, clamped to 0...255 (as ``cb(_:_:_:)`` / ``cr(_:_:_:)``).
+    @inline(__always)
+    private static func chroma<L: SIMD>(_ r: L, _ g: L, _ b: L) -> (L, L) where L.Scalar == Int32 {
+        let lo = L(repeating: 0), hi = L(repeating: 255)
+        let u = ((-38 &* r &- 74 &* g &+ 112 &* b &+ 512) &>> 10) &+ 128
+        let v = ((112 &* r &- 94 &* g &- 18 &* b &+ 512) &>> 10) &+ 128
+        return (u.clamped(lowerBound: lo, upperBound: hi), v.clamped(lowerBound: lo, upperBound: hi))
+    }
+
+    private static func chroma444Row(_ src: UnsafeRawPointer, width w: Int, cb u: UnsafeMutablePointer<UInt8>, cr v: UnsafeMutablePointer<UInt8>) {
+        var x = 0
+        while x + 16 <= w {
+            let (r, g, b) = channels16(src + x * 4)
+            let (cbs, crs) = chroma(r &<< 2, g &<< 2, b &<< 2)
+            store(cbs, u + x)
+            store(crs, v + x)
+            x += 16
+        }
+        let p = src.assumingMemoryBound(to: UInt8.self)
+        while x < w {
+            let r = Int(p[x * 4]) * 4, g = Int(p[x * 4 + 1]) * 4, b = Int(p[x * 4 + 2]) * 4
+            u[x] = cb(r, g, b)
+            v[x] = cr(r, g, b)
+            x += 1
+        }
+    }
+
+    /// One row of 4:2:0 chroma from two rows of pixels (the same row twice at an odd bottom edge).
+    private static func chroma420Row(_ row0: UnsafeRawPointer, _ row1: UnsafeRawPointer, width w: Int,
+                                     cb u: UnsafeMutablePointer<UInt8>, cr v: UnsafeMutablePointer<UInt8>) {
+        var cx = 0
+        // 8 chroma samples = 16 pixels of each row; only whole pairs (an odd last column is scalar).
+        while cx * 2 + 16 <= w {
+            let (r0, g0, b0) = channels16(row0 + cx * 8)
+            let (r1, g1, b1) = channels16(row1 + cx * 8)
+            let r = r0.evenHalf &+ r0.oddHalf &+ r1.evenHalf &+ r1.oddHalf
+            let g = g0.evenHalf &+ g0.oddHalf &+ g1.evenHalf &+ g1.oddHalf
+            let b = b0.evenHalf &+ b0.oddHalf &+ b1.evenHalf &+ b1.oddHalf
+            let (cbs, crs) = chroma(r, g, b)
+            store(cbs, u + cx)
+            store(crs, v + cx)
+            cx += 8
+        }
+        let p0 = row0.assumingMemoryBound(to: UInt8.self), p1 = row1.assumingMemoryBound(to: UInt8.self)
+        let cw = (w + 1) / 2
+        while cx < cw {
+            let x0 = cx * 2, x1 = min(x0 + 1, w - 1)
+            var r = 0, g = 0, b = 0
+            for (row, x) in [(p0, x0), (p0, x1), (p1, x0), (p1, x1)] {
+                r += Int(row[x * 4]); g += Int(row[x * 4 + 1]); b += Int(row[x * 4 + 2])
+            }
+            u[cx] = cb(r, g, b)
+            v[cx] = cr(r, g, b)
+            cx += 1
+        }
+    }
+}
