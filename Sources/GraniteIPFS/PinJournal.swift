@@ -47,6 +47,15 @@ public enum PinJournalError: Error, Equatable, CustomStringConvertible {
 /// {"op":"done","id":…,"cid":…}  only after pin/add succeeded and the CID matched
 /// {"op":"fail","id":…,"reason":…}  for jobs no retry can finish (content changed, gone)
 /// ```
+/// Remote pinning (``RemotePinner``) adds, per job and pinning service:
+/// ```
+/// {"op":"remote","id":…,"service":URL}                 wanted there: written before the first POST
+/// {"op":"remote-request","id":…,"service":…,"requestid":…}  the service's request id, right after its answer
+/// {"op":"remote-done"|"remote-fail","id":…,"service":…[,"reason":…]}
+/// ```
+/// so a run killed or stopped while the service works resumes with `GET /pins/{requestid}`
+/// instead of a second `POST /pins`.
+///
 /// Every append holds an exclusive `flock`, so several processes (`granite pin`, a camera's
 /// relay) can share one journal. State is replayed from the file on each read; a torn last
 /// line (a crash mid-append) is ignored and a newline is written before the next record.
@@ -60,6 +69,9 @@ public final class PinJournal: Sendable {
         var id: String?
         var cid: CID?
         var reason: String?
+        /// Remote records: the pinning service's URL and its request id.
+        var service: String?
+        var requestid: String?
     }
 
     /// Opens (creating it and its folder if needed) the journal at `path`.
@@ -99,6 +111,55 @@ public final class PinJournal: Sendable {
         try append([Record(op: "fail", id: id, reason: reason)])
     }
 
+    /// Records that `ids` are wanted on the pinning service `service`; durable when this returns.
+    public func wantRemote(_ ids: [String], service: String) throws {
+        try append(ids.map { Record(op: "remote", id: $0, service: service) })
+    }
+
+    /// Records the service's request id for job `id`; durable when this returns.
+    public func recordRemoteRequest(_ id: String, service: String, requestID: String) throws {
+        try append([Record(op: "remote-request", id: id, service: service, requestid: requestID)])
+    }
+
+    /// Records job `id` as pinned on `service`.
+    public func markRemoteDone(_ id: String, service: String) throws {
+        try append([Record(op: "remote-done", id: id, service: service)])
+    }
+
+    /// Records job `id` as failed on `service`, with the service's reason.
+    public func markRemoteFailed(_ id: String, service: String, reason: String) throws {
+        try append([Record(op: "remote-fail", id: id, reason: reason, service: service)])
+    }
+
+    /// Where each job wanted on `service` stands there (queue order).
+    public func remoteState(service: String) throws -> [RemoteJobState] {
+        let records = try withLock(LOCK_SH) { _ in try readRecords() }
+        return Self.replayRemote(records).filter { $0.service == service }
+    }
+
+    private static func replayRemote(_ records: [Record]) -> [RemoteJobState] {
+        var jobs: [String: PinJob] = [:]
+        var order: [String] = []
+        var states: [String: RemoteJobState] = [:]
+        for record in records {
+            if record.op == "queue", let job = record.job { jobs[job.id] = job; continue }
+            guard let id = record.id, let service = record.service, let job = jobs[id] else { continue }
+            let key = service + "\u{0}" + id
+            switch record.op {
+            case "remote":
+                if states[key] == nil { order.append(key) }
+                if states[key] == nil || states[key]?.outcome != .pinned {
+                    states[key] = RemoteJobState(job: job, service: service, requestID: states[key]?.requestID, outcome: .pending)
+                }
+            case "remote-request": states[key]?.requestID = record.requestid
+            case "remote-done": states[key]?.outcome = .pinned
+            case "remote-fail": states[key]?.outcome = .failed(record.reason ?? "")
+            default: break
+            }
+        }
+        return order.compactMap { states[$0] }
+    }
+
     /// The journal replayed: jobs still pending (queue order), done, and failed with reasons.
     public func state() throws -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
         Self.replay(try withLock(LOCK_SH) { _ in try readRecords() })
@@ -127,11 +188,25 @@ public final class PinJournal: Sendable {
     /// Rewrites the journal with only unfinished and failed jobs (atomic: temp file, fsync, rename).
     public func compact() throws {
         try withLock(LOCK_EX) { _ in
-            let (pending, _, failed) = Self.replay(try readRecords())
+            let all = try readRecords()
+            let (pending, done, failed) = Self.replay(all)
             var records = pending.map { Record(op: "queue", job: $0) }
             for (job, reason) in failed {
                 records.append(Record(op: "queue", job: job))
                 records.append(Record(op: "fail", id: job.id, reason: reason))
+            }
+            // Jobs pinned here but still wanted on a pinning service keep their remote records.
+            let remote = Self.replayRemote(all).filter { $0.outcome == .pending }
+            let kept = Set(records.compactMap { $0.job?.id })
+            for job in done where !kept.contains(job.id) && remote.contains(where: { $0.job.id == job.id }) {
+                records.append(Record(op: "queue", job: job))
+                records.append(Record(op: "done", id: job.id, cid: job.cid))
+            }
+            for state in remote {
+                records.append(Record(op: "remote", id: state.job.id, service: state.service))
+                if let requestID = state.requestID {
+                    records.append(Record(op: "remote-request", id: state.job.id, service: state.service, requestid: requestID))
+                }
             }
             let temp = path + ".compact"
             let file = try DurableFile(path: temp, truncate: true) { PinJournalError.write(path: temp, reason: $0) }
@@ -207,4 +282,26 @@ public final class PinJournal: Sendable {
         let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 { fsync(fd); close(fd) }
     }
+}
+
+/// Where one job stands on one pinning service, replayed from the journal.
+public struct RemoteJobState: Sendable, Equatable {
+    /// How it ended there, if it has.
+    public enum Outcome: Sendable, Equatable {
+        /// Not pinned yet (no request, or the request is queued or pinning).
+        case pending
+        /// Pinned on the service.
+        case pinned
+        /// The service gave up on it (its reason, escaped).
+        case failed(String)
+    }
+
+    /// The job (its root CID is what the service pins).
+    public var job: PinJob
+    /// The service's URL.
+    public var service: String
+    /// The service's request id, once a `POST /pins` was answered.
+    public var requestID: String?
+    /// How it ended.
+    public var outcome: Outcome
 }
