@@ -219,6 +219,11 @@ public final class PinJournal: Sendable {
 
     // MARK: - File access
 
+    /// Appends `records` and returns once they are on disk. Appends from several threads share
+    /// fsyncs (group commit): each write is done under the file lock, then one thread syncs the
+    /// file for every append written so far while the others wait for that sync, so N jobs
+    /// finishing together cost about one fsync, not N — and no caller returns before its own
+    /// records are durable.
     private func append(_ records: [Record]) throws {
         let bytes = try encode(records)
         try withLock(LOCK_EX) { fd in
@@ -231,9 +236,17 @@ public final class PinJournal: Sendable {
             }
             let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.append(prefix + bytes)
+        }
+        try syncs.waitDurable(syncs.written()) {
+            let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.sync()
         }
     }
+
+    private let syncs = GroupCommit()
+
+    /// fsyncs done so far by this journal object (tests and benchmarks).
+    var syncCount: Int { syncs.count }
 
     private func encode(_ records: [Record]) throws -> [UInt8] {
         let encoder = JSONEncoder()
@@ -304,4 +317,57 @@ public struct RemoteJobState: Sendable, Equatable {
     public var requestID: String?
     /// How it ended.
     public var outcome: Outcome
+}
+
+/// Shares one fsync among the appends written while it was pending (group commit).
+///
+/// ```
+/// append: write ─► ticket = ++written ─► synced ≥ ticket? ─ yes ─► durable
+///                                            └ no: a sync running? ─ yes ─► wait for it, ask again
+///                                                                   └ no ─► sync (covers all written) ─► synced = written then
+/// ```
+final class GroupCommit: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var writtenCount: UInt64 = 0
+    private var synced: UInt64 = 0
+    private var syncing = false
+    private var syncs = 0
+
+    /// The ticket of an append whose write just returned.
+    func written() -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        writtenCount += 1
+        return writtenCount
+    }
+
+    /// fsyncs run so far.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return syncs
+    }
+
+    /// Returns once a sync that started after append `ticket` was written has finished; runs
+    /// `sync` itself when none is running.
+    func waitDurable(_ ticket: UInt64, sync: () throws -> Void) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while synced < ticket {
+            if syncing {
+                condition.wait()
+                continue
+            }
+            syncing = true
+            let covers = writtenCount
+            condition.unlock()
+            let result = Result { try sync() }
+            condition.lock()
+            syncing = false
+            syncs += 1
+            if case .success = result { synced = max(synced, covers) }
+            condition.broadcast()
+            try result.get()
+        }
+    }
 }

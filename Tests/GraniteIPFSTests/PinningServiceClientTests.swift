@@ -188,3 +188,63 @@ extension PinningServiceClientTests {
         XCTAssertGreaterThanOrEqual(requests["GET /pins"] ?? 0, 2)
     }
 }
+
+/// The pin journal's group commit: appends finishing together share fsyncs, none returns early.
+final class PinJournalSyncTests: XCTestCase {
+    func testConcurrentAppendsShareFsyncs() throws {
+        let group = GroupCommit()
+        let covered = Covered()   // the index of each finished sync
+        let started = Atomic64()   // syncs begun
+        // Eight real threads (concurrentPerform would use one per core: two here).
+        let done = DispatchGroup()
+        for _ in 0..<8 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                for _ in 0..<20 {
+                    let before = started.load()
+                    let ticket = group.written()
+                    try? group.waitDurable(ticket) {
+                        let index = started.increment()
+                        usleep(3_000)   // a disk's fsync
+                        covered.append(index)
+                    }
+                    // Returned only once a sync that began after this append began has finished.
+                    XCTAssertTrue(covered.values.contains { $0 > before })
+                }
+            }.start()
+        }
+        done.wait()
+        XCTAssertEqual(group.count, covered.values.count)
+        XCTAssertLessThan(group.count, 160 / 2, "160 appends from 8 threads share fsyncs")
+    }
+
+    func testJournalRecordsFromManyThreadsAreAllThere() throws {
+        let dir = try TestSupport.tempDir(self)
+        let journal = try PinJournal(path: dir.appendingPathComponent("pins.jsonl").path)
+        let a = try TestSupport.write(Array("a".utf8), to: dir, "a.txt")
+        let pinner = try Pinner(client: KuboClient(endpoint: .init(host: "127.0.0.1", port: 9)), journal: journal, options: .init())
+        let jobs = try (0..<64).flatMap { _ in try pinner.enqueue(paths: [a]) }
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for job in jobs[(worker * 8)..<(worker * 8 + 8)] { try? journal.markDone(job.id, cid: job.cid) }
+        }
+        XCTAssertEqual(Set(try journal.state().done.map(\.id)), Set(jobs.map(\.id)))
+        XCTAssertLessThanOrEqual(journal.syncCount, 64 + 64)
+    }
+}
+
+/// A tiny lock-protected counter for the test above.
+private final class Atomic64: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+    func load() -> UInt64 { lock.lock(); defer { lock.unlock() }; return value }
+    func increment() -> UInt64 { lock.lock(); defer { lock.unlock() }; value += 1; return value }
+}
+
+/// The syncs' coverage, recorded from several threads.
+private final class Covered: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [UInt64] = []
+    func append(_ value: UInt64) { lock.lock(); list.append(value); lock.unlock() }
+    var values: [UInt64] { lock.lock(); defer { lock.unlock() }; return list }
+}
