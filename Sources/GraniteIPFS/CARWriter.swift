@@ -14,7 +14,7 @@ import Glibc
 final class CARWriter: BlockSink {
     private let path: String
     private let blocksPath: String
-    private var blocks: DurableFile?
+    private var blocks: DurableFile<IPFSError>?
     private var seen = Set<[UInt8]>()
 
     init(path: String) throws {

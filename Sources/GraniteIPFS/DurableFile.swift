@@ -5,13 +5,14 @@ import Glibc
 
 /// An append-only file written with `write(2)` and made durable with `fsync(2)`.
 ///
-/// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error.
-final class DurableFile {
+/// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error
+/// (`DurableFile<PinJournalError>`, `DurableFile<IPFSError>`).
+final class DurableFile<Failure: Error> {
     let path: String
     private let fd: Int32
-    private let error: (String) -> any Error
+    private let error: (String) -> Failure
 
-    init(path: String, truncate: Bool, error: @escaping (String) -> any Error) throws {
+    init(path: String, truncate: Bool, error: @escaping (String) -> Failure) throws(Failure) {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw error(String(cString: strerror(errno))) }
@@ -23,12 +24,14 @@ final class DurableFile {
     deinit { close(fd) }
 
     /// Appends all of `bytes` (retrying short writes and EINTR).
-    func append(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try append($0) }
+    func append(_ bytes: [UInt8]) throws(Failure) {
+        // withUnsafeBytes rethrows untyped: carry the typed error out in a Result.
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(Failure) in try append(raw) } }
+        try result.get()
     }
 
     /// Appends all of `bytes` (retrying short writes and EINTR).
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
+    func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
         var offset = 0
         while offset < bytes.count {
             let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -41,12 +44,12 @@ final class DurableFile {
     }
 
     /// Flushes data and metadata to disk.
-    func sync() throws {
+    func sync() throws(Failure) {
         guard fsync(fd) == 0 else { throw error(String(cString: strerror(errno))) }
     }
 
     /// Appends this file's whole content to `other`.
-    func copy(to other: DurableFile) throws {
+    func copy(to other: DurableFile<Failure>) throws(Failure) {
         let input = open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw error(String(cString: strerror(errno))) }
         defer { close(input) }

@@ -75,7 +75,7 @@ public final class PinJournal: Sendable {
     }
 
     /// Opens (creating it and its folder if needed) the journal at `path`.
-    public init(path: String) throws {
+    public init(path: String) throws(PinJournalError) {
         self.path = path
         let dir = (path as NSString).deletingLastPathComponent
         do {
@@ -97,43 +97,43 @@ public final class PinJournal: Sendable {
     }
 
     /// Records `jobs` as queued; durable when this returns.
-    public func enqueue(_ jobs: [PinJob]) throws {
+    public func enqueue(_ jobs: [PinJob]) throws(PinJournalError) {
         try append(jobs.map { Record(op: "queue", job: $0) })
     }
 
     /// Records job `id` as pinned with `cid`; durable when this returns.
-    public func markDone(_ id: String, cid: CID) throws {
+    public func markDone(_ id: String, cid: CID) throws(PinJournalError) {
         try append([Record(op: "done", id: id, cid: cid)])
     }
 
     /// Records job `id` as failed for good, with the reason.
-    public func markFailed(_ id: String, reason: String) throws {
+    public func markFailed(_ id: String, reason: String) throws(PinJournalError) {
         try append([Record(op: "fail", id: id, reason: reason)])
     }
 
     /// Records that `ids` are wanted on the pinning service `service`; durable when this returns.
-    public func wantRemote(_ ids: [String], service: String) throws {
+    public func wantRemote(_ ids: [String], service: String) throws(PinJournalError) {
         try append(ids.map { Record(op: "remote", id: $0, service: service) })
     }
 
     /// Records the service's request id for job `id`; durable when this returns.
-    public func recordRemoteRequest(_ id: String, service: String, requestID: String) throws {
+    public func recordRemoteRequest(_ id: String, service: String, requestID: String) throws(PinJournalError) {
         try append([Record(op: "remote-request", id: id, service: service, requestid: requestID)])
     }
 
     /// Records job `id` as pinned on `service`.
-    public func markRemoteDone(_ id: String, service: String) throws {
+    public func markRemoteDone(_ id: String, service: String) throws(PinJournalError) {
         try append([Record(op: "remote-done", id: id, service: service)])
     }
 
     /// Records job `id` as failed on `service`, with the service's reason.
-    public func markRemoteFailed(_ id: String, service: String, reason: String) throws {
+    public func markRemoteFailed(_ id: String, service: String, reason: String) throws(PinJournalError) {
         try append([Record(op: "remote-fail", id: id, reason: reason, service: service)])
     }
 
     /// Where each job wanted on `service` stands there (queue order).
-    public func remoteState(service: String) throws -> [RemoteJobState] {
-        let records = try withLock(LOCK_SH) { _ in try readRecords() }
+    public func remoteState(service: String) throws(PinJournalError) -> [RemoteJobState] {
+        let records = try withLock(LOCK_SH) { _ throws(PinJournalError) in try readRecords() }
         return Self.replayRemote(records).filter { $0.service == service }
     }
 
@@ -161,8 +161,8 @@ public final class PinJournal: Sendable {
     }
 
     /// The journal replayed: jobs still pending (queue order), done, and failed with reasons.
-    public func state() throws -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
-        Self.replay(try withLock(LOCK_SH) { _ in try readRecords() })
+    public func state() throws(PinJournalError) -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
+        Self.replay(try withLock(LOCK_SH) { _ throws(PinJournalError) in try readRecords() })
     }
 
     private static func replay(_ records: [Record]) -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
@@ -186,8 +186,8 @@ public final class PinJournal: Sendable {
     }
 
     /// Rewrites the journal with only unfinished and failed jobs (atomic: temp file, fsync, rename).
-    public func compact() throws {
-        try withLock(LOCK_EX) { _ in
+    public func compact() throws(PinJournalError) {
+        try withLock(LOCK_EX) { _ throws(PinJournalError) in
             let all = try readRecords()
             let (pending, done, failed) = Self.replay(all)
             var records = pending.map { Record(op: "queue", job: $0) }
@@ -224,9 +224,9 @@ public final class PinJournal: Sendable {
     /// file for every append written so far while the others wait for that sync, so N jobs
     /// finishing together cost about one fsync, not N — and no caller returns before its own
     /// records are durable.
-    private func append(_ records: [Record]) throws {
+    private func append(_ records: [Record]) throws(PinJournalError) {
         let bytes = try encode(records)
-        try withLock(LOCK_EX) { fd in
+        try withLock(LOCK_EX) { fd throws(PinJournalError) in
             // A crash mid-append may have left a torn last line: end it before ours.
             var prefix: [UInt8] = []
             let size = lseek(fd, 0, SEEK_END)
@@ -237,7 +237,7 @@ public final class PinJournal: Sendable {
             let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.append(prefix + bytes)
         }
-        try syncs.waitDurable(syncs.written()) {
+        try syncs.waitDurable(syncs.written()) { () throws(PinJournalError) in
             let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.sync()
         }
@@ -248,7 +248,7 @@ public final class PinJournal: Sendable {
     /// fsyncs done so far by this journal object (tests and benchmarks).
     var syncCount: Int { syncs.count }
 
-    private func encode(_ records: [Record]) throws -> [UInt8] {
+    private func encode(_ records: [Record]) throws(PinJournalError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out: [UInt8] = []
@@ -259,7 +259,7 @@ public final class PinJournal: Sendable {
         return out
     }
 
-    private func readRecords() throws -> [Record] {
+    private func readRecords() throws(PinJournalError) -> [Record] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw PinJournalError.open(path: path, reason: "unreadable")
         }
@@ -280,7 +280,7 @@ public final class PinJournal: Sendable {
         return records
     }
 
-    private func withLock<T>(_ operation: Int32, _ body: (Int32) throws -> T) throws -> T {
+    private func withLock<T>(_ operation: Int32, _ body: (Int32) throws(PinJournalError) -> T) throws(PinJournalError) -> T {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw PinJournalError.open(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
@@ -350,7 +350,7 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Returns once a sync that started after append `ticket` was written has finished; runs
     /// `sync` itself when none is running.
-    func waitDurable(_ ticket: UInt64, sync: () throws -> Void) throws {
+    func waitDurable<Failure: Error>(_ ticket: UInt64, sync: () throws(Failure) -> Void) throws(Failure) {
         condition.lock()
         defer { condition.unlock() }
         while synced < ticket {
@@ -361,7 +361,7 @@ final class GroupCommit: @unchecked Sendable {
             syncing = true
             let covers = writtenCount
             condition.unlock()
-            let result = Result { try sync() }
+            let result = Result { () throws(Failure) in try sync() }
             condition.lock()
             syncing = false
             syncs += 1

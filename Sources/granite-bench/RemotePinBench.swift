@@ -81,8 +81,9 @@ struct RemotePinBench: AsyncParsableCommand {
             faults.append(stats.faults.values.reduce(0, +))
         }
         let s = BenchData.median(seconds)
-        print("remote pinning of \(pins) CIDs on the test pinning service (\(Int(faultRate * 1000) / 10)% 429 with Retry-After \(retryAfter) s "
-              + "+ \(Int(faultRate * 1000) / 10)% 500, pins queued+pinning \(pinDelay) s, 8 requests at a time, median of \(seconds.count)):")
+        let percent = String(format: "%.1f%%", faultRate * 100)
+        print("remote pinning of \(pins) CIDs on the test pinning service (\(percent) 429 with Retry-After \(retryAfter) s "
+              + "+ \(percent) 500, pins queued+pinning \(pinDelay) s, 8 requests at a time, median of \(seconds.count)):")
         print(String(format: "  seconds to all pinned %.2f   pins/s %.1f   requests per pin %.2f   faults injected %@",
                      s, Double(pins) / s, BenchData.median(perPin), faults.map(String.init).joined(separator: "/")))
         print("  runs: " + seconds.map { String(format: "%.2f s", $0) }.joined(separator: ", "))
