@@ -106,6 +106,7 @@ let package = Package(
         .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteTesting"]),
         // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
         .target(name: "GraniteIPFS", dependencies: [
+            "GraniteMedia",   // the one atomic writer (AtomicWriter) and EINTR helper (SystemCall)
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

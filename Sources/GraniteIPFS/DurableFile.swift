@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// An append-only file written with `write(2)` and made durable with `fsync(2)`.
+/// An append-only file written with `write(2)` and made durable with `fsync(2)` (the pin journal
+/// and the CAR export's block side file; whole files are written through GraniteMedia's `AtomicWriter`).
 ///
 /// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error
 /// (`DurableFile<PinJournalError>`, `DurableFile<IPFSError>`).
@@ -46,23 +47,5 @@ final class DurableFile<Failure: Error> {
     /// Flushes data and metadata to disk.
     func sync() throws(Failure) {
         guard fsync(fd) == 0 else { throw error(String(cString: strerror(errno))) }
-    }
-
-    /// Appends this file's whole content to `other`.
-    func copy(to other: DurableFile<Failure>) throws(Failure) {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw error(String(cString: strerror(errno))) }
-        defer { close(input) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(input, buffer.baseAddress!, buffer.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw error(String(cString: strerror(errno)))
-            }
-            if n == 0 { return }
-            try other.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        }
     }
 }

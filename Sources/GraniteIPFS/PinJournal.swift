@@ -1,4 +1,5 @@
 import Foundation
+import GraniteMedia
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -185,7 +186,8 @@ public final class PinJournal: Sendable {
                 all.compactMap { job in failed[job.id].map { (job, $0) } })
     }
 
-    /// Rewrites the journal with only unfinished and failed jobs (atomic: temp file, fsync, rename).
+    /// Rewrites the journal with only unfinished and failed jobs, through the project's one atomic
+    /// writer (GraniteMedia's `AtomicWriter`: temporary file, fsync, rename, fsync of the folder).
     public func compact() throws(PinJournalError) {
         try withLock(LOCK_EX) { _ throws(PinJournalError) in
             let all = try readRecords()
@@ -208,12 +210,10 @@ public final class PinJournal: Sendable {
                     records.append(Record(op: "remote-request", id: state.job.id, service: state.service, requestid: requestID))
                 }
             }
-            let temp = path + ".compact"
-            let file = try DurableFile(path: temp, truncate: true) { PinJournalError.write(path: temp, reason: $0) }
+            let path = self.path
+            let file = try AtomicWriter(path: path) { PinJournalError.write(path: path, reason: "\($1) \($0): \(String(cString: strerror($2)))") }
             try file.append(try encode(records))
-            try file.sync()
-            guard rename(temp, path) == 0 else { throw PinJournalError.write(path: path, reason: String(cString: strerror(errno))) }
-            syncFolder()
+            try file.commit()
         }
     }
 
@@ -288,12 +288,6 @@ public final class PinJournal: Sendable {
             guard errno == EINTR else { throw PinJournalError.open(path: path, reason: "flock: \(String(cString: strerror(errno)))") }
         }
         return try body(fd)
-    }
-
-    private func syncFolder() {
-        let dir = (path as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
     }
 }
 
