@@ -48,6 +48,26 @@ extension GraniteNode {
         }
     }
 
+    /// A relay broadcast reaching down from a host: each listening child whose center is
+    /// `.broadcastable` reduces it (when it has an expedition for it) and passes it on to its own
+    /// listeners; a `.passthrough` child only passes it on; `.quiet` and `.none` children take no
+    /// broadcasts. Returns how many children reduce it.
+    func broadcastDown(_ event: any GraniteEvent, key: EventKey) -> Int {
+        var delivered = 0
+        for child in listenerNodes {
+            switch child.centerBehavior {
+            case .broadcastable:
+                if child.handles(key), child.enqueue(event, key: key, replyTo: nil) { delivered += 1 }
+                delivered += child.broadcastDown(event, key: key)
+            case .passthrough:
+                delivered += child.broadcastDown(event, key: key)
+            case .quiet, .none:
+                continue
+            }
+        }
+        return delivered
+    }
+
     /// `.contact`: bubbles up the attach chain to the first ancestor that handles the event.
     func contactUp(_ event: any GraniteEvent, key: EventKey) {
         var route: [String] = []

@@ -10,8 +10,9 @@ import Synchronization
 /// }
 /// ```
 /// A center hosts a relay by holding it as a stored property. Components ask it with
-/// `.rebound` requests (it answers the one that asked); it reaches every broadcastable host with
-/// ``GraniteService/broadcast(_:)`` — a standing subscription, the way a frame stream works.
+/// `.rebound` requests (it answers the one that asked); it reaches every broadcastable host, and
+/// the broadcastable children listening to them, with ``GraniteService/broadcast(_:)`` — a
+/// standing subscription, the way a frame stream works.
 /// Its reducers run on its own executor, so a relay never blocks a component, and a render never
 /// stops it: only unmounting its last host does (``cancel()``, then ``clean()``).
 public protocol GraniteRelay: Sendable {

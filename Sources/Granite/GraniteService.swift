@@ -10,6 +10,7 @@ protocol AnyGraniteService: GraniteNode {}
 /// ```
 ///  component ─.rebound─► [relay mailbox on its own queue] ─► expedition ─.rebound─► that component
 ///  relay work (thread, timer) ─► broadcast(event) ─► every broadcastable host's mailbox
+///                                                   └─► their broadcastable listening children
 /// ```
 public final class GraniteService<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, AnyGraniteService, @unchecked Sendable {
     /// The relay's center.
@@ -53,7 +54,10 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         }
     }
 
-    /// Delivers an event to every broadcastable host with an expedition for it; returns how many.
+    /// Delivers an event to every broadcastable host with an expedition for it, and down each
+    /// host's listening children to every broadcastable one that has an expedition for it (the
+    /// seeds' "relays initialized higher in a component tree send to all child components ready
+    /// to hear broadcasts"); returns how many reduce it.
     @discardableResult
     public func broadcast(_ event: some GraniteEvent) -> Int {
         deliver(event, key: EventKey(type(of: event)))
@@ -69,8 +73,10 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         let hosts = hosting.withLock { $0.hosts }
         var delivered = 0
         for host in hosts {
-            guard host.centerBehavior == .broadcastable, host.handles(key) else { continue }
-            if host.enqueue(event, key: key, replyTo: nil) { delivered += 1 }
+            if host.centerBehavior == .broadcastable, host.handles(key), host.enqueue(event, key: key, replyTo: nil) {
+                delivered += 1
+            }
+            delivered += host.broadcastDown(event, key: key)
         }
         return delivered
     }

@@ -2,6 +2,7 @@ import Granite
 import GraniteCapture
 import GraniteIPFS
 import GraniteMedia
+import Synchronization
 
 /// What a finished run reports.
 public struct CamSummary: Sendable, Equatable {
@@ -50,14 +51,16 @@ public struct CamSummary: Sendable, Equatable {
     }
 }
 
-/// One `granite-cam` run: mounts the root component, ticks the status, waits for the end,
-/// flushes outputs, unmounts.
+/// One `granite-cam` run: mounts the component tree (root, its relays, the status child),
+/// ticks the status, waits for the source to end, drains the tree, unmounts.
 public final class CamApp: Sendable {
     /// The pipeline of this run.
     public let pipeline: CamPipeline
     /// The root component.
     let root: CamComponent
     private let runtime: GraniteRuntime
+    /// A stop asked for before the tree was mounted (sent once it is).
+    private let stopAsked = Atomic<Bool>(false)
 
     /// An app over `pipeline`, in its own runtime.
     public init(pipeline: CamPipeline, runtime: GraniteRuntime = GraniteRuntime()) {
@@ -74,14 +77,15 @@ public final class CamApp: Sendable {
         } catch {
             throw .invalidOptions("cannot start the pipeline: \(error)")
         }
+        if stopAsked.load(ordering: .sequentiallyConsistent) { stop() }
         let settings = pipeline.settings
         await pipeline.pins?.queue.start()
-        let ticker = Task.detached { [root] in
+        let ticker = Task.detached { [status = root.status] in
             let interval = UInt64(1e9 / max(0.1, settings.statusHz))
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: interval)
                 if Task.isCancelled { break }
-                try? root.sendEvent(CamEvents.Tick())
+                try? status.sendEvent(CamEvents.Tick())
             }
         }
         if let threshold = settings.largeBlockMmapThreshold { MemoryProbe.mapLargeBlocks(atLeast: threshold) }
@@ -94,46 +98,56 @@ public final class CamApp: Sendable {
             }
         }
         let timer = settings.duration.map { seconds in
-            Task.detached { [pipeline] in
+            Task.detached { [self] in
                 try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                if !Task.isCancelled { pipeline.requestStop() }
+                if !Task.isCancelled { stop() }
             }
         }
-        await pipeline.waitUntilEnded()
+        await root.end.wait()
         ticker.cancel()
         timer?.cancel()
         trimmer?.cancel()
         // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,
         // live outputs, pins and their replies). The runtime drains it all, follow-ups included.
         await runtime.drain()
-        for sink in pipeline.sinks { sink.finish() }
-        pipeline.writer?.close()
-        try? root.sendEvent(CamEvents.Tick())   // the final status line
+        try? root.status.sendEvent(CamEvents.Tick())   // the final status line
         await runtime.drain()
-        let state = root.state
-        let closedSink = root.center.sinks.state.closedBy
+        let state = root.state, figures = root.status.state
+        let renders = root.status.command.renderCount
+        // Unmounting unhosts the relays: the output relay closes its writer, the sink relay finishes its sinks.
         root.unmount()
         let pinning = await pipeline.pins?.finish()
-        var summary = CamSummary(frames: state.frames, saved: state.saved, dropped: state.sourceStats.dropped,
-                                 renders: root.command.renderCount, latencyP50: state.latency.percentile(50),
-                                 latencyP99: state.latency.percentile(99), depthFrames: state.depthFrames,
+        var summary = CamSummary(frames: figures.frames, saved: figures.saved, dropped: figures.sourceStats.dropped,
+                                 renders: renders, latencyP50: figures.latency.percentile(50),
+                                 latencyP99: figures.latency.percentile(99), depthFrames: figures.depthFrames,
                                  seconds: Double(monotonicNanos() - started) / 1e9, failure: state.failure,
-                                 statusLine: state.statusLine)
-        summary.depthSaved = state.depthSaved
+                                 statusLine: figures.statusLine)
+        summary.depthSaved = figures.depthSaved
         summary.live = settings.isLive
-        summary.droppedBehind = state.sourceStats.droppedByConsumer
-        summary.droppedBySource = state.sourceStats.droppedBySource
+        summary.droppedBehind = figures.sourceStats.droppedByConsumer
+        summary.droppedBySource = figures.sourceStats.droppedBySource
         summary.pinning = pinning
-        summary.closedSink = closedSink
-        if let failure = state.failure, state.frames == 0 {
+        summary.closedSink = state.closedBy
+        if let failure = state.failure, figures.frames == 0 {
             throw .invalidOptions(failure)
         }
         return summary
     }
 
-    /// Frames reduced so far (for progress while it runs).
-    public var framesSoFar: UInt64 { root.state.frames }
+    /// Frames processed so far (for progress while it runs).
+    public var framesSoFar: UInt64 { root.status.state.frames }
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
-    public func stop() { pipeline.requestStop() }
+    public func stop() {
+        stopAsked.store(true, ordering: .sequentiallyConsistent)
+        // Before mounting the relays are not hosted yet: `run` sends it once they are.
+        if root.command.isMounted { try? root.sendEvent(CamEvents.Stop()) }
+    }
+
+    /// Asks for the next processed frame to be written whatever the save policy (needs an
+    /// output folder): `granite-cam` does this on SIGUSR1.
+    public func requestSnapshot() { try? root.sendEvent(CamEvents.Snapshot()) }
+
+    /// The capture relay's back-pressure gate (tests check its bounds).
+    var flow: FlowGate { root.center.capture.resources.flow }
 }

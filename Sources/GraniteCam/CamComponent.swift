@@ -1,197 +1,225 @@
 import Granite
 import GraniteCapture
 import GraniteMedia
+import Synchronization
 
-/// The root component's state: counters and windows, all bounded (memory stays flat).
+/// The run's outlets, as plain values: the root routes every frame by them.
+struct CamRouting: Sendable, Equatable {
+    /// Which frames are written.
+    var save: SavePolicy = .none
+    /// Whether the run is live (depth latest-frame-wins through the depth relay).
+    var live = true
+    /// Depth on every n-th frame.
+    var depthEvery: Int?
+    /// Whether the depth relay has a model (live runs with depth).
+    var liveDepth = false
+    /// Whether a stage reads a depth map (a live run's maps go back to the capture relay).
+    var chainUsesDepth = false
+    /// Whether there is an output folder.
+    var writesFiles = false
+    /// Whether live sinks take every frame.
+    var sinks = false
+    /// Whether there is a preview.
+    var preview = false
+    /// Whether written files are pinned.
+    var pins = false
+    /// At most one preview frame per this many ns (each is a JPEG encode).
+    var previewInterval: UInt64 = 100_000_000
+
+    /// No outlets (a component over nothing).
+    init() {}
+
+    /// The outlets of `pipeline`.
+    init(_ pipeline: CamPipeline) {
+        let s = pipeline.settings
+        save = s.save
+        live = s.isLive
+        depthEvery = s.depthEvery
+        liveDepth = s.isLive && pipeline.depth != nil && s.depthEvery != nil
+        chainUsesDepth = pipeline.stages.contains { $0.usesDepth }
+        writesFiles = pipeline.writer != nil
+        sinks = !pipeline.sinks.isEmpty
+        preview = pipeline.preview != nil
+        pins = pipeline.pins != nil
+    }
+}
+
+/// The root component's state: how frames are routed and which are still being written. Values
+/// only; the counters and rates the status line shows belong to ``StatusComponent``.
 struct CamState: GraniteState {
-    /// The run's pipeline (seams, source, writer).
-    var handle: PipelineHandle?
-    /// Frames reduced.
-    var frames: UInt64 = 0
-    /// The last frame's sequence number.
-    var lastSequence: UInt64?
-    /// Capture-to-processed latency (ns samples).
-    var latency = LatencyWindow()
-    /// Processed frames per second.
-    var rate = RateMeter()
-    /// Depth maps per second.
-    var depthRate = RateMeter()
-    /// Depth maps received.
-    var depthFrames: UInt64 = 0
-    /// Depth maps written as files.
-    var depthSaved: UInt64 = 0
-    /// How many frames old the depth map the chain last used was (live runs; nil: none yet).
-    var depthAge: UInt64?
-    /// The source's counters, as of the last frame.
-    var sourceStats = CaptureStats()
-    /// Frames written, and writes that failed.
-    var saved: UInt64 = 0
-    /// Writes that failed.
-    var saveFailures: UInt64 = 0
-    /// Faults reported, and the last one.
-    var faults: UInt64 = 0
-    /// The last fault's message.
-    var lastFault: String?
-    /// The format in effect.
-    var format: StreamFormat?
+    /// The outlets.
+    var routing = CamRouting()
+    /// Frames routed so far (the save policy counts by it; a frame's ticket is its index here).
+    var routed: UInt64 = 0
+    /// Frames still being written: ticket → outlets not done yet. At most the gate's limit.
+    var outlets: [UInt64: Int] = [:]
+    /// Whether a frame is with the depth relay (live: one at a time, later frames skipped).
+    var depthBusy = false
+    /// Frames due for depth that were skipped because the model was busy (latest frame wins).
+    var depthSkipped: UInt64 = 0
     /// When a frame last went to the preview (monotonic ns).
     var lastPreviewNanos: UInt64 = 0
-    /// Whether the source has ended, and why if it failed.
+    /// Whether the next frame is written whatever the save policy.
+    var snapshotPending = false
+    /// Whether a stop was asked for.
+    var stopping = false
+    /// Whether the source has ended.
     var ended = false
     /// Why the source ended, when it failed.
     var failure: String?
+    /// The live sink whose reader went away, ending the run.
+    var closedBy: String?
 
-    /// An empty state (no pipeline: the component does nothing).
+    /// A state with no outlets.
     init() {}
 
-    /// A state carrying `pipeline`.
-    init(pipeline: CamPipeline) {
-        handle = PipelineHandle(pipeline)
-    }
-
-    /// The status line the render step shows.
-    var statusLine: String {
-        let d = CamState.oneDecimal
-        var parts = [
-            "frames \(frames)",
-            "fps \(d(rate.rate))",
-            "latency p50 \(d(latency.percentile(50))) ms p99 \(d(latency.percentile(99))) ms",
-            "dropped \(sourceStats.dropped)",
-            "depth \(d(depthRate.rate)) fps" + (depthAge.map { " age \($0)" } ?? ""),
-            "saved \(saved)",
-        ]
-        if let format { parts.append("\(format)") }
-        if let lastFault { parts.append("fault: \(lastFault)") }
-        return parts.joined(separator: " | ")
-    }
-
-    /// A value with one decimal (`12.3`), or `–` when there is none.
-    static func oneDecimal(_ value: Double?) -> String {
-        guard let value, value.isFinite else { return "–" }
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(abs(tenths % 10))"
-    }
+    /// A state routing to `routing`'s outlets.
+    init(routing: CamRouting) { self.routing = routing }
 }
 
 /// Starts capture once the component is mounted.
 struct StartExpedition: GraniteExpedition {
     func reduce(event: CamEvents.Start, state: inout CamState, connection: GraniteConnection) {
-        guard let handle = state.handle else { return }
-        connection.request(CaptureRelayEvents.Open(handle: handle), .rebound)
+        connection.request(CaptureRelayEvents.Open(), .rebound)
     }
 }
 
-/// The hot path: one processed frame. Updates counters, hands the frame to the output and
-/// depth relays, never renders. Every frame admitted by the flow gate is released here or by
-/// the output relay once written.
+/// The hot path: routes one processed frame to its outlets (files, live sinks, depth, preview),
+/// never renders. The frame keeps its place in the capture relay's gate until its last outlet
+/// answers; a frame with no outlet gives it back at once.
 struct FrameExpedition: GraniteExpedition {
     func reduce(event: CamEvents.FrameReady, state: inout CamState, connection: GraniteConnection) {
-        guard let handle = state.handle else { return }
-        let pipeline = handle.pipeline
-        let settings = pipeline.settings
-        if let limit = settings.frameLimit, state.frames >= limit {
-            pipeline.flow.release()
-            return
-        }
-        let index = state.frames
-        state.frames += 1
-        state.lastSequence = event.frame.sequence
-        state.sourceStats = event.sourceStats
-        // Times come from the event (capture → processed), so the reducer is a function of its input.
+        let routing = state.routing
+        let ticket = state.routed
+        state.routed += 1
         let now = event.processedNanos
-        state.rate.tick(now)
-        state.latency.add(now >= event.frame.timestampNanos ? now - event.frame.timestampNanos : 0)
-        if event.depthAge != nil { state.depthAge = event.depthAge }
+        var outlets = 0
         if let maps = event.depth {
             // Non-live: this frame's own map, estimated before the chain; written like a frame.
-            if pipeline.writer != nil {
-                pipeline.flow.add()
-                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, handle: handle), .rebound)
+            if routing.writesFiles {
+                outlets += 1
+                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, ticket: ticket), .rebound)
+            }
+        } else if routing.liveDepth, let every = routing.depthEvery, ticket % UInt64(every) == 0 {
+            if state.depthBusy {
+                state.depthSkipped += 1
             } else {
-                state.depthFrames += 1
-                state.depthRate.tick(now)
-            }
-        } else if settings.isLive, let every = settings.depthEvery, pipeline.depth != nil, index % UInt64(every) == 0 {
-            var input = event.frame
-            input.image = event.input
-            if pipeline.depthSlot.offer(input) {
-                connection.request(DepthRelayEvents.Kick(handle: handle), .rebound)
+                state.depthBusy = true
+                var input = event.frame
+                input.image = event.input
+                connection.request(DepthRelayEvents.Estimate(frame: input), .rebound)
             }
         }
-        if pipeline.preview != nil, now >= state.lastPreviewNanos &+ pipeline.previewInterval {
+        if routing.preview, now >= state.lastPreviewNanos &+ routing.previewInterval {
             state.lastPreviewNanos = now
-            if pipeline.previewSlot.offer(event.frame) {
-                connection.request(PreviewRelayEvents.Kick(handle: handle), .rebound)
-            }
+            connection.request(PreviewRelayEvents.Show(frame: event.frame), .rebound)
         }
-        if !pipeline.sinks.isEmpty {
-            pipeline.flow.add()
-            connection.request(SinkRelayEvents.Write(frame: event.frame, handle: handle), .rebound)
+        if routing.sinks {
+            outlets += 1
+            connection.request(SinkRelayEvents.Write(frame: event.frame, ticket: ticket), .rebound)
         }
-        if pipeline.writer != nil && (settings.save.saves(index) || pipeline.takeSnapshotRequest()) {
-            connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: event.processedNanos, handle: handle), .rebound)
+        if routing.writesFiles && (routing.save.saves(ticket) || state.snapshotPending) {
+            state.snapshotPending = false
+            outlets += 1
+            connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: now, ticket: ticket), .rebound)
+        }
+        if outlets == 0 {
+            connection.request(CaptureRelayEvents.Release(), .rebound)
         } else {
-            pipeline.flow.release()
+            state.outlets[ticket] = outlets
         }
-        if let limit = settings.frameLimit, state.frames >= limit { pipeline.requestStop() }
+    }
+
+    /// One outlet of frame `ticket` is done; the last one gives the frame's place back.
+    static func outletDone(_ ticket: UInt64, state: inout CamState, connection: GraniteConnection) {
+        guard let left = state.outlets[ticket] else { return }
+        if left > 1 {
+            state.outlets[ticket] = left - 1
+        } else {
+            state.outlets[ticket] = nil
+            connection.request(CaptureRelayEvents.Release(), .rebound)
+        }
+    }
+
+    /// Hands a written file to the pin relay when the run pins.
+    static func pin(_ path: String?, state: CamState, connection: GraniteConnection) {
+        guard let path, state.routing.pins else { return }
+        connection.request(PinRelayEvents.Submit(path: path), .rebound)
     }
 }
 
-struct FormatExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.FormatChanged, state: inout CamState, connection: GraniteConnection) {
-        state.format = event.format
-    }
-}
-
-struct FaultExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.Fault, state: inout CamState, connection: GraniteConnection) {
-        state.faults += 1
-        state.lastFault = event.message
-    }
-}
-
+/// A frame was written (or not): pin it, and it is one outlet less.
 struct SavedExpedition: GraniteExpedition {
     func reduce(event: CamEvents.Saved, state: inout CamState, connection: GraniteConnection) {
-        if let failure = event.failure {
-            state.saveFailures += 1
-            state.lastFault = failure
-        } else {
-            state.saved += 1
-        }
-        PinRelay.submit(event.path, state: state, connection: connection)
+        FrameExpedition.pin(event.path, state: state, connection: connection)
+        FrameExpedition.outletDone(event.ticket, state: &state, connection: connection)
     }
 }
 
+/// A live depth map is back: the next due frame may go; the map goes to the writer and the chain.
 struct DepthReadyExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthReady, state: inout CamState, connection: GraniteConnection) {
-        state.depthFrames += 1
-        state.depthRate.tick(event.finishedNanos)
-        if let failure = event.failure { state.lastFault = "depth: \(failure)" }
-        if event.path != nil { state.depthSaved += 1 }
-        PinRelay.submit(event.path, state: state, connection: connection)
+        state.depthBusy = false
+        guard let maps = event.maps else { return }
+        if state.routing.writesFiles {
+            connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, ticket: nil), .rebound)
+        }
+        if state.routing.chainUsesDepth {
+            connection.request(CaptureRelayEvents.LatestDepth(map: maps.map, sequence: event.sequence), .rebound)
+        }
     }
 }
 
+/// A depth map was written (or not): pin it; a non-live frame's map is one outlet less.
+struct DepthSavedExpedition: GraniteExpedition {
+    func reduce(event: CamEvents.DepthSaved, state: inout CamState, connection: GraniteConnection) {
+        FrameExpedition.pin(event.path, state: state, connection: connection)
+        if let ticket = event.ticket { FrameExpedition.outletDone(ticket, state: &state, connection: connection) }
+    }
+}
+
+/// The live sinks took a frame; a reader that went away ends the run.
+struct SinkWrittenExpedition: GraniteExpedition {
+    func reduce(event: CamEvents.SinkWritten, state: inout CamState, connection: GraniteConnection) {
+        FrameExpedition.outletDone(event.ticket, state: &state, connection: connection)
+        if let closed = event.closedBy, state.closedBy == nil {
+            state.closedBy = closed
+            StopExpedition().reduce(event: CamEvents.Stop(), state: &state, connection: connection)
+        }
+    }
+}
+
+/// The next frame is written whatever the save policy.
+struct SnapshotExpedition: GraniteExpedition {
+    func reduce(event: CamEvents.Snapshot, state: inout CamState, connection: GraniteConnection) {
+        state.snapshotPending = true
+    }
+}
+
+/// Asks the capture relay to stop (once).
+struct StopExpedition: GraniteExpedition {
+    func reduce(event: CamEvents.Stop, state: inout CamState, connection: GraniteConnection) {
+        guard !state.stopping else { return }
+        state.stopping = true
+        connection.request(CaptureRelayEvents.Stop(), .rebound)
+    }
+}
+
+/// The source is done: the render that follows tells the app.
 struct EndedExpedition: GraniteExpedition {
     func reduce(event: CamEvents.SourceEnded, state: inout CamState, connection: GraniteConnection) {
         state.ended = true
         state.failure = event.failure
-        state.sourceStats = event.sourceStats
-        state.handle?.pipeline.markEnded()
     }
 }
 
-struct TickExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.Tick, state: inout CamState, connection: GraniteConnection) {}
-}
-
-/// The root center: hosts the capture, output and depth relays; takes their broadcasts.
+/// The root center: hosts the relays (each owning its part of the run) and routes frames.
 final class CamCenter: GraniteCenter<CamState> {
-    /// The frame source.
+    /// The source, the stages, the gate.
     let capture = CaptureRelay()
     /// Disk output.
     let output = OutputRelay()
-    /// Depth estimation.
+    /// Depth estimation (live runs).
     let depth = DepthRelay()
     /// The loopback preview.
     let preview = PreviewRelay()
@@ -201,9 +229,9 @@ final class CamCenter: GraniteCenter<CamState> {
     let sinks = SinkRelay()
 
     override var expeditions: [GraniteBaseExpedition] {
-        [StartExpedition().discovery(), FrameExpedition().discovery(), FormatExpedition().discovery(),
-         FaultExpedition().discovery(), SavedExpedition().discovery(), DepthReadyExpedition().discovery(),
-         EndedExpedition().discovery(), TickExpedition().discovery()]
+        [StartExpedition().discovery(), FrameExpedition().discovery(), SavedExpedition().discovery(),
+         DepthReadyExpedition().discovery(), DepthSavedExpedition().discovery(), SinkWrittenExpedition().discovery(),
+         SnapshotExpedition().discovery(), StopExpedition().discovery(), EndedExpedition().discovery()]
     }
 
     override var links: [GraniteLink] { [.onAppear(CamEvents.Start(), .dependant)] }
@@ -211,21 +239,63 @@ final class CamCenter: GraniteCenter<CamState> {
     override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
-/// `granite-cam`'s root component. Its render step is the status line.
+/// Wakes whoever waits for the run to end (the app), once.
+final class RunEnd: Sendable {
+    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Marks the run over and wakes the waiters.
+    func signal() {
+        let waiters = state.withLock { s in
+            s.done = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once ``signal()`` was called.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { s in
+                if !s.done { s.waiters.append(continuation) }
+                return s.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+/// `granite-cam`'s root component: hosts the relays, routes frames, and has the status as a
+/// child (attached and listening). Its render step tells the app when the source has ended.
 struct CamComponent: GraniteComponent {
     /// The component's runtime.
     let command: GraniteCommand<CamCenter, CamState>
+    /// The status line and the run's figures.
+    let status: StatusComponent
+    /// Signalled by the render after the source ended.
+    let end = RunEnd()
 
-    /// A component for `pipeline`.
+    /// A component for `pipeline`: each relay is handed the part of it that it owns.
     init(pipeline: CamPipeline) {
-        command = GraniteCommand(state: CamState(pipeline: pipeline))
+        command = GraniteCommand(state: CamState(routing: CamRouting(pipeline)))
+        let center = command.center
+        center.capture.own(CaptureParts(pipeline))
+        center.depth.own(pipeline.settings.isLive ? pipeline.depth : nil)
+        center.output.own(pipeline.writer.map { OutputParts(encoder: pipeline.encoder, writer: $0) })
+        center.sinks.own(pipeline.sinks)
+        center.pin.own(pipeline.pins)
+        center.preview.own(pipeline.preview)
+        let statusSink = pipeline.statusSink, preview = pipeline.preview
+        status = StatusComponent(output: { line in
+            statusSink(line)
+            preview?.publish(status: line)
+        }).attach(to: command).listen(to: command)
     }
 
-    /// The render step: builds the status line and hands it to the sink and the preview.
+    /// The render step: after the source ended, wakes the app.
     var body: String {
-        let line = state.statusLine
-        state.handle?.pipeline.statusSink(line)
-        state.handle?.pipeline.preview?.publish(status: line)
-        return line
+        guard state.ended else { return "running" }
+        end.signal()
+        return state.failure.map { "ended: \($0)" } ?? "ended"
     }
 }

@@ -52,19 +52,21 @@ enum CamEvents {
         let failure: String?
     }
 
-    /// A frame was written (rebound from the output relay). Quiet.
+    /// A frame was written, or its write failed (broadcast by the output relay). Quiet.
     struct Saved: GraniteEvent {
         /// Quiet: reduced without a render.
         var behavior: GraniteEventBehavior { .quiet }
         /// Its sequence number.
         let sequence: UInt64
+        /// The frame's place in the run (the root's outlet bookkeeping).
+        var ticket: UInt64 = 0
         /// The file written (nil when it failed).
         let path: String?
         /// The write error, if it failed.
         let failure: String?
     }
 
-    /// A depth map came back (rebound from the depth relay). Quiet.
+    /// A depth map was made, or the model failed (broadcast by the depth relay, live runs). Quiet.
     struct DepthReady: GraniteEvent {
         /// Quiet: reduced without a render.
         var behavior: GraniteEventBehavior { .quiet }
@@ -72,10 +74,50 @@ enum CamEvents {
         let sequence: UInt64
         /// When it finished.
         let finishedNanos: UInt64
-        /// The 16-bit PNG written, when there is an output folder.
-        let path: String?
+        /// The map for the chain and the image to write (nil when it failed).
+        var maps: DepthMaps? = nil
         /// The error, if estimation failed.
         let failure: String?
+    }
+
+    /// A depth map was written as a 16-bit PNG, or the write failed (broadcast by the output relay). Quiet.
+    struct DepthSaved: GraniteEvent {
+        /// Quiet: reduced without a render.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The frame it belongs to.
+        let sequence: UInt64
+        /// The frame whose outlet this was (non-live runs), nil for a live run's map.
+        var ticket: UInt64? = nil
+        /// The file written (nil when it failed).
+        let path: String?
+        /// The write error, if it failed.
+        let failure: String?
+    }
+
+    /// Every live sink took the frame (rebound from the sink relay). Quiet.
+    struct SinkWritten: GraniteEvent {
+        /// Quiet: reduced without a render.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The frame's place in the run.
+        let ticket: UInt64
+        /// The sink whose reader went away (the run ends), if one did.
+        var closedBy: String? = nil
+    }
+
+    /// Write the next processed frame whatever the save policy (SIGUSR1). Quiet.
+    struct Snapshot: GraniteEvent {
+        /// Quiet: reduced without a render.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The event.
+        init() {}
+    }
+
+    /// End the run: capture stops, frames in flight finish, outputs flush. Quiet.
+    struct Stop: GraniteEvent {
+        /// Quiet: reduced without a render.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The event.
+        init() {}
     }
 
     /// The status clock: renders the status line. Sent a few times a second.

@@ -1,21 +1,24 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import GraniteCapture
 import GraniteMedia
-import Synchronization
 
-/// The non-value half of a `granite-cam` run: the seams (stages, encoder, depth), the source,
-/// the output writer, and the flow control the relays share.
+/// A `granite-cam` run's recipe: the settings and the seams (stages, encoder, depth model,
+/// decoder, writer, live sinks, preview, pinning). It holds no run-time state; ``CamComponent``
+/// hands each seam to the one relay that owns it while the tree is built, and from then on only
+/// values travel between them.
 ///
 /// ```
-///  FrameSource ─► CaptureRelay pump (depth when non-live, stages) ─FrameReady (.quiet, broadcast)─► CamCenter
-///   live: drops      ▲ `flow.acquire()` waits while the gate is full   ├─.rebound─► OutputRelay (write, sidecar, depth PNG)
-///   non-live: waits  │ (live: the source drops; non-live: it waits)    ├─.rebound─► DepthRelay (live: latest wins)
-///                    │ latest depth map (live) ◄── DepthRelay          ├─.rebound─► PreviewRelay (≤10 fps, latest wins)
-///                    │                                                 └─.rebound─► SinkRelay (every frame: y4m pipe, V4L2 out)
-///  Saved / DepthReady (a file written) ─► CamCenter ─.rebound─► PinRelay (journal, wake the pin worker)
-///  ticker ─Tick (.none)─► CamCenter render: the status line, a few times a second
+///  CaptureRelay (owns: the source, the stages, the FlowGate, the latest depth map; non-live: the model)
+///   pump: source ─► flow.acquire() ─► [non-live: own depth] ─► stages ─FrameReady (.quiet, broadcast)─┐
+///   live: the source drops; non-live: it waits           ▲ Release (a frame's last outlet is done)  │
+///                                                        │ LatestDepth (live: newest map)           │
+///  CamComponent (root: routing, outlets per frame) ◄──────────────────────────────────────────────┤
+///   ├─.rebound─► OutputRelay (owns: encoder, writer) ─Saved / DepthSaved (broadcast)               │
+///   ├─.rebound─► DepthRelay (live; owns: the model; one frame at a time) ─DepthReady (broadcast)   │
+///   ├─.rebound─► SinkRelay (owns: y4m pipe, V4L2 out) ─SinkWritten (rebound)                        │
+///   ├─.rebound─► PreviewRelay (owns: the server; ≤10 fps)                                           │
+///   └─.rebound─► PinRelay (owns: the pin session) ─Fault (broadcast)                                │
+///  StatusComponent (child: attached, listening) ◄── the same broadcasts ───────────────────────────┘
+///   counters, rates, latency, drops; ticker ─Tick─► render: the status line, a few times a second
 /// ```
 public final class CamPipeline: Sendable {
     /// What was asked.
@@ -38,18 +41,6 @@ public final class CamPipeline: Sendable {
     public let pins: CamPinning?
     /// Live outputs that take every frame (`--pipe y4m`, `--v4l2-out`), fed by ``SinkRelay``.
     public let sinks: [any FrameSink]
-    let depthSlot = LatestSlot<Frame>()
-    let previewSlot = LatestSlot<Frame>()
-    /// At most this many preview frames a second (each is a JPEG encode).
-    let previewInterval: UInt64 = 100_000_000
-    /// Work in flight (frames not yet reduced and written; non-live depth maps being written).
-    let flow = FlowGate(limit: 3)
-    /// The newest depth map and the frame it came from (live runs feed the chain from it).
-    let latestDepth = Mutex<(map: Image, sequence: UInt64)?>(nil)
-    private let stopRequested = Atomic<Bool>(false)
-    private let snapshotRequested = Atomic<Bool>(false)
-    private let source = Mutex<(any FrameSource)?>(nil)
-    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// A pipeline; `writer` is created when the settings name an output folder.
     public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),
@@ -69,127 +60,4 @@ public final class CamPipeline: Sendable {
             try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
         }
     }
-
-    /// Builds the source the settings name.
-    func makeSource() -> any FrameSource {
-        let s = settings
-        let fps = s.paced ? s.request.fps : nil
-        switch s.source {
-        case .testPattern:
-            return TestPatternSource(size: s.request.size ?? FrameSize(width: 640, height: 480), fps: fps, frameLimit: s.frameLimit)
-        case let .folder(path):
-            return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
-        case let .device(path):
-            return V4L2Source(path: path, request: s.request, decoder: decoder)
-        }
-    }
-
-    /// Starts the source; the relay's pump calls this once.
-    func startSource() throws(CaptureError) -> (any FrameSource, AsyncStream<CaptureEvent>) {
-        let made = makeSource()
-        let stream = try made.start(settings.delivery)
-        source.withLock { $0 = made }
-        if isStopping { stopSourceSoon() }
-        return (made, stream)
-    }
-
-    /// Asks the run to end: the source stops, frames in flight finish, outputs flush.
-    public func requestStop() {
-        guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        flow.close()
-        stopSourceSoon()
-    }
-
-    /// Asks for the next processed frame to be written whatever the save policy (needs an
-    /// output folder): `granite-cam` does this on SIGUSR1.
-    public func requestSnapshot() {
-        snapshotRequested.store(true, ordering: .sequentiallyConsistent)
-    }
-
-    /// Takes a pending snapshot request.
-    func takeSnapshotRequest() -> Bool {
-        snapshotRequested.exchange(false, ordering: .sequentiallyConsistent)
-    }
-
-    /// Whether a stop was requested.
-    public var isStopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
-
-    private func stopSourceSoon() {
-        // FrameSource.stop() waits for the source's thread; never do that on a reducer's executor.
-        guard let running = source.withLock({ $0 }) else { return }
-        Task.detached { running.stop() }
-    }
-
-    /// Counters of the source so far.
-    var sourceStats: CaptureStats { source.withLock { $0?.stats } ?? CaptureStats() }
-
-    /// Marks the run over and wakes `waitUntilEnded`.
-    func markEnded() {
-        let waiters = ended.withLock { e in
-            e.done = true
-            defer { e.waiters = [] }
-            return e.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once the source has ended and its last frame was reduced.
-    func waitUntilEnded() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = ended.withLock { e in
-                if !e.done { e.waiters.append(continuation) }
-                return e.done
-            }
-            if done { continuation.resume() }
-        }
-    }
-
-    /// Runs every stage over `image`; `depth` (a `grayF32` map) for stages that use one.
-    func process(_ image: Image, depth: Image? = nil) throws -> Image {
-        var current = image
-        for stage in stages { current = try stage.process(current, depth: depth) }
-        return current
-    }
-}
-
-/// The pipeline as a state value: compared by identity, so the state stays `Equatable`.
-struct PipelineHandle: Sendable, Equatable {
-    /// The pipeline.
-    let pipeline: CamPipeline
-
-    /// Wraps a pipeline.
-    init(_ pipeline: CamPipeline) { self.pipeline = pipeline }
-
-    static func == (a: PipelineHandle, b: PipelineHandle) -> Bool { a.pipeline === b.pipeline }
-}
-
-/// A one-element mailbox where the newest value replaces an unclaimed older one.
-final class LatestSlot<Value: Sendable>: Sendable {
-    private let slot = Mutex<(value: Value?, busy: Bool, replaced: UInt64)>((nil, false, 0))
-
-    /// Puts `value` in; returns true when nobody is working the slot (the caller should kick a worker).
-    func offer(_ value: Value) -> Bool {
-        slot.withLock { s in
-            if s.value != nil { s.replaced += 1 }
-            s.value = value
-            if s.busy { return false }
-            s.busy = true
-            return true
-        }
-    }
-
-    /// Takes the pending value, or marks the worker idle and returns nil.
-    func take() -> Value? {
-        slot.withLock { s in
-            guard let value = s.value else {
-                s.busy = false
-                return nil
-            }
-            s.value = nil
-            return value
-        }
-    }
-
-    /// Values replaced before a worker took them.
-    var replaced: UInt64 { slot.withLock { $0.replaced } }
 }

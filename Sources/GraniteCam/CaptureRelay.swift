@@ -1,64 +1,225 @@
 import Granite
 import GraniteCapture
 import GraniteMedia
+import Synchronization
+
+/// What the capture relay uses, taken from the run's ``CamPipeline``: the source it makes, the
+/// stages every frame goes through and, in a non-live run, the depth model (each due frame's own
+/// map is made before the chain, so the filters and the written map belong to the same frame; a
+/// live run's model belongs to the ``DepthRelay`` instead).
+struct CaptureParts: Sendable {
+    /// What was asked (source, delivery, frame limit, depth cadence).
+    let settings: CamSettings
+    /// Processing applied to every frame, in order.
+    let stages: [any FrameStage]
+    /// Decodes folder images and MJPEG frames.
+    let decoder: any ImageDecoder
+    /// The depth model, in a non-live run with depth.
+    let depth: (any DepthStage)?
+
+    /// The capture relay's share of `pipeline`.
+    init(_ pipeline: CamPipeline) {
+        settings = pipeline.settings
+        stages = pipeline.stages
+        decoder = pipeline.decoder
+        depth = pipeline.settings.isLive ? nil : pipeline.depth
+    }
+
+    /// Whether a stage reads a depth map.
+    var chainWantsDepth: Bool { stages.contains { $0.usesDepth } }
+
+    /// Builds the source the settings name.
+    func makeSource() -> any FrameSource {
+        let s = settings
+        let fps = s.paced ? s.request.fps : nil
+        switch s.source {
+        case .testPattern:
+            return TestPatternSource(size: s.request.size ?? FrameSize(width: 640, height: 480), fps: fps, frameLimit: s.frameLimit)
+        case let .folder(path):
+            return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
+        case let .device(path):
+            return V4L2Source(path: path, request: s.request, decoder: decoder)
+        }
+    }
+
+    /// Runs every stage over `image`; `depth` (a `grayF32` map) for stages that use one.
+    func process(_ image: Image, depth: Image? = nil) throws -> Image {
+        var current = image
+        for stage in stages { current = try stage.process(current, depth: depth) }
+        return current
+    }
+}
+
+/// Everything the capture relay owns for a run: its parts, the running source, the run's one
+/// back-pressure gate and the newest depth map the chain reads (live runs). Only the relay's
+/// expeditions and its pump touch it; other parts of the tree reach it with events.
+final class CaptureResources: Sendable {
+    /// The source, stages and model (given once, before mounting).
+    let parts = Owned<CaptureParts>()
+    /// Frames in flight: admitted by the pump, released when a frame's last outlet is done.
+    let flow = FlowGate(limit: 3)
+    /// The newest depth map and the frame it came from (a live chain reads it).
+    let latestDepth = Mutex<(map: Image, sequence: UInt64)?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+    private let source = Mutex<(any FrameSource)?>(nil)
+
+    /// Makes and starts the source; the pump calls this once.
+    func startSource(_ parts: CaptureParts) throws(CaptureError) -> (any FrameSource, AsyncStream<CaptureEvent>) {
+        let made = parts.makeSource()
+        let stream = try made.start(parts.settings.delivery)
+        source.withLock { $0 = made }
+        if isStopping { stopSourceSoon() }
+        return (made, stream)
+    }
+
+    /// Ends the run's capture: the gate admits nothing more, the source stops.
+    func requestStop() {
+        guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        flow.close()
+        stopSourceSoon()
+    }
+
+    /// Whether a stop was asked for.
+    var isStopping: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    private func stopSourceSoon() {
+        // FrameSource.stop() waits for the source's thread; never do that on a reducer's executor.
+        guard let running = source.withLock({ $0 }) else { return }
+        Task.detached { running.stop() }
+    }
+}
 
 /// State of the capture relay.
 struct CaptureRelayState: GraniteState {
     /// Whether the pump is running.
     var running = false
+    /// Frames released back to the gate (their last outlet done).
+    var released: UInt64 = 0
+    /// Whether a stop was asked for.
+    var stopping = false
     /// A new instance.
     init() {}
 }
 
-/// Events the capture relay reduces.
+/// Events the capture relay reduces (all values).
 enum CaptureRelayEvents {
     /// Opens the source and starts pumping frames to the hosts.
     struct Open: GraniteEvent {
-        let handle: PipelineHandle
+        /// The event.
+        init() {}
+    }
+
+    /// One admitted frame is done with (written, or nothing to write): the pump may admit another.
+    struct Release: GraniteEvent {
+        /// Quiet: one per frame.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The event.
+        init() {}
+    }
+
+    /// Stop capturing (the frame limit, `stop()`, a live sink whose reader went away).
+    struct Stop: GraniteEvent {
+        /// The event.
+        init() {}
+    }
+
+    /// The newest depth map (live runs): the chain uses it for later frames.
+    struct LatestDepth: GraniteEvent {
+        /// Quiet.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The `grayF32` map.
+        let map: Image
+        /// The frame it was made from.
+        let sequence: UInt64
     }
 }
 
 /// Opens the source and runs the pump (source ─► stages ─► broadcast) off the relay's executor.
 struct OpenCaptureExpedition: GraniteExpedition {
+    let resources: CaptureResources
+
     func reduce(event: CaptureRelayEvents.Open, state: inout CaptureRelayState, connection: GraniteConnection) {
-        guard !state.running else { return }
+        guard !state.running, let parts = resources.parts.value else { return }
         state.running = true
-        let pipeline = event.handle.pipeline
-        Task.detached(priority: .high) { await CapturePump.run(pipeline, connection: connection) }
+        let resources = resources
+        Task.detached(priority: .high) { await CapturePump.run(parts, resources: resources, connection: connection) }
     }
 }
 
-/// The frame-source relay's center.
-final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
-    override var expeditions: [GraniteBaseExpedition] { [OpenCaptureExpedition().discovery()] }
+/// Gives a frame's place in the gate back (wakes the pump if it waits).
+struct ReleaseExpedition: GraniteExpedition {
+    let resources: CaptureResources
+
+    func reduce(event: CaptureRelayEvents.Release, state: inout CaptureRelayState, connection: GraniteConnection) {
+        state.released += 1
+        resources.flow.release()
+    }
 }
 
-/// The frame-source relay: owns the capture pump; frames leave it as quiet broadcasts.
+/// Stops the source and closes the gate; frames in flight still finish.
+struct StopCaptureExpedition: GraniteExpedition {
+    let resources: CaptureResources
+
+    func reduce(event: CaptureRelayEvents.Stop, state: inout CaptureRelayState, connection: GraniteConnection) {
+        state.stopping = true
+        resources.requestStop()
+    }
+}
+
+/// Keeps the newest depth map for the chain.
+struct LatestDepthExpedition: GraniteExpedition {
+    let resources: CaptureResources
+
+    func reduce(event: CaptureRelayEvents.LatestDepth, state: inout CaptureRelayState, connection: GraniteConnection) {
+        resources.latestDepth.withLock { $0 = (event.map, event.sequence) }
+    }
+}
+
+/// The frame-source relay's center: owns the run's capture resources.
+final class CaptureRelayCenter: GraniteCenter<CaptureRelayState> {
+    /// The source, stages, gate and latest depth map.
+    let resources = CaptureResources()
+
+    override var expeditions: [GraniteBaseExpedition] {
+        [OpenCaptureExpedition(resources: resources).discovery(), ReleaseExpedition(resources: resources).discovery(),
+         StopCaptureExpedition(resources: resources).discovery(), LatestDepthExpedition(resources: resources).discovery()]
+    }
+}
+
+/// The frame-source relay: owns the source, the stages and the gate; frames leave it as quiet broadcasts.
 struct CaptureRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
     let command = GraniteService<CaptureRelayCenter, CaptureRelayState>(qos: .userInteractive)
     /// A new instance.
     init() {}
+
+    /// Hands the relay its share of the run (before mounting).
+    func own(_ parts: CaptureParts) { command.center.resources.parts.set(parts) }
+
+    /// What it owns.
+    var resources: CaptureResources { command.center.resources }
 }
 
 /// The pump loop: pulls events from the source, runs depth (non-live) and the stages, broadcasts.
 ///
 /// A live run feeds the chain the newest depth map the depth relay made (its age in frames goes
 /// with the frame); a non-live run estimates every due frame's own depth here, before the chain,
-/// so the filters and the written map belong to the same frame.
+/// so the filters and the written map belong to the same frame. After `frameLimit` frames it
+/// stops the source itself, so no frame past the limit is ever broadcast.
 enum CapturePump {
-    static func run(_ pipeline: CamPipeline, connection: GraniteConnection) async {
+    static func run(_ parts: CaptureParts, resources: CaptureResources, connection: GraniteConnection) async {
         let source: any FrameSource, stream: AsyncStream<CaptureEvent>
         do throws(CaptureError) {
-            (source, stream) = try pipeline.startSource()
+            (source, stream) = try resources.startSource(parts)
         } catch {
             connection.request(CamEvents.SourceEnded(sourceStats: CaptureStats(), failure: error.description), .broadcast)
             return
         }
-        let settings = pipeline.settings
+        let settings = parts.settings
         let live = settings.isLive
-        let chainWantsDepth = pipeline.stages.contains { $0.usesDepth }
+        let chainWantsDepth = parts.chainWantsDepth
         var admitted: UInt64 = 0
+        var sent: UInt64 = 0
         var failure: String?
         for await event in stream {
             switch event {
@@ -69,11 +230,11 @@ enum CapturePump {
                 failure = error.description
             case let .frame(frame):
                 failure = nil
-                guard await pipeline.flow.acquire() else { continue }
+                guard await resources.flow.acquire() else { continue }
                 let index = admitted
                 admitted += 1
                 var depth: DepthMaps?
-                if !live, let every = settings.depthEvery, let stage = pipeline.depth, index % UInt64(every) == 0 {
+                if !live, let every = settings.depthEvery, let stage = parts.depth, index % UInt64(every) == 0 {
                     do {
                         depth = try stage.estimateMaps(frame.image)
                     } catch {
@@ -84,18 +245,20 @@ enum CapturePump {
                 var depthAge: UInt64?
                 if depth != nil {
                     depthAge = 0
-                } else if live, let latest = pipeline.latestDepth.withLock({ $0 }) {
+                } else if live, let latest = resources.latestDepth.withLock({ $0 }) {
                     chainDepth = latest.map
                     depthAge = frame.sequence >= latest.sequence ? frame.sequence - latest.sequence : 0
                 }
                 do {
                     var out = frame
-                    out.image = try pipeline.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
                     connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge),
                                        .broadcast)
+                    sent += 1
+                    if let limit = settings.frameLimit, sent >= limit { resources.requestStop() }
                 } catch {
-                    pipeline.flow.release()
+                    resources.flow.release()
                     connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
                 }
             }

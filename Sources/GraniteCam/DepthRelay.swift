@@ -6,56 +6,61 @@ import GraniteMedia
 struct DepthRelayState: GraniteState {
     /// Depth maps made.
     var estimated: UInt64 = 0
-    /// Depth maps written as 16-bit PNGs (with `--out`).
-    var written: UInt64 = 0
+    /// Estimates that failed.
+    var failed: UInt64 = 0
     /// A new instance.
     init() {}
 }
 
 /// Events the depth relay reduces.
 enum DepthRelayEvents {
-    /// Work the latest pending frame; the relay kicks itself again until the slot is empty.
-    struct Kick: GraniteEvent {
-        let handle: PipelineHandle
+    /// Estimate this frame's depth (a live run; the root sends one only when the last is back).
+    struct Estimate: GraniteEvent {
+        /// Quiet.
+        var behavior: GraniteEventBehavior { .quiet }
+        /// The frame as captured.
+        let frame: Frame
     }
 }
 
-/// Latest-frame-wins depth for live runs: frames offered while one is being estimated replace
-/// each other; each map becomes the pipeline's latest, which the chain reads for later frames.
-/// With an output folder each map is also written as `depth-SEQ.png` (16-bit) plus a `depth.jsonl` line.
+/// Latest-frame-wins depth for live runs: the root asks for one frame at a time and skips the
+/// frames that arrive while the model works, so the relay's mailbox never holds more than one
+/// frame; each map goes out as a `DepthReady` broadcast (the root routes it to the chain and the
+/// writer, the status counts it).
 struct DepthExpedition: GraniteExpedition {
-    func reduce(event: DepthRelayEvents.Kick, state: inout DepthRelayState, connection: GraniteConnection) {
-        let pipeline = event.handle.pipeline
-        guard let depth = pipeline.depth else { return }
-        // One frame per reduction: its DepthReady leaves as soon as this returns (effects run
-        // after the reducer), and a Kick to itself takes whatever frame replaced it meanwhile.
-        guard let frame = pipeline.depthSlot.take() else { return }
+    let model: Owned<any DepthStage>
+
+    func reduce(event: DepthRelayEvents.Estimate, state: inout DepthRelayState, connection: GraniteConnection) {
+        guard let model = model.value else { return }
+        var maps: DepthMaps?
         var failure: String?
-        var path: String?
         do {
-            let maps = try depth.estimateMaps(frame.image)
-            pipeline.latestDepth.withLock { $0 = (maps.map, frame.sequence) }
-            if let writer = pipeline.writer {
-                path = try writer.writeDepth(maps.png, sequence: frame.sequence)
-                state.written += 1
-            }
-        } catch { failure = "\(error)" }
-        state.estimated += 1
-        connection.request(CamEvents.DepthReady(sequence: frame.sequence, finishedNanos: monotonicNanos(),
-                                                path: path, failure: failure), .rebound)
-        connection.send(event)
+            maps = try model.estimateMaps(event.frame.image)
+            state.estimated += 1
+        } catch {
+            state.failed += 1
+            failure = "\(error)"
+        }
+        connection.request(CamEvents.DepthReady(sequence: event.frame.sequence, finishedNanos: monotonicNanos(),
+                                                maps: maps, failure: failure), .broadcast)
     }
 }
 
-/// The depth relay's center.
+/// The depth relay's center: owns the model.
 final class DepthRelayCenter: GraniteCenter<DepthRelayState> {
-    override var expeditions: [GraniteBaseExpedition] { [DepthExpedition().discovery()] }
+    /// The depth model (a live run's; given once, before mounting).
+    let model = Owned<any DepthStage>()
+
+    override var expeditions: [GraniteBaseExpedition] { [DepthExpedition(model: model).discovery()] }
 }
 
-/// Depth on its own executor; a slow model never queues frames (the slot holds one).
+/// Depth on its own executor; a slow model never queues frames (the root sends one at a time).
 struct DepthRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
     let command = GraniteService<DepthRelayCenter, DepthRelayState>(qos: .utility)
     /// A new instance.
     init() {}
+
+    /// Hands the relay the model (before mounting).
+    func own(_ model: (any DepthStage)?) { command.center.model.set(model) }
 }

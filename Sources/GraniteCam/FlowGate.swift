@@ -1,14 +1,14 @@
 import Synchronization
 
-/// The run's back-pressure, in one place: work items in flight (a frame between capture and its
-/// last output; in a non-live run also a depth map being written), at most `limit` admitted.
+/// The run's back-pressure, in one place: frames in flight (from capture to their last output),
+/// at most `limit` admitted. Owned by the capture relay; the rest of the tree gives a frame's
+/// place back with a `CaptureRelayEvents.Release` event.
 ///
 /// ```
 ///  capture pump ─acquire()─► (suspends on a continuation while `pending` ≥ limit)
-///  FrameExpedition ─add()─► a second work item for the same frame (its depth map to write)
-///  OutputRelay / FrameExpedition ─release()─► wakes the pump
+///  CamComponent: a frame's last outlet done ─Release─► capture relay ─release()─► wakes the pump
 /// ```
-/// Only the pump waits; everyone else just counts. `close()` (stop) lets the pump through at once.
+/// Only the pump waits; `close()` (stop) lets the pump through at once.
 final class FlowGate: Sendable {
     private struct State {
         var pending = 0
@@ -48,14 +48,6 @@ final class FlowGate: Sendable {
             s.pending += 1
             s.peak = max(s.peak, s.pending)
             return true
-        }
-    }
-
-    /// Counts `count` more items for work already admitted (never waits).
-    func add(_ count: Int = 1) {
-        state.withLock { s in
-            s.pending += count
-            s.peak = max(s.peak, s.pending)
         }
     }
 

@@ -2,11 +2,19 @@ import Granite
 import GraniteCapture
 import GraniteMedia
 
+/// What the output relay owns: how frames are encoded and the folder they are written to.
+struct OutputParts: Sendable {
+    /// Encodes saved frames.
+    let encoder: any FrameEncoder
+    /// The output folder's writer (frames, depth PNGs, sidecars).
+    let writer: OutputWriter
+}
+
 /// State of the output relay.
 public struct OutputRelayState: GraniteState {
     /// Frames written.
     public var written: UInt64 = 0
-    /// Depth maps written (non-live runs; a live run's depth relay writes its own).
+    /// Depth maps written.
     public var depthWritten: UInt64 = 0
     /// Writes that failed.
     public var failed: UInt64 = 0
@@ -14,70 +22,90 @@ public struct OutputRelayState: GraniteState {
     public init() {}
 }
 
-/// Events the output relay reduces.
+/// Events the output relay reduces (values only).
 public enum OutputRelayEvents {
     /// Encodes and writes one frame.
     public struct Save: GraniteEvent {
+        /// Quiet.
+        public var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
         let processedNanos: UInt64
-        let handle: PipelineHandle
+        /// The frame's place in the run (the root's outlet bookkeeping).
+        let ticket: UInt64
     }
 
-    /// Writes one frame's depth map (`gray16`) as `depth-SEQ.png` (non-live runs).
+    /// Writes one depth map (`gray16`) as `depth-SEQ.png`.
     public struct SaveDepth: GraniteEvent {
+        /// Quiet.
+        public var behavior: GraniteEventBehavior { .quiet }
         let map: Image
         let sequence: UInt64
-        let handle: PipelineHandle
+        /// The frame whose outlet this is (non-live runs); nil for a live run's map.
+        let ticket: UInt64?
     }
 }
 
-/// Encodes and writes one frame atomically, then answers the component that asked.
+/// Encodes and writes one frame atomically, then tells the tree (`Saved`, broadcast).
 struct SaveExpedition: GraniteExpedition {
+    let parts: Owned<OutputParts>
+
     func reduce(event: OutputRelayEvents.Save, state: inout OutputRelayState, connection: GraniteConnection) {
-        let pipeline = event.handle.pipeline
-        defer { pipeline.flow.release() }
         var failure: String?
         var path: String?
         do {
-            let bytes = try pipeline.encoder.encode(event.frame.image)
-            path = try pipeline.writer?.write(bytes, frame: event.frame, processedNanos: event.processedNanos)
+            guard let parts = parts.value else { throw CamError.invalidOptions("no output folder") }
+            let bytes = try parts.encoder.encode(event.frame.image)
+            path = try parts.writer.write(bytes, frame: event.frame, processedNanos: event.processedNanos)
             state.written += 1
         } catch {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.Saved(sequence: event.frame.sequence, path: path, failure: failure), .rebound)
+        connection.request(CamEvents.Saved(sequence: event.frame.sequence, ticket: event.ticket, path: path, failure: failure),
+                           .broadcast)
     }
 }
 
-/// Writes one depth map, then answers with `DepthReady` (counted like the depth relay's).
+/// Writes one depth map, then tells the tree (`DepthSaved`, broadcast).
 struct SaveDepthExpedition: GraniteExpedition {
+    let parts: Owned<OutputParts>
+
     func reduce(event: OutputRelayEvents.SaveDepth, state: inout OutputRelayState, connection: GraniteConnection) {
-        let pipeline = event.handle.pipeline
-        defer { pipeline.flow.release() }
         var failure: String?
         var path: String?
         do {
-            path = try pipeline.writer?.writeDepth(event.map, sequence: event.sequence)
+            guard let parts = parts.value else { throw CamError.invalidOptions("no output folder") }
+            path = try parts.writer.writeDepth(event.map, sequence: event.sequence)
             state.depthWritten += 1
         } catch {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.DepthReady(sequence: event.sequence, finishedNanos: monotonicNanos(),
-                                                path: path, failure: failure), .rebound)
+        connection.request(CamEvents.DepthSaved(sequence: event.sequence, ticket: event.ticket, path: path, failure: failure),
+                           .broadcast)
     }
 }
 
-/// The output relay's center.
+/// The output relay's center: owns the encoder and the writer.
 public final class OutputRelayCenter: GraniteCenter<OutputRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [SaveExpedition().discovery(), SaveDepthExpedition().discovery()] }
+    let parts = Owned<OutputParts>()
+
+    public override var expeditions: [GraniteBaseExpedition] {
+        [SaveExpedition(parts: parts).discovery(), SaveDepthExpedition(parts: parts).discovery()]
+    }
 }
 
 /// Writes frames to disk on its own executor, so a slow disk never stalls the component.
+/// Unhosted (the run unmounted), it closes its writer.
 public struct OutputRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
     public let command = GraniteService<OutputRelayCenter, OutputRelayState>()
     /// A new instance.
     public init() {}
+
+    /// Hands the relay the encoder and writer (before mounting).
+    func own(_ parts: OutputParts?) { command.center.parts.set(parts) }
+
+    /// Closes the sidecar files once the last host unmounted.
+    public func clean() { command.center.parts.value?.writer.close() }
 }

@@ -10,32 +10,37 @@ public struct PinRelayState: GraniteState {
     public init() {}
 }
 
-/// Events the pin relay reduces.
+/// Events the pin relay reduces (values only).
 public enum PinRelayEvents {
     /// Journal one written file for pinning.
     public struct Submit: GraniteEvent {
+        /// Quiet.
+        public var behavior: GraniteEventBehavior { .quiet }
         let path: String
-        let handle: PipelineHandle
     }
 }
 
 /// Journals a written file (local CID, fsync) and wakes the pin worker; never waits on the node.
 struct PinExpedition: GraniteExpedition {
+    let session: Owned<CamPinning>
+
     func reduce(event: PinRelayEvents.Submit, state: inout PinRelayState, connection: GraniteConnection) {
-        guard let pins = event.handle.pipeline.pins else { return }
+        guard let pins = session.value else { return }
         do {
             try pins.submit([event.path])
             state.queued += 1
         } catch {
             state.failed += 1
-            connection.request(CamEvents.Fault(message: "pin: \(event.path): \(error)"), .rebound)
+            connection.request(CamEvents.Fault(message: "pin: \(event.path): \(error)"), .broadcast)
         }
     }
 }
 
-/// The pin relay's center.
+/// The pin relay's center: owns the pin session's journal side.
 public final class PinRelayCenter: GraniteCenter<PinRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [PinExpedition().discovery()] }
+    let session = Owned<CamPinning>()
+
+    public override var expeditions: [GraniteBaseExpedition] { [PinExpedition(session: session).discovery()] }
 }
 
 /// Pin journaling on its own executor, so hashing a file never stalls the component.
@@ -45,9 +50,6 @@ public struct PinRelay: GraniteRelay {
     /// A new instance.
     public init() {}
 
-    /// From a component reducer: hands a written file to the pin relay when the run pins.
-    static func submit(_ path: String?, state: CamState, connection: GraniteConnection) {
-        guard let path, let handle = state.handle, handle.pipeline.pins != nil else { return }
-        connection.request(PinRelayEvents.Submit(path: path, handle: handle), .rebound)
-    }
+    /// Hands the relay the run's pin session (before mounting).
+    func own(_ pins: CamPinning?) { command.center.session.set(pins) }
 }

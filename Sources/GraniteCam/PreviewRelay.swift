@@ -12,29 +12,31 @@ public struct PreviewRelayState: GraniteState {
 
 /// Events the preview relay reduces.
 public enum PreviewRelayEvents {
-    /// Encode and publish the latest pending frame (and any that arrives meanwhile).
-    public struct Kick: GraniteEvent {
-        let handle: PipelineHandle
+    /// Encode and publish this frame (the root sends at most one per preview interval).
+    public struct Show: GraniteEvent {
+        /// Quiet.
+        public var behavior: GraniteEventBehavior { .quiet }
+        let frame: Frame
     }
 }
 
-/// JPEG-encodes the newest frame for the loopback preview; older pending frames are skipped.
+/// JPEG-encodes a frame for the loopback preview and publishes it to the streaming clients.
 struct PreviewExpedition: GraniteExpedition {
-    func reduce(event: PreviewRelayEvents.Kick, state: inout PreviewRelayState, connection: GraniteConnection) {
-        let pipeline = event.handle.pipeline
-        guard let server = pipeline.preview else { return }
-        let encoder = CodecsEncoder(.jpg, quality: 80)
-        while let frame = pipeline.previewSlot.take() {
-            guard let jpeg = try? encoder.encode(frame.image) else { continue }
-            server.publish(jpeg: jpeg)
-            state.published += 1
-        }
+    let server: Owned<PreviewServer>
+
+    func reduce(event: PreviewRelayEvents.Show, state: inout PreviewRelayState, connection: GraniteConnection) {
+        guard let server = server.value else { return }
+        guard let jpeg = try? CodecsEncoder(.jpg, quality: 80).encode(event.frame.image) else { return }
+        server.publish(jpeg: jpeg)
+        state.published += 1
     }
 }
 
-/// The preview relay's center.
+/// The preview relay's center: owns the preview server's frame side.
 public final class PreviewRelayCenter: GraniteCenter<PreviewRelayState> {
-    public override var expeditions: [GraniteBaseExpedition] { [PreviewExpedition().discovery()] }
+    let server = Owned<PreviewServer>()
+
+    public override var expeditions: [GraniteBaseExpedition] { [PreviewExpedition(server: server).discovery()] }
 }
 
 /// Feeds the loopback preview on its own executor.
@@ -43,4 +45,7 @@ public struct PreviewRelay: GraniteRelay {
     public let command = GraniteService<PreviewRelayCenter, PreviewRelayState>(qos: .utility)
     /// A new instance.
     public init() {}
+
+    /// Hands the relay the preview server (before mounting).
+    func own(_ server: PreviewServer?) { command.center.server.set(server) }
 }

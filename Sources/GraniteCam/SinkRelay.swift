@@ -12,47 +12,61 @@ struct SinkRelayState: GraniteState {
     init() {}
 }
 
-/// Events the sink relay reduces.
+/// Events the sink relay reduces (values only).
 enum SinkRelayEvents {
-    /// Hands one processed frame to every sink of the pipeline, in arrival order.
+    /// Hands one processed frame to every sink, in arrival order.
     struct Write: GraniteEvent {
+        /// Quiet.
+        var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
-        let handle: PipelineHandle
+        /// The frame's place in the run (the root's outlet bookkeeping).
+        let ticket: UInt64
     }
 }
 
-/// Writes the frame to each sink; a reader that went away asks the run to stop (a clean end),
-/// any other failure is a fault on the status line.
+/// Writes the frame to each sink and answers `SinkWritten`; a reader that went away is named in
+/// it (the root ends the run cleanly), any other failure is a `Fault` broadcast to the status.
 struct SinkWriteExpedition: GraniteExpedition {
+    let sinks: Owned<[any FrameSink]>
+
     func reduce(event: SinkRelayEvents.Write, state: inout SinkRelayState, connection: GraniteConnection) {
-        let pipeline = event.handle.pipeline
-        defer { pipeline.flow.release() }
+        defer { connection.request(CamEvents.SinkWritten(ticket: event.ticket, closedBy: state.closedBy), .rebound) }
         guard state.closedBy == nil else { return }
-        for sink in pipeline.sinks {
+        for sink in sinks.value ?? [] {
             do {
                 try sink.write(event.frame)
             } catch let .closed(name) {
                 state.closedBy = name
-                pipeline.requestStop()
                 return
             } catch {
-                connection.request(CamEvents.Fault(message: error.description), .rebound)
+                connection.request(CamEvents.Fault(message: error.description), .broadcast)
             }
         }
         state.written += 1
     }
 }
 
-/// The sink relay's center.
+/// The sink relay's center: owns the live sinks.
 final class SinkRelayCenter: GraniteCenter<SinkRelayState> {
-    override var expeditions: [GraniteBaseExpedition] { [SinkWriteExpedition().discovery()] }
+    let sinks = Owned<[any FrameSink]>()
+
+    override var expeditions: [GraniteBaseExpedition] { [SinkWriteExpedition(sinks: sinks).discovery()] }
 }
 
 /// Feeds the live sinks (pipe, virtual camera) on its own executor, so a slow reader never
-/// stalls the component.
+/// stalls the component. Unhosted (the run unmounted), it finishes its sinks.
 struct SinkRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
     let command = GraniteService<SinkRelayCenter, SinkRelayState>(qos: .userInitiated)
     /// A new instance.
     init() {}
+
+    /// Hands the relay the sinks (before mounting).
+    func own(_ sinks: [any FrameSink]) { command.center.sinks.set(sinks) }
+
+    /// Flushes and lets go of every sink once the last host unmounted.
+    func clean() {
+        for sink in command.center.sinks.value ?? [] { sink.finish() }
+        command.center.sinks.set(nil)
+    }
 }

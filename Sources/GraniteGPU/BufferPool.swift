@@ -19,7 +19,7 @@ public final class BufferPool: @unchecked Sendable {
     }
 
     /// A buffer of at least `size` bytes: a returned one of the same rounded size, or a new one.
-    public func take(size: Int) throws -> GPUBuffer {
+    public func take(size: Int) throws(GPUError) -> GPUBuffer {
         let rounded = max(4, (size + 3) & ~3)
         if let reused = lock.withLock({ free[rounded]?.popLast() }) { return reused }
         return try GPUBuffer(context: context, size: rounded)
@@ -32,7 +32,7 @@ public final class BufferPool: @unchecked Sendable {
     }
 
     /// A `width`×`height` image: a returned one of that size, or a new one (general layout).
-    public func takeImage(width: Int, height: Int) throws -> GPUImage {
+    public func takeImage(width: Int, height: Int) throws(GPUError) -> GPUImage {
         if let reused = lock.withLock({ freeImages[ImageSize(width: width, height: height)]?.popLast() }) { return reused }
         return try GPUImage(context: context, width: width, height: height)
     }

@@ -66,14 +66,14 @@ public struct CommandRecorder {
 
     /// Binds `buffers` to bindings 0..<n, pushes `push` (32-bit words) and dispatches `groups`.
     public mutating func dispatch(_ pipeline: ComputePipeline, buffers: [BufferSlice], push: [UInt32] = [],
-                                  groups: (x: Int, y: Int, z: Int)) throws {
+                                  groups: (x: Int, y: Int, z: Int)) throws(GPUError) {
         try dispatch(pipeline, bindings: buffers.map { .buffer($0) }, push: push, groups: groups)
     }
 
     /// Binds buffers and images to bindings 0..<n (kinds as the pipeline declares them), pushes
     /// `push` (32-bit words) and dispatches `groups`.
     public mutating func dispatch(_ pipeline: ComputePipeline, bindings: [GPUBinding], push: [UInt32] = [],
-                                  groups: (x: Int, y: Int, z: Int)) throws {
+                                  groups: (x: Int, y: Int, z: Int)) throws(GPUError) {
         guard bindings.map(\.kind) == pipeline.bindingKinds else {
             throw GPUError.invalidPipeline(name: pipeline.name,
                                            reason: "bound \(bindings.map(\.kind)), the shader declares \(pipeline.bindingKinds)")
@@ -179,7 +179,7 @@ public struct CommandRecorder {
     }
 
     /// Copies a tightly packed `image.width`×`image.height` picture from `buffer` (at `offset`) into `image`.
-    public mutating func copy(from buffer: GPUBuffer, offset: Int = 0, to image: GPUImage) throws {
+    public mutating func copy(from buffer: GPUBuffer, offset: Int = 0, to image: GPUImage) throws(GPUError) {
         guard offset >= 0, offset % 4 == 0, offset + image.byteCount <= buffer.size else {
             throw GPUError.outOfBounds(what: "copy to image", offset: offset, count: image.byteCount, size: buffer.size)
         }
@@ -191,7 +191,7 @@ public struct CommandRecorder {
     }
 
     /// Copies all of `image` into `buffer` (at `offset`), tightly packed.
-    public mutating func copy(from image: GPUImage, to buffer: GPUBuffer, offset: Int = 0) throws {
+    public mutating func copy(from image: GPUImage, to buffer: GPUBuffer, offset: Int = 0) throws(GPUError) {
         guard offset >= 0, offset % 4 == 0, offset + image.byteCount <= buffer.size else {
             throw GPUError.outOfBounds(what: "copy from image", offset: offset, count: image.byteCount, size: buffer.size)
         }
@@ -210,7 +210,7 @@ public struct CommandRecorder {
     }
 
     /// Copies `size` bytes between buffers.
-    public mutating func copy(from source: GPUBuffer, to destination: GPUBuffer, size: Int) throws {
+    public mutating func copy(from source: GPUBuffer, to destination: GPUBuffer, size: Int) throws(GPUError) {
         guard size <= source.size, size <= destination.size else {
             throw GPUError.outOfBounds(what: "copy", offset: 0, count: size, size: min(source.size, destination.size))
         }

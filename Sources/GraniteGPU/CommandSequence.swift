@@ -33,7 +33,7 @@ public final class CommandSequence {
 
     /// A sequence with an empty command buffer; `timed` also records a timestamp after every
     /// command where the device's compute queue can write them (`timings()`).
-    public init(context: GPUContext, timed: Bool = false) throws {
+    public init(context: GPUContext, timed: Bool = false) throws(GPUError) {
         self.context = context
         let device = context.device
         var poolInfo = VkCommandPoolCreateInfo()
@@ -52,7 +52,7 @@ public final class CommandSequence {
         fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
         var fence: VkFence?
         var queries: VkQueryPool?
-        do {
+        do throws(GPUError) {
             try vk("vkAllocateCommandBuffers") { vkAllocateCommandBuffers(device, &allocate, &commandBuffer) }
             try vk("vkCreateFence") { vkCreateFence(device, &fenceInfo, nil, &fence) }
             if timed && context.timestampPeriod != nil {
@@ -83,7 +83,7 @@ public final class CommandSequence {
     }
 
     /// Records the command buffer anew (waiting first for any submission still running).
-    public func record(_ body: (inout CommandRecorder) throws -> Void) throws {
+    public func record(_ body: (inout CommandRecorder) throws(GPUError) -> Void) throws(GPUError) {
         try wait()
         let device = context.device
         for pool in descriptorPools { vkDestroyDescriptorPool(device, pool, nil) }
@@ -102,7 +102,7 @@ public final class CommandSequence {
             vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool, 0)
         }
         var recorder = CommandRecorder(sequence: self)
-        do {
+        do throws(GPUError) {
             try body(&recorder)
         } catch {
             vkEndCommandBuffer(commandBuffer)
@@ -113,18 +113,18 @@ public final class CommandSequence {
     }
 
     /// Submits the recorded commands; `wait()` blocks until they are done.
-    public func submit() throws {
+    public func submit() throws(GPUError) {
         precondition(isRecorded, "submit() before record()")
         try wait()
         let device = context.device
         try vk("vkResetFences") { vkResetFences(device, 1, [fence]) }
         var buffer: VkCommandBuffer? = commandBuffer
-        try withUnsafePointer(to: &buffer) { pointer in
+        try withUnsafePointer(to: &buffer) { (pointer) throws(GPUError) in
             var info = VkSubmitInfo()
             info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
             info.commandBufferCount = 1
             info.pCommandBuffers = pointer
-            try context.queueLock.withLock { () in
+            try context.queueLock.locked { () throws(GPUError) in
                 try vk("vkQueueSubmit") { vkQueueSubmit(context.queue, 1, &info, fence) }
             }
         }
@@ -132,7 +132,7 @@ public final class CommandSequence {
     }
 
     /// Blocks until the last submission finished (returns at once when none is running).
-    public func wait() throws {
+    public func wait() throws(GPUError) {
         guard inFlight else { return }
         let device = context.device
         try vk("vkWaitForFences") { vkWaitForFences(device, 1, [fence], VkBool32(VK_TRUE), UInt64.max) }
@@ -140,7 +140,7 @@ public final class CommandSequence {
     }
 
     /// Submits and waits: one synchronous run of the recorded commands.
-    public func run() throws {
+    public func run() throws(GPUError) {
         try submit()
         try wait()
     }
@@ -150,17 +150,16 @@ public final class CommandSequence {
 
     /// What each timed command of the last submission took on the device, in recording order
     /// (waits for the submission first). Empty for an untimed sequence.
-    public func timings() throws -> [(label: String, seconds: Double)] {
+    public func timings() throws(GPUError) -> [(label: String, seconds: Double)] {
         try wait()
         guard let queryPool, let period = context.timestampPeriod, !timestampLabels.isEmpty else { return [] }
         var ticks = [UInt64](repeating: 0, count: timestampLabels.count + 1)
         let flags = VkQueryResultFlags(VK_QUERY_RESULT_64_BIT.rawValue | VK_QUERY_RESULT_WAIT_BIT.rawValue)
         let device = context.device
-        try ticks.withUnsafeMutableBytes { raw in
-            try vk("vkGetQueryPoolResults") {
-                vkGetQueryPoolResults(device, queryPool, 0, UInt32(raw.count / 8), raw.count, raw.baseAddress, 8, flags)
-            }
+        let result = ticks.withUnsafeMutableBytes { raw in
+            vkGetQueryPoolResults(device, queryPool, 0, UInt32(raw.count / 8), raw.count, raw.baseAddress, 8, flags)
         }
+        try vk("vkGetQueryPoolResults") { result }
         return timestampLabels.indices.map { index in
             (timestampLabels[index], Double(ticks[index + 1] &- ticks[index]) * period / 1e9)
         }
@@ -174,7 +173,7 @@ public final class CommandSequence {
     }
 
     /// A `VK_FORMAT_R32_UINT` view of `slice`, kept until the sequence is re-recorded or freed.
-    func makeTexelView(_ slice: BufferSlice) throws -> VkBufferView {
+    func makeTexelView(_ slice: BufferSlice) throws(GPUError) -> VkBufferView {
         var info = VkBufferViewCreateInfo()
         info.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO
         info.buffer = slice.buffer.buffer
@@ -188,7 +187,7 @@ public final class CommandSequence {
         return view!
     }
 
-    func allocateSet(_ pipeline: ComputePipeline) throws -> VkDescriptorSet {
+    func allocateSet(_ pipeline: ComputePipeline) throws(GPUError) -> VkDescriptorSet {
         if let pool = descriptorPools.last, let set = try? allocate(from: pool, pipeline) { return set }
         var sizes = [VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount: 256),
                      VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount: 64),
@@ -200,7 +199,7 @@ public final class CommandSequence {
         info.poolSizeCount = UInt32(sizes.count)
         var pool: VkDescriptorPool?
         let device = context.device
-        try sizes.withUnsafeMutableBufferPointer { sizePointer in
+        try sizes.withUnsafeMutableBufferPointer { (sizePointer) throws(GPUError) in
             info.pPoolSizes = UnsafePointer(sizePointer.baseAddress)
             try vk("vkCreateDescriptorPool") { vkCreateDescriptorPool(device, &info, nil, &pool) }
         }
@@ -208,11 +207,11 @@ public final class CommandSequence {
         return try allocate(from: pool!, pipeline)
     }
 
-    private func allocate(from pool: VkDescriptorPool, _ pipeline: ComputePipeline) throws -> VkDescriptorSet {
+    private func allocate(from pool: VkDescriptorPool, _ pipeline: ComputePipeline) throws(GPUError) -> VkDescriptorSet {
         var layout: VkDescriptorSetLayout? = pipeline.setLayout
         var set: VkDescriptorSet?
         let device = context.device
-        try withUnsafePointer(to: &layout) { layoutPointer in
+        try withUnsafePointer(to: &layout) { (layoutPointer) throws(GPUError) in
             var info = VkDescriptorSetAllocateInfo()
             info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
             info.descriptorPool = pool

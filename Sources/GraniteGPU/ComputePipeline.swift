@@ -50,7 +50,7 @@ public final class ComputePipeline: @unchecked Sendable {
     let layout: VkPipelineLayout
     let pipeline: VkPipeline
 
-    init(device: VkDevice, name: String, spirv: [UInt32], bindings: [GPUBindingKind], specialization: [UInt32]) throws {
+    init(device: VkDevice, name: String, spirv: [UInt32], bindings: [GPUBindingKind], specialization: [UInt32]) throws(GPUError) {
         guard spirv.count > 5, spirv[0] == 0x0723_0203 else {
             throw GPUError.invalidPipeline(name: name, reason: "not SPIR-V (bad magic number)")
         }
@@ -58,7 +58,7 @@ public final class ComputePipeline: @unchecked Sendable {
         self.bindingKinds = bindings
         self.device = device
         var module: VkShaderModule?
-        try spirv.withUnsafeBufferPointer { code in
+        try spirv.withUnsafeBufferPointer { (code) throws(GPUError) in
             var info = VkShaderModuleCreateInfo()
             info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO
             info.codeSize = code.count * 4
@@ -79,7 +79,7 @@ public final class ComputePipeline: @unchecked Sendable {
         var setInfo = VkDescriptorSetLayoutCreateInfo()
         setInfo.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
         setInfo.bindingCount = UInt32(bindings.count)
-        try layoutBindings.withUnsafeMutableBufferPointer { pointer in
+        try layoutBindings.withUnsafeMutableBufferPointer { (pointer) throws(GPUError) in
             setInfo.pBindings = UnsafePointer(pointer.baseAddress)
             try vk("vkCreateDescriptorSetLayout") { vkCreateDescriptorSetLayout(device, &setInfo, nil, &setLayout) }
         }
@@ -91,9 +91,9 @@ public final class ComputePipeline: @unchecked Sendable {
         layoutInfo.setLayoutCount = 1
         layoutInfo.pushConstantRangeCount = 1
         var layout: VkPipelineLayout?
-        do {
-            try withUnsafePointer(to: &setLayout) { setPointer in
-                try withUnsafePointer(to: &range) { rangePointer in
+        do throws(GPUError) {
+            try withUnsafePointer(to: &setLayout) { (setPointer) throws(GPUError) in
+                try withUnsafePointer(to: &range) { (rangePointer) throws(GPUError) in
                     layoutInfo.pSetLayouts = setPointer
                     layoutInfo.pPushConstantRanges = rangePointer
                     try vk("vkCreatePipelineLayout") { vkCreatePipelineLayout(device, &layoutInfo, nil, &layout) }
@@ -133,7 +133,7 @@ public final class ComputePipeline: @unchecked Sendable {
                 }
             }
         }
-        do {
+        do throws(GPUError) {
             try vk("vkCreateComputePipelines") { result }
         } catch {
             vkDestroyPipelineLayout(device, layout, nil)
@@ -160,15 +160,15 @@ extension GPUContext {
     ///   - name: the shader's name (the cache key, with `specialization`).
     ///   - bindings: how many storage buffers the shader binds at set 0, bindings 0..<n.
     ///   - specialization: 4-byte constants for `constant_id` 0, 1, ... (use `Float.bitPattern` for floats).
-    public func pipeline(named name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32] = []) throws -> ComputePipeline {
+    public func pipeline(named name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32] = []) throws(GPUError) -> ComputePipeline {
         try pipeline(named: name, spirv: spirv, layout: [GPUBindingKind](repeating: .buffer, count: bindings), specialization: specialization)
     }
 
     /// The pipeline for `spirv` whose bindings 0..<n at set 0 are of the kinds in `layout`
     /// (storage buffers, storage images, uniform buffers), made once and cached like `pipeline(named:spirv:bindings:)`.
-    public func pipeline(named name: String, spirv: [UInt32], layout: [GPUBindingKind], specialization: [UInt32] = []) throws -> ComputePipeline {
+    public func pipeline(named name: String, spirv: [UInt32], layout: [GPUBindingKind], specialization: [UInt32] = []) throws(GPUError) -> ComputePipeline {
         let key = PipelineKey(name: name, bindings: layout, specialization: specialization)
-        return try pipelineLock.withLock { () throws -> ComputePipeline in
+        return try pipelineLock.locked { () throws(GPUError) -> ComputePipeline in
             if let cached = pipelines[key] { return cached }
             let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: layout, specialization: specialization)
             pipelines[key] = made

@@ -38,7 +38,7 @@ package struct DeviceCandidate: Sendable, Equatable {
 /// Picks the physical device: a name substring when asked (case-insensitive), else the best kind.
 package enum DeviceChoice {
     /// The index of the device to use among `candidates`.
-    package static func pick(_ candidates: [DeviceCandidate], requested: String?) throws -> Int {
+    package static func pick(_ candidates: [DeviceCandidate], requested: String?) throws(GPUError) -> Int {
         let usable = candidates.indices.filter { candidates[$0].hasComputeQueue }
         if let requested, !requested.isEmpty {
             let needle = requested.lowercased()

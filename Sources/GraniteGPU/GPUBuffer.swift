@@ -15,7 +15,7 @@ public final class GPUBuffer: @unchecked Sendable {
     public let size: Int
 
     /// Allocates `size` bytes (rounded up to 4) usable as a storage, uniform or texel buffer and for transfers.
-    public init(context: GPUContext, size: Int) throws {
+    public init(context: GPUContext, size: Int) throws(GPUError) {
         let size = max(4, (size + 3) & ~3)
         self.context = context
         self.size = size
@@ -31,7 +31,7 @@ public final class GPUBuffer: @unchecked Sendable {
         try vk("vkCreateBuffer") { vkCreateBuffer(device, &info, nil, &buffer) }
         var requirements = VkMemoryRequirements()
         vkGetBufferMemoryRequirements(device, buffer, &requirements)
-        do {
+        do throws(GPUError) {
             var allocate = VkMemoryAllocateInfo()
             allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
             allocate.allocationSize = requirements.size
@@ -42,7 +42,7 @@ public final class GPUBuffer: @unchecked Sendable {
                 preferred: VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT.rawValue))
             var memory: VkDeviceMemory?
             try vk("vkAllocateMemory") { vkAllocateMemory(device, &allocate, nil, &memory) }
-            do {
+            do throws(GPUError) {
                 try vk("vkBindBufferMemory") { vkBindBufferMemory(device, buffer, memory, 0) }
                 var pointer: UnsafeMutableRawPointer?
                 try vk("vkMapMemory") { vkMapMemory(device, memory, 0, VkDeviceSize(size), 0, &pointer) }
@@ -66,13 +66,13 @@ public final class GPUBuffer: @unchecked Sendable {
     }
 
     /// Copies `bytes` into the buffer at `offset` (bytes).
-    public func write(_ bytes: [UInt8], at offset: Int = 0) throws {
+    public func write(_ bytes: [UInt8], at offset: Int = 0) throws(GPUError) {
         try checkRange(offset, bytes.count, "GPUBuffer.write")
         bytes.withUnsafeBytes { (mapped + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     }
 
     /// Copies plain values (`UInt32`, `Float`, ...) into the buffer at `offset` (bytes).
-    public func write<T: BitwiseCopyable>(values: [T], at offset: Int = 0) throws {
+    public func write<T: BitwiseCopyable>(values: [T], at offset: Int = 0) throws(GPUError) {
         try checkRange(offset, values.count * MemoryLayout<T>.stride, "GPUBuffer.write")
         values.withUnsafeBytes { raw in
             if let base = raw.baseAddress { (mapped + offset).copyMemory(from: base, byteCount: raw.count) }
@@ -80,13 +80,13 @@ public final class GPUBuffer: @unchecked Sendable {
     }
 
     /// Reads `count` bytes from `offset`.
-    public func read(count: Int, at offset: Int = 0) throws -> [UInt8] {
+    public func read(count: Int, at offset: Int = 0) throws(GPUError) -> [UInt8] {
         try checkRange(offset, count, "GPUBuffer.read")
         return [UInt8](UnsafeRawBufferPointer(start: mapped + offset, count: count))
     }
 
     /// Reads `count` values of type `T` from `offset` (bytes).
-    public func read<T: BitwiseCopyable>(_ type: T.Type, count: Int, at offset: Int = 0) throws -> [T] {
+    public func read<T: BitwiseCopyable>(_ type: T.Type, count: Int, at offset: Int = 0) throws(GPUError) -> [T] {
         try checkRange(offset, count * MemoryLayout<T>.stride, "GPUBuffer.read")
         guard count > 0 else { return [] }
         return [T](unsafeUninitializedCapacity: count) { out, initialized in
@@ -95,7 +95,7 @@ public final class GPUBuffer: @unchecked Sendable {
         }
     }
 
-    private func checkRange(_ offset: Int, _ count: Int, _ what: String) throws {
+    private func checkRange(_ offset: Int, _ count: Int, _ what: String) throws(GPUError) {
         guard offset >= 0, count >= 0, offset + count <= size else {
             throw GPUError.outOfBounds(what: what, offset: offset, count: count, size: size)
         }

@@ -38,8 +38,8 @@ public final class GPUContext: @unchecked Sendable {
     private static let sharedLock = NSLock()
 
     /// The process-wide context, created on first use.
-    public static func shared() throws -> GPUContext {
-        try sharedLock.withLock {
+    public static func shared() throws(GPUError) -> GPUContext {
+        try sharedLock.locked { () throws(GPUError) -> GPUContext in
             if let sharedContext { return sharedContext }
             let made = try GPUContext()
             sharedContext = made
@@ -48,16 +48,16 @@ public final class GPUContext: @unchecked Sendable {
     }
 
     /// Names and kinds of the Vulkan devices present, in the loader's order.
-    public static func availableDevices() throws -> [(name: String, kind: GPUDeviceKind)] {
+    public static func availableDevices() throws(GPUError) -> [(name: String, kind: GPUDeviceKind)] {
         let instance = try makeInstance()
         defer { vkDestroyInstance(instance, nil) }
         return try physicalDevices(instance).map { (name($0), kind($0)) }
     }
 
     /// Opens a device; `requested` (default: `GRANITE_VULKAN_DEVICE`) picks one by name substring.
-    public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"]) throws {
+    public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"]) throws(GPUError) {
         let instance = try GPUContext.makeInstance()
-        do {
+        do throws(GPUError) {
             let devices = try GPUContext.physicalDevices(instance)
             let families = devices.map { GPUContext.computeFamily($0) }
             let candidates = devices.indices.map {
@@ -69,13 +69,13 @@ public final class GPUContext: @unchecked Sendable {
             let family = families[index]!
             var priority: Float = 1
             var device: VkDevice?
-            try withUnsafePointer(to: &priority) { priorityPointer in
+            try withUnsafePointer(to: &priority) { (priorityPointer) throws(GPUError) in
                 var queueInfo = VkDeviceQueueCreateInfo()
                 queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
                 queueInfo.queueFamilyIndex = family
                 queueInfo.queueCount = 1
                 queueInfo.pQueuePriorities = priorityPointer
-                try withUnsafePointer(to: &queueInfo) { queuePointer in
+                try withUnsafePointer(to: &queueInfo) { (queuePointer) throws(GPUError) in
                     var info = VkDeviceCreateInfo()
                     info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO
                     info.queueCreateInfoCount = 1
@@ -118,13 +118,13 @@ public final class GPUContext: @unchecked Sendable {
     }
 
     /// Blocks until the device has finished all submitted work.
-    public func waitIdle() throws {
-        try queueLock.withLock { () in
+    public func waitIdle() throws(GPUError) {
+        try queueLock.locked { () throws(GPUError) in
             try vk("vkDeviceWaitIdle") { vkDeviceWaitIdle(device) }
         }
     }
 
-    private static func makeInstance() throws -> VkInstance {
+    private static func makeInstance() throws(GPUError) -> VkInstance {
         var instance: VkInstance?
         let result: VkResult = "granite".withCString { appName in
             var app = VkApplicationInfo()
@@ -147,7 +147,7 @@ public final class GPUContext: @unchecked Sendable {
         return instance!
     }
 
-    private static func physicalDevices(_ instance: VkInstance) throws -> [VkPhysicalDevice] {
+    private static func physicalDevices(_ instance: VkInstance) throws(GPUError) -> [VkPhysicalDevice] {
         var count: UInt32 = 0
         try vk("vkEnumeratePhysicalDevices") { vkEnumeratePhysicalDevices(instance, &count, nil) }
         guard count > 0 else { throw GPUError.noDevice(detail: "the Vulkan loader lists no physical device") }
@@ -194,7 +194,7 @@ public final class GPUContext: @unchecked Sendable {
     }
 
     /// A memory type among `bits` with all of `required`, preferring one that also has `preferred`.
-    func memoryType(bits: UInt32, required: VkMemoryPropertyFlags, preferred: VkMemoryPropertyFlags) throws -> UInt32 {
+    func memoryType(bits: UInt32, required: VkMemoryPropertyFlags, preferred: VkMemoryPropertyFlags) throws(GPUError) -> UInt32 {
         let types = withUnsafeBytes(of: memoryProperties.memoryTypes) { Array($0.bindMemory(to: VkMemoryType.self)) }
         let count = Int(memoryProperties.memoryTypeCount)
         let fits = (0..<count).filter { bits & (1 << $0) != 0 && types[$0].propertyFlags & required == required }
@@ -202,5 +202,14 @@ public final class GPUContext: @unchecked Sendable {
             return UInt32(best)
         }
         throw GPUError.noMemoryType(bits: bits, needs: "host-visible and coherent")
+    }
+}
+
+extension NSLock {
+    /// `withLock` that keeps the body's error type (Foundation's is untyped `rethrows`).
+    package func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 }

@@ -67,7 +67,7 @@ public enum GPUError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// Every Vulkan call that returns a `VkResult` goes through here.
 @inline(__always)
-package func vk(_ call: StaticString, _ body: () -> VkResult) throws {
+package func vk(_ call: StaticString, _ body: () -> VkResult) throws(GPUError) {
     let result = body()
     guard result == VK_SUCCESS else {
         throw GPUError.vulkan(call: "\(call)", result: result.rawValue)

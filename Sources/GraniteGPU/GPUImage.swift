@@ -20,7 +20,7 @@ public final class GPUImage: @unchecked Sendable {
     let view: VkImageView
 
     /// A `width`×`height` image, ready in the general layout (contents undefined until written).
-    public init(context: GPUContext, width: Int, height: Int) throws {
+    public init(context: GPUContext, width: Int, height: Int) throws(GPUError) {
         guard width > 0, height > 0 else {
             throw GPUError.outOfBounds(what: "GPUImage size", offset: 0, count: width * height, size: 0)
         }
@@ -47,7 +47,7 @@ public final class GPUImage: @unchecked Sendable {
         vkGetImageMemoryRequirements(device, image, &requirements)
         var memory: VkDeviceMemory?
         var view: VkImageView?
-        do {
+        do throws(GPUError) {
             var allocate = VkMemoryAllocateInfo()
             allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
             allocate.allocationSize = requirements.size

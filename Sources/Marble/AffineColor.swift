@@ -63,7 +63,7 @@ struct AffineColor: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .color, spec: [0] + matrix.map(\.bitPattern), tile: (64 * 4, 1))
     }
 }

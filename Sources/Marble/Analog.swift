@@ -57,7 +57,7 @@ struct Analog: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let quads = StepIO.quadRows(io.sourceSize.width)
         let pixels = BufferSlice(io.source.buffer, offset: io.source.offset, size: io.sourceSize.width * io.sourceSize.height * 4)
         try io.dispatch(&recorder, .analog, spec: [UInt32(blend), quads ? 1 : 0],

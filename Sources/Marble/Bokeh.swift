@@ -40,7 +40,7 @@ struct Bokeh: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .bokeh, spec: [UInt32(radius)])
     }
 }

@@ -39,23 +39,27 @@ final class ChainPlan {
     /// - Parameters:
     ///   - names: each kernel's name, for the labels of a `timed` plan's device timestamps.
     ///   - timed: record a timestamp after every command (`sequence.timings()`), to profile.
-    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false) throws {
+    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false) throws(MarbleError) {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
         for kernel in kernels { sizes.append(try kernel.outputSize(width: sizes.last!.width, height: sizes.last!.height)) }
         let largest = sizes.map { $0.width * $0.height * 4 }.max()!
-        let ping = try pool.take(size: largest)
-        let pong = try pool.take(size: largest)
+        let ping = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest) }
+        let pong = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest) }
         (self.ping, self.pong) = (ping, pong)
         let shaderFormat = try InputConversion.shaderFormat(key.format)
-        input = shaderFormat == nil ? ping : try pool.take(size: key.format.byteCount(width: key.width, height: key.height))
+        input = shaderFormat == nil ? ping : try MarbleError.gpu { () throws(GPUError) in try pool.take(size: key.format.byteCount(width: key.width, height: key.height)) }
         // Each step's floats are bound as a uniform buffer at its own slot.
         let alignment = max(context.storageAlignment, context.uniformAlignment)
         slot = (StepIO.floatCapacity * 4 + alignment - 1) / alignment * alignment
-        params = try pool.take(size: slot * max(1, kernels.count + 1))
-        depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
-        sequence = try CommandSequence(context: context, timed: timed)
+        let sequence: CommandSequence
+        do throws(GPUError) {
+            params = try pool.take(size: slot * max(1, kernels.count + 1))
+            depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
+            sequence = try CommandSequence(context: context, timed: timed)
+        } catch { throw .gpu(error) }
+        self.sequence = sequence
         outputSize = sizes.last!
         self.sizes = sizes
 
@@ -66,15 +70,15 @@ final class ChainPlan {
         let slot = self.slot
         var buffers = (ping, pong)
         var steps = 0
-        try sequence.record { recorder in
+        try MarbleError.gpu { () throws(GPUError) in try sequence.record { (recorder) throws(GPUError) in
             var io = StepIO(context: context, source: BufferSlice(input), destination: BufferSlice(ping),
                             sourceSize: sizes[0], destinationSize: sizes[0],
                             params: BufferSlice(params, offset: 0, size: slot), depth: BufferSlice(depth),
-                            depthSize: depthSize, scratch: { size in
+                            depthSize: depthSize, scratch: { (size) throws(GPUError) in
                                 let buffer = try pool.take(size: size)
                                 made.append(buffer)
                                 return buffer
-                            }, scratchImage: { width, height in
+                            }, scratchImage: { (width, height) throws(GPUError) in
                                 let image = try pool.takeImage(width: width, height: height)
                                 madeImages.append(image)
                                 return image
@@ -110,7 +114,7 @@ final class ChainPlan {
                 index += fused == nil ? 1 : 2
                 steps += 1
             }
-        }
+        } }
         output = buffers.0
         recordedSteps = steps
         scratch = made
@@ -126,27 +130,33 @@ final class ChainPlan {
     }
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.
-    func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws -> Image {
+    func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws(MarbleError) -> Image {
         try start(image, depth: depthMap, kernels: kernels, time: time)
         return try finish()
     }
 
     /// Writes the frame's pixels and floats and submits, without waiting (the plan must be idle).
-    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws {
-        try input.write(image.bytes)
-        if let depthMap { try depth.write(values: depthMap.values) }
-        for (index, kernel) in kernels.enumerated() {
-            let floats = kernel.floats(time: time, size: sizes[index])
-            precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
-            try params.write(values: floats, at: slot * (index + 1))
+    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws(MarbleError) {
+        try MarbleError.gpu { () throws(GPUError) in
+            try input.write(image.bytes)
+            if let depthMap { try depth.write(values: depthMap.values) }
+            for (index, kernel) in kernels.enumerated() {
+                let floats = kernel.floats(time: time, size: sizes[index])
+                precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
+                try params.write(values: floats, at: slot * (index + 1))
+            }
+            try sequence.submit()
         }
-        try sequence.submit()
     }
 
     /// Waits for the submission `start` made and reads the result.
-    func finish() throws -> Image {
-        try sequence.wait()
-        let bytes = try output.read(count: outputSize.width * outputSize.height * 4)
-        return try Image(width: outputSize.width, height: outputSize.height, format: .rgba8, bytes: bytes)
+    func finish() throws(MarbleError) -> Image {
+        let bytes = try MarbleError.gpu { () throws(GPUError) in
+            try sequence.wait()
+            return try output.read(count: outputSize.width * outputSize.height * 4)
+        }
+        return try MarbleError.image { () throws(MediaError) in
+            try Image(width: outputSize.width, height: outputSize.height, format: .rgba8, bytes: bytes)
+        }
     }
 }

@@ -13,7 +13,7 @@ struct DepthMask: FilterKernel {
             .init("far", .float(min: 0, max: 10000, default: 0.5), "largest depth kept"),
         ])
 
-    init(_ spec: FilterSpec) throws {
+    init(_ spec: FilterSpec) throws(MarbleError) {
         (near, far) = (spec.float("near"), spec.float("far"))
         guard near <= far else {
             throw MarbleError.invalidValue(filter: "depthmask", parameter: "near", value: "\(near)", valid: "a number <= far (\(far))")
@@ -35,7 +35,7 @@ struct DepthMask: FilterKernel {
         return map.sample(x, y, input.width, input.height)
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .depthMask, b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)))
     }
 }

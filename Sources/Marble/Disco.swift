@@ -43,7 +43,7 @@ struct Disco: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .disco, a: SIMD4(Int32(tile), 0, 0, 0))
     }
 }

@@ -37,7 +37,7 @@ struct Drive: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .drive, a: SIMD4(Int32(amplitude), Int32(period), Int32(smear), 0))
     }
 }

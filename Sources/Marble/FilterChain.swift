@@ -26,7 +26,7 @@ public final class FilterChain: @unchecked Sendable {
     private var started: [Int: ChainPlan] = [:]
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
-    public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColorRange = .limited) throws {
+    public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColorRange = .limited) throws(MarbleError) {
         self.specs = specs
         self.range = range
         self.requestedContext = context
@@ -44,9 +44,9 @@ public final class FilterChain: @unchecked Sendable {
     /// - Parameters:
     ///   - depth: a `grayF32` depth map for `depthmask` and `depth` (any size; sampled nearest).
     ///   - time: seconds, for time-animated filters (added to each filter's own `time`).
-    public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
+    public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws(MarbleError) -> Image {
         let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
-        return try lock.withLock {
+        return try lock.locked { () throws(MarbleError) -> Image in
             let plan = try plan(for: key)
             return try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
         }
@@ -54,9 +54,9 @@ public final class FilterChain: @unchecked Sendable {
 
     /// Uploads and submits `image` on plan `slot` without waiting; `finishFrame(slot:)` reads it.
     /// Used by `FilterPipeline` (two slots, so one frame computes while the other is read and filled).
-    func startFrame(_ image: Image, depth: Image?, time: Float, slot: Int) throws {
+    func startFrame(_ image: Image, depth: Image?, time: Float, slot: Int) throws(MarbleError) {
         let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: slot)
-        try lock.withLock {
+        try lock.locked { () throws(MarbleError) in
             precondition(started[slot] == nil, "slot \(slot) started twice")
             let plan = try plan(for: key)
             try plan.start(image, depth: depthPlane, kernels: kernels, time: time)
@@ -65,14 +65,14 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// Waits for the frame started on `slot` and returns it.
-    func finishFrame(slot: Int) throws -> Image {
+    func finishFrame(slot: Int) throws(MarbleError) -> Image {
         let plan: ChainPlan? = lock.withLock { started.removeValue(forKey: slot) }
         guard let plan else { preconditionFailure("slot \(slot) not started") }
         return try plan.finish()
     }
 
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
-    public func applyCPU(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image {
+    public func applyCPU(_ image: Image, depth: Image? = nil, time: Float = 0) throws(MarbleError) -> Image {
         let depthPlane = try FilterChain.depthPlane(depth)
         var plane = try InputConversion.plane(image, range: range)
         for kernel in kernels {
@@ -86,9 +86,9 @@ public final class FilterChain: @unchecked Sendable {
     /// What each GPU command of the chain costs on the device for `image`'s shape: the median of
     /// `runs` submissions of a plan that writes a timestamp after every dispatch and copy, in
     /// recording order, labelled "filter: shader". Empty when the device writes no timestamps.
-    package func profile(_ image: Image, depth: Image? = nil, time: Float = 0, runs: Int = 9) throws -> [(label: String, seconds: Double)] {
+    package func profile(_ image: Image, depth: Image? = nil, time: Float = 0, runs: Int = 9) throws(MarbleError) -> [(label: String, seconds: Double)] {
         let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: -1)
-        return try lock.withLock {
+        return try lock.locked { () throws(MarbleError) -> [(label: String, seconds: Double)] in
             let pool = try bufferPool()
             let names = specs.count == kernels.count ? specs.map(\.name) : []
             let plan = try ChainPlan(key: key, kernels: kernels, names: names, range: range, pool: pool, timed: true)
@@ -96,7 +96,7 @@ public final class FilterChain: @unchecked Sendable {
             var samples: [[(label: String, seconds: Double)]] = []
             for _ in 0..<max(1, runs) {
                 _ = try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
-                samples.append(try plan.sequence.timings())
+                samples.append(try MarbleError.gpu { () throws(GPUError) in try plan.sequence.timings() })
             }
             return samples[0].indices.map { index in
                 let values = samples.map { $0[index].seconds }.sorted()
@@ -106,13 +106,13 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// A chain of one gaussian blur written in a given shader style, to measure styles.
-    package static func blurStyleProbe(sigma: Float, style: GaussianBlur.Style, context: GPUContext) throws -> FilterChain {
+    package static func blurStyleProbe(sigma: Float, style: GaussianBlur.Style, context: GPUContext) throws(MarbleError) -> FilterChain {
         var blur = GaussianBlur(sigma: sigma)
         blur.style = style
         return try FilterChain(kernels: [blur], context: context)
     }
 
-    private init(kernels: [any FilterKernel], context: GPUContext) throws {
+    private init(kernels: [any FilterKernel], context: GPUContext) throws(MarbleError) {
         self.specs = []
         self.range = .limited
         self.requestedContext = context
@@ -122,7 +122,7 @@ public final class FilterChain: @unchecked Sendable {
     /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
     var lastRecordedSteps: Int? { lock.withLock { plans.last?.recordedSteps } }
 
-    private func plan(for key: ChainPlan.Key) throws -> ChainPlan {
+    private func plan(for key: ChainPlan.Key) throws(MarbleError) -> ChainPlan {
         if let index = plans.firstIndex(where: { $0.key == key }) {
             let plan = plans.remove(at: index)
             plans.append(plan)
@@ -140,15 +140,21 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// The pool plans take their buffers from, made on the first GPU run (call under `lock`).
-    private func bufferPool() throws -> BufferPool {
+    private func bufferPool() throws(MarbleError) -> BufferPool {
         if let pool { return pool }
-        let made = BufferPool(context: try requestedContext ?? GPUContext.shared())
+        let context: GPUContext
+        if let requestedContext {
+            context = requestedContext
+        } else {
+            context = try MarbleError.gpu { () throws(GPUError) in try GPUContext.shared() }
+        }
+        let made = BufferPool(context: context)
         pool = made
         return made
     }
 
     /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.
-    private static func shape(of image: Image, depth: Image?, slot: Int) throws -> (ChainPlan.Key, DepthPlane?) {
+    private static func shape(of image: Image, depth: Image?, slot: Int) throws(MarbleError) -> (ChainPlan.Key, DepthPlane?) {
         let depthPlane = try FilterChain.depthPlane(depth)
         _ = try InputConversion.shaderFormat(image.format)
         let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
@@ -156,7 +162,7 @@ public final class FilterChain: @unchecked Sendable {
         return (key, depthPlane)
     }
 
-    private static func depthPlane(_ depth: Image?) throws -> DepthPlane? {
+    private static func depthPlane(_ depth: Image?) throws(MarbleError) -> DepthPlane? {
         guard let depth else { return nil }
         guard depth.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(depth.format)") }
         return DepthPlane(width: depth.width, height: depth.height, values: depth.floats())

@@ -6,13 +6,13 @@ import GraniteGPU
 /// recorded command buffer is reused frame after frame; the CPU reference reads the same floats.
 protocol FilterKernel: Sendable {
     /// The output size for an input of `width`×`height`.
-    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int)
+    func outputSize(width: Int, height: Int) throws(MarbleError) -> (width: Int, height: Int)
     /// The float parameters for one frame on a `size` input (at most `StepIO.floatCapacity`).
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float]
     /// The CPU reference.
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane
     /// Records the GPU commands reading `io.source` and writing `io.destination`.
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError)
     /// Whether a following affine color filter may be fused into this filter's last pass
     /// (its shaders write through `epilogue()` in `common.glsl`).
     var acceptsEpilogue: Bool { get }
@@ -22,7 +22,7 @@ protocol FilterKernel: Sendable {
 }
 
 extension FilterKernel {
-    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (width, height) }
+    func outputSize(width: Int, height: Int) throws(MarbleError) -> (width: Int, height: Int) { (width, height) }
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
     var acceptsEpilogue: Bool { true }
     func readsYUYV(width: Int) -> Bool { false }
@@ -62,9 +62,9 @@ struct StepIO {
     var depth: BufferSlice
     var depthSize: (width: Int, height: Int)
     /// Makes buffers that live as long as the recorded chain.
-    var scratch: (Int) throws -> GPUBuffer
+    var scratch: (Int) throws(GPUError) -> GPUBuffer
     /// Makes storage images (width, height) that live as long as the recorded chain.
-    var scratchImage: (Int, Int) throws -> GPUImage
+    var scratchImage: (Int, Int) throws(GPUError) -> GPUImage
     /// A fused affine color filter (3×3 + offset) applied when writing `destination`, or nil.
     var epilogue: [Float]?
     /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
@@ -84,7 +84,7 @@ struct StepIO {
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
-                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = []) throws {
+                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = []) throws(GPUError) {
         var spec = spec
         let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
         if fused != nil || local != (64, 1) {

@@ -25,7 +25,7 @@ public final class FilterPipeline {
 
     /// Starts `image` (any supported format) and returns the result of the frame pushed before it,
     /// or nil for the first frame. `depth` and `time` as in `FilterChain.apply`.
-    public func push(_ image: Image, depth: Image? = nil, time: Float = 0) throws -> Image? {
+    public func push(_ image: Image, depth: Image? = nil, time: Float = 0) throws(MarbleError) -> Image? {
         // Slots 1 and 2: FilterChain.apply keeps slot 0 for itself.
         let slot = 1 + nextSlot
         try chain.startFrame(image, depth: depth, time: time, slot: slot)
@@ -36,7 +36,7 @@ public final class FilterPipeline {
     }
 
     /// Waits for the last frame pushed and returns it (nil when none is pending).
-    public func finish() throws -> Image? {
+    public func finish() throws(MarbleError) -> Image? {
         guard !inFlight.isEmpty else { return nil }
         return try chain.finishFrame(slot: inFlight.removeFirst())
     }

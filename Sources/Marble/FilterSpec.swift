@@ -10,7 +10,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
     public let values: [String: ParameterValue]
 
     /// A spec for `name` with `values` checked against the catalog; missing ones take defaults.
-    public init(name: String, values: [String: ParameterValue] = [:]) throws {
+    public init(name: String, values: [String: ParameterValue] = [:]) throws(MarbleError) {
         guard let description = Marble.description(of: name) else {
             throw MarbleError.unknownFilter(name: name, valid: Marble.catalog.map(\.name))
         }
@@ -27,7 +27,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses `name` or `name:key=value,key=value` (spaces around parts are ignored).
-    public static func parse(_ text: String) throws -> FilterSpec {
+    public static func parse(_ text: String) throws(MarbleError) -> FilterSpec {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let head = trimmed.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = head[0].trimmingCharacters(in: .whitespaces)
@@ -54,7 +54,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses a chain written as specs separated by `|` (`yuyv | blur:sigma=2 | sobel`).
-    public static func parseChain(_ text: String) throws -> [FilterSpec] {
+    public static func parseChain(_ text: String) throws(MarbleError) -> [FilterSpec] {
         let parts = text.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !parts.isEmpty else { throw MarbleError.emptyChain }
         return try parts.map(parse)
@@ -84,7 +84,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
         return value
     }
 
-    private static func parseValue(_ text: String, _ parameter: ParameterDescription, filter: String) throws -> ParameterValue {
+    private static func parseValue(_ text: String, _ parameter: ParameterDescription, filter: String) throws(MarbleError) -> ParameterValue {
         let invalid = MarbleError.invalidValue(filter: filter, parameter: parameter.name, value: text, valid: parameter.kind.validValues)
         switch parameter.kind {
         case .float:
@@ -98,7 +98,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func check(_ value: ParameterValue, _ parameter: ParameterDescription, filter: String) throws -> ParameterValue {
+    private static func check(_ value: ParameterValue, _ parameter: ParameterDescription, filter: String) throws(MarbleError) -> ParameterValue {
         let invalid = MarbleError.invalidValue(filter: filter, parameter: parameter.name, value: value.description,
                                                valid: parameter.kind.validValues)
         switch (parameter.kind, value) {

@@ -69,7 +69,7 @@ struct GodRay: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let half = (width: (io.sourceSize.width + 1) / 2, height: (io.sourceSize.height + 1) / 2)
         let light = try io.scratchImage(half.width, half.height)
         let samples = UInt32(GodRay.samples)

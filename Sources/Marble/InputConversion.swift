@@ -4,7 +4,7 @@ import GraniteMedia
 /// GraniteMedia's ``ColorConversion``).
 enum InputConversion {
     /// The shader's FORMAT constant for `format`, or nil when no conversion pass is needed.
-    static func shaderFormat(_ format: PixelFormat) throws -> UInt32? {
+    static func shaderFormat(_ format: PixelFormat) throws(MarbleError) -> UInt32? {
         switch format {
         case .rgba8: return nil
         case .yuyv: return 0
@@ -22,7 +22,7 @@ enum InputConversion {
     }
 
     /// Converts any supported input to a plane.
-    static func plane(_ image: Image, range: ColorRange) throws -> RGBAPlane {
+    static func plane(_ image: Image, range: ColorRange) throws(MarbleError) -> RGBAPlane {
         let w = image.width, h = image.height
         let bytes = image.bytes
         switch image.format {
@@ -52,8 +52,8 @@ enum InputConversion {
     }
 
     /// A plane back to an `rgba8` image.
-    static func image(_ plane: RGBAPlane) throws -> Image {
+    static func image(_ plane: RGBAPlane) throws(MarbleError) -> Image {
         let bytes = plane.pixels.withUnsafeBytes { Array($0) }
-        return try Image(width: plane.width, height: plane.height, format: .rgba8, bytes: bytes)
+        return try MarbleError.image { () throws(MediaError) in try Image(width: plane.width, height: plane.height, format: .rgba8, bytes: bytes) }
     }
 }

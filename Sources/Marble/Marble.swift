@@ -13,10 +13,10 @@ public enum Marble {
 
     struct Entry: Sendable {
         let description: FilterDescription
-        let make: @Sendable (FilterSpec) throws -> any FilterKernel
+        let make: @Sendable (FilterSpec) throws(MarbleError) -> any FilterKernel
     }
 
-    static func kernel(for spec: FilterSpec) throws -> any FilterKernel {
+    static func kernel(for spec: FilterSpec) throws(MarbleError) -> any FilterKernel {
         guard let entry = entries.first(where: { $0.description.name == spec.name }) else {
             throw MarbleError.unknownFilter(name: spec.name, valid: catalog.map(\.name))
         }
@@ -41,7 +41,7 @@ public enum Marble {
         },
         Entry(description: Remap.flip) { Remap(.flip(horizontal: $0.choice("axis") == "horizontal"), name: "flip") },
         Entry(description: Remap.rotate) { Remap(.rotate(turns: $0.int("turns")), name: "rotate") },
-        Entry(description: DepthMask.description) { try DepthMask($0) },
+        Entry(description: DepthMask.description) { (spec) throws(MarbleError) in try DepthMask(spec) },
     ]
 
     static let marbleKit: [Entry] = [

@@ -1,3 +1,4 @@
+import GraniteGPU
 import GraniteMedia
 
 /// Errors from describing, parsing and running filters.
@@ -20,6 +21,10 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidDepth(reason: String)
     /// An empty chain was asked for where one filter at least is needed.
     case emptyChain
+    /// The GPU failed (no driver, a Vulkan call, a buffer): GraniteGPU's error, unchanged.
+    case gpu(GPUError)
+    /// An image could not be made or converted: GraniteMedia's error, unchanged.
+    case image(MediaError)
 
     /// The message, naming the filter, parameter and what is valid.
     public var description: String {
@@ -43,6 +48,24 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
             return "depth map: \(reason)"
         case .emptyChain:
             return "the filter chain is empty"
+        case let .gpu(error):
+            return error.description
+        case let .image(error):
+            return error.description
         }
+    }
+}
+
+extension MarbleError {
+    /// Runs GPU work; its failure becomes ``MarbleError/gpu(_:)``.
+    @inline(__always)
+    static func gpu<T>(_ body: () throws(GPUError) -> T) throws(MarbleError) -> T {
+        do { return try body() } catch { throw .gpu(error) }
+    }
+
+    /// Makes or converts an image; its failure becomes ``MarbleError/image(_:)``.
+    @inline(__always)
+    static func image<T>(_ body: () throws(MediaError) -> T) throws(MarbleError) -> T {
+        do { return try body() } catch { throw .image(error) }
     }
 }

@@ -82,7 +82,7 @@ struct PointCloud: FilterKernel {
         return (Int(sx), Int(sy), UInt32(min(rz * 4096, 4.0e9)))
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let w = io.sourceSize.width, h = io.sourceSize.height
         let zbuffer = try io.scratch(w * h * 8)
         recorder.fill(BufferSlice(zbuffer, offset: 0, size: w * h * 4), value: .max)

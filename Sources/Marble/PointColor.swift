@@ -44,7 +44,7 @@ struct PointColor: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .color, spec: [mode.rawValue], a: SIMD4(Int32(level), 0, 0, 0), tile: (64 * 4, 1))
     }
 }

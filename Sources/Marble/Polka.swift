@@ -31,7 +31,7 @@ struct Polka: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .polka, a: SIMD4(Int32(size), white ? 1 : 0, 0, 0))
     }
 }

@@ -31,7 +31,7 @@ struct Remap: FilterKernel {
         self.name = name
     }
 
-    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) {
+    func outputSize(width: Int, height: Int) throws(MarbleError) -> (width: Int, height: Int) {
         switch kind {
         case let .crop(x, y, w, h):
             guard x < width, y < height else {
@@ -73,7 +73,7 @@ struct Remap: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let (a, b) = map(io.sourceSize.width, io.sourceSize.height)
         if case .pixellate = kind {
             try io.dispatch(&recorder, .remap, spec: [1], a: a)

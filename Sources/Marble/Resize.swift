@@ -22,7 +22,7 @@ struct Resize: FilterKernel {
         filter = ResizeFilter(name: spec.choice("mode")) ?? .bilinear
     }
 
-    func outputSize(width: Int, height: Int) throws -> (width: Int, height: Int) { (self.width, self.height) }
+    func outputSize(width: Int, height: Int) throws(MarbleError) -> (width: Int, height: Int) { (self.width, self.height) }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
         if input.width == width && input.height == height { return input }
@@ -37,7 +37,7 @@ struct Resize: FilterKernel {
     static func split(_ p: UInt32) -> SIMD4<UInt32> { [Px.r(p), Px.g(p), Px.b(p), Px.a(p)] }
     static func join(_ c: SIMD4<UInt32>) -> UInt32 { Px.pack(c.x, c.y, c.z, c.w) }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let (sw, sh) = io.sourceSize
         let xs = ResampleAxis(source: sw, target: width, filter: filter)
         let ys = ResampleAxis(source: sh, target: height, filter: filter)

@@ -64,7 +64,7 @@ struct Sobel: FilterKernel {
     /// On rows of whole YUYV quads (8 pixels) it converts while loading.
     func readsYUYV(width: Int) -> Bool { width % 8 == 0 }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let quads = StepIO.quadRows(io.sourceSize.width)
         try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),

@@ -45,7 +45,7 @@ struct Stars: FilterKernel {
         }
     }
 
-    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws {
+    func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .stars, a: SIMD4(Int32(cell), Int32(seed), Int32(density), 0))
     }
 }

@@ -221,7 +221,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { interrupt.cancel() }
         signal(SIGUSR1, SIG_IGN)
         let snapshot = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        snapshot.setEventHandler { pipeline.requestSnapshot() }
+        snapshot.setEventHandler { app.requestSnapshot() }
         snapshot.resume()
         defer { snapshot.cancel() }
         do {

@@ -50,7 +50,9 @@ final class CamAppTests: CamTestCase {
         let summary = try await app.run()
         XCTAssertEqual(summary.frames, 100)
         XCTAssertEqual(summary.dropped, 0)
-        XCTAssertEqual(app.root.state.lastSequence, 99)
+        XCTAssertEqual(app.root.status.state.lastSequence, 99)
+        XCTAssertEqual(app.root.state.routed, 100)
+        XCTAssertEqual(app.root.state.outlets, [:], "no frame left waiting on an outlet")
         XCTAssertGreaterThanOrEqual(summary.seconds, 99.0 / 200)
         XCTAssertNotNil(summary.latencyP99)
     }
@@ -85,15 +87,15 @@ final class CamAppTests: CamTestCase {
     func testSlowOutputDropsAtTheSourceNotInMemory() async throws {
         let output = folder.appendingPathComponent("slow")
         let s = settings { $0.frameLimit = 300; $0.paced = false; $0.live = true; $0.outputDirectory = output.path; $0.save = .every }
-        let pipeline = try CamPipeline(settings: s, encoder: SlowEncoderFake(delayMicros: 4000))
-        let summary = try await CamApp(pipeline: pipeline).run()
+        let app = CamApp(pipeline: try CamPipeline(settings: s, encoder: SlowEncoderFake(delayMicros: 4000)))
+        let summary = try await app.run()
         XCTAssertTrue(summary.live)
         XCTAssertGreaterThan(summary.dropped, 0, "a slow disk must show as dropped frames in a live run")
         XCTAssertEqual(summary.droppedBehind, summary.dropped)
-        XCTAssertLessThanOrEqual(pipeline.flow.peak, pipeline.flow.limit, "frames in flight stay bounded")
+        XCTAssertLessThanOrEqual(app.flow.peak, app.flow.limit, "frames in flight stay bounded")
         XCTAssertEqual(summary.frames + summary.dropped, 300)
         XCTAssertEqual(summary.saved, summary.frames, "every frame that got through was written")
-        XCTAssertEqual(pipeline.flow.pending, 0)
+        XCTAssertEqual(app.flow.pending, 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: output.path)
         XCTAssertFalse(names.contains { $0.contains(AtomicFile.temporaryMarker) })
         XCTAssertEqual(names.filter { $0.hasSuffix(".ppm") }.count, Int(summary.saved))
@@ -114,14 +116,22 @@ final class CamAppTests: CamTestCase {
         XCTAssertEqual(lines.count, Int(summary.saved))
     }
 
+    /// A stop asked for before `run` (Ctrl-C during start-up) still ends the run at once.
+    func testStopBeforeRunEndsTheRunAtOnce() async throws {
+        let app = CamApp(pipeline: try CamPipeline(settings: settings { $0.request.fps = 50 }))
+        app.stop()
+        let summary = try await app.run()
+        XCTAssertLessThan(summary.seconds, 3, "an unlimited paced source stopped before it started")
+        XCTAssertLessThanOrEqual(summary.frames, 3)
+    }
+
     func testSnapshotOnRequestWritesOneFrame() async throws {
         let output = folder.appendingPathComponent("snap")
         let s = settings { $0.outputDirectory = output.path; $0.save = SavePolicy.none; $0.duration = 0.6; $0.request.fps = 50 }
-        let pipeline = try CamPipeline(settings: s)
-        let app = CamApp(pipeline: pipeline)
+        let app = CamApp(pipeline: try CamPipeline(settings: s))
         Task {
             try await Task.sleep(nanoseconds: 250_000_000)
-            pipeline.requestSnapshot()
+            app.requestSnapshot()
         }
         let summary = try await app.run()
         XCTAssertGreaterThan(summary.frames, 10)
@@ -141,12 +151,12 @@ final class CamAppTests: CamTestCase {
     func testDepthIsLatestFrameWins() async throws {
         let depth = SlowDepthFake(delayMicros: 15000)
         let s = settings { $0.frameLimit = 200; $0.paced = false; $0.live = true; $0.depthEvery = 1 }
-        let pipeline = try CamPipeline(settings: s, depth: depth)
-        let summary = try await CamApp(pipeline: pipeline).run()
+        let app = CamApp(pipeline: try CamPipeline(settings: s, depth: depth))
+        let summary = try await app.run()
         XCTAssertGreaterThan(summary.depthFrames, 0)
         XCTAssertLessThan(summary.depthFrames, summary.frames, "a slow model skips frames instead of queueing them")
         XCTAssertEqual(UInt64(depth.calls.load(ordering: .relaxed)), summary.depthFrames)
-        XCTAssertGreaterThan(pipeline.depthSlot.replaced, 0)
+        XCTAssertGreaterThan(app.root.state.depthSkipped, 0, "frames due while the model worked were skipped")
     }
 
     func testMissingDeviceFailsWithItsName() async throws {

@@ -5,34 +5,8 @@ import XCTest
 
 /// `granite-cam` as a user runs it: exit codes, messages, files, SIGINT.
 final class CamCLITests: XCTestCase {
-    var binary: URL { product("granite-cam") }
-
-    func product(_ name: String) -> URL {
-        // The test bundle sits in the build products folder beside the executables.
-        var dir = Bundle(for: CamCLITests.self).bundleURL
-        while dir.pathExtension == "xctest" || dir.lastPathComponent.hasSuffix(".xctest") { dir.deleteLastPathComponent() }
-        return dir.appendingPathComponent(name)
-    }
-
-    func launch(_ arguments: [String], program: String = "granite-cam") throws -> (Process, Pipe, Pipe) {
-        let binary = product(program)
-        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: binary.path),
-                                 "\(program) is not built beside the tests (\(binary.path)); run swift build --build-tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
-    }
-
-    func run(_ arguments: [String], program: String = "granite-cam") throws -> (status: Int32, out: String, err: String) {
-        let (process, out, err) = try launch(arguments, program: program)
-        let outData = out.fileHandleForReading.readDataToEndOfFile(), errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    func run(_ arguments: [String], program: String = "granite-cam") throws -> ChildProgram.Result {
+        try ChildProgram.run(try ChildProgram.built(program), arguments)
     }
 
     func testBadOptionsExit64WithAReason() throws {
@@ -123,12 +97,13 @@ final class CamCLITests: XCTestCase {
     func testSIGINTFlushesAndExitsZero() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-sigint-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        let (process, stdout, _) = try launch(["--source", "testpattern", "--size", "160x120", "--fps", "50", "--out", out.path])
+        let child = try ChildProgram.launch(try ChildProgram.built("granite-cam"),
+                                            ["--source", "testpattern", "--size", "160x120", "--fps", "50", "--out", out.path])
         Thread.sleep(forTimeInterval: 2.0)
-        kill(process.processIdentifier, SIGINT)
-        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        kill(child.pid, SIGINT)
+        let result = child.finish()
+        let text = result.out
+        XCTAssertEqual(result.status, 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
         let images = files.filter { $0.hasSuffix(".png") }
         XCTAssertGreaterThan(images.count, 5)

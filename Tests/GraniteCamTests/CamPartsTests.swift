@@ -32,7 +32,7 @@ final class CamPartsTests: XCTestCase {
         var rate = RateMeter(capacity: 10)
         for i in 0..<30 { rate.tick(UInt64(i) * 40_000_000) }
         XCTAssertEqual(rate.rate, 25, accuracy: 1e-9)
-        XCTAssertEqual(CamState.oneDecimal(12.34), "12.3")
-        XCTAssertEqual(CamState.oneDecimal(nil), "–")
+        XCTAssertEqual(StatusState.oneDecimal(12.34), "12.3")
+        XCTAssertEqual(StatusState.oneDecimal(nil), "–")
     }
 }

@@ -3,12 +3,26 @@ import Granite
 import GraniteCapture
 import GraniteMedia
 import GraniteTesting
+import Synchronization
 import XCTest
 
 @testable import GraniteCam
 
+/// A live sink whose reader has gone away: every write throws `.closed` (fault injection).
+final class ClosedReaderSinkFake: FrameSink {
+    let writes = Atomic<Int>(0)
+    let finished = Atomic<Bool>(false)
+    var name: String { "closed-reader-fake" }
+    func write(_ frame: Frame) throws(SinkError) {
+        writes.add(1, ordering: .relaxed)
+        throw .closed(sink: name)
+    }
+    func finish() { finished.store(true, ordering: .relaxed) }
+}
+
 /// Every reducer of `granite-cam`'s root component under the exhaustive `GraniteTestStore`:
-/// exact state changes, follow-up events from the relays, renders.
+/// exact state changes, follow-up events from the relays, renders. The root routes; the figures
+/// belong to the status child (``StatusReducerTests``), which the relays' broadcasts reach too.
 ///
 /// The store's component runs over a device that does not exist, so mounting reduces `Start`,
 /// the capture relay fails to open it, and `SourceEnded` comes back: after that no frame arrives
@@ -17,19 +31,20 @@ final class CamReducerTests: CamTestCase {
     static let missing = "/dev/video-granite-none"
 
     /// A store over a pipeline with `change`d settings; asserts the mount's Start and SourceEnded.
-    func store(_ change: (inout CamSettings) -> Void = { _ in }, depth: (any DepthStage)? = nil,
-               encoder: any FrameEncoder = NetpbmEncoder()) async throws -> (GraniteTestStore<CamComponent>, CamPipeline) {
+    func store(_ change: (inout CamSettings) -> Void = { _ in }, stages: [any FrameStage] = [ToRGBA()],
+               depth: (any DepthStage)? = nil, sinks: [any FrameSink] = [], preview: PreviewServer? = nil)
+        async throws -> GraniteTestStore<CamComponent> {
         var s = CamSettings()
         s.source = .device(Self.missing)
         change(&s)
-        let pipeline = try CamPipeline(settings: s, encoder: encoder, depth: depth)
+        let pipeline = try CamPipeline(settings: s, stages: stages, depth: depth, preview: preview, sinks: sinks)
         let store = try await GraniteTestStore(CamComponent(pipeline: pipeline))
         await store.receive(CamEvents.Start.self, renders: 1)
         await store.receive(CamEvents.SourceEnded.self, renders: 1) {
             $0.ended = true
             $0.failure = "\(Self.missing): no such video device"
         }
-        return (store, pipeline)
+        return store
     }
 
     func frame(_ sequence: UInt64, captured: UInt64 = 1_000_000) throws -> Frame {
@@ -41,105 +56,100 @@ final class CamReducerTests: CamTestCase {
         CamEvents.FrameReady(frame: frame, input: frame.image, processedNanos: processed, sourceStats: stats, depth: depth)
     }
 
-    func testStartOpensTheSourceAndItsFailureEndsTheRun() async throws {
-        let (store, pipeline) = try await store()
-        await pipeline.waitUntilEnded()
-        XCTAssertTrue(store.component.center.capture.state.running, "the capture relay reduced Open")
+    func maps() throws -> DepthMaps {
+        DepthMaps(map: try Image(width: 2, height: 2, format: .grayF32, bytes: [UInt8](repeating: 0, count: 16)),
+                  png: try Image(width: 2, height: 2, format: .gray16, bytes: [UInt8](repeating: 9, count: 8)))
+    }
+
+    func capture(_ store: GraniteTestStore<CamComponent>) -> CaptureRelay { store.component.center.capture }
+
+    func testStartOpensTheSourceAndItsEndWakesTheApp() async throws {
+        let store = try await store()
+        await store.component.end.wait()
+        XCTAssertTrue(capture(store).state.running, "the capture relay reduced Open")
+        XCTAssertEqual(store.component.body, "ended: \(Self.missing): no such video device")
+        await store.runtime.drain()
+        XCTAssertTrue(store.component.status.state.ended, "the source's end reached the status child too")
         await store.finish()
     }
 
-    func testFrameReadyCountsQuietlyFromTheEventsTimes() async throws {
-        let (store, pipeline) = try await store()
-        var stats = CaptureStats()
-        stats.delivered = 8
-        stats.droppedByConsumer = 1
-        await store.send(ready(try frame(7), at: 3_000_000, stats: stats), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 7
-            $0.sourceStats = stats
-            $0.rate.tick(3_000_000)
-            $0.latency.add(2_000_000)
-        }
-        XCTAssertEqual(store.state.latency.percentile(50), 2.0)
-        XCTAssertEqual(pipeline.flow.pending, 0, "an unsaved frame is released at once")
+    /// No outlet: the frame gives its place in the capture relay's gate back at once.
+    func testAFrameWithNoOutletIsReleasedAtOnce() async throws {
+        let store = try await store()
+        await store.send(ready(try frame(7), at: 3_000_000), renders: 0) { $0.routed = 1 }
+        await store.runtime.drain()
+        XCTAssertEqual(capture(store).state.released, 1)
+        XCTAssertEqual(store.component.status.state.frames, 0, "a frame sent to the root is not a relay broadcast")
         await store.finish()
     }
 
-    func testSavedFrameGoesThroughTheOutputRelayAndComesBackAsSaved() async throws {
+    /// A saved frame waits for the output relay's `Saved` (a broadcast the status counts too), then is released.
+    func testSavedFrameKeepsItsPlaceUntilTheOutputRelayWroteIt() async throws {
         let output = folder.appendingPathComponent("out").path
-        let (store, pipeline) = try await store { $0.outputDirectory = output; $0.save = .every }
-        pipeline.flow.add()   // as the pump's acquire would
+        let store = try await store { $0.outputDirectory = output; $0.save = .every }
         await store.send(ready(try frame(0), at: 2_000_000), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 0
-            $0.rate.tick(2_000_000)
-            $0.latency.add(1_000_000)
+            $0.routed = 1
+            $0.outlets = [0: 1]
         }
-        await store.receive(CamEvents.Saved.self, renders: 0) { $0.saved = 1 }
+        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
+        await store.runtime.drain()
         XCTAssertEqual(store.component.center.output.state.written, 1)
-        XCTAssertEqual(pipeline.flow.pending, 0, "the output relay released the frame once written")
+        XCTAssertEqual(capture(store).state.released, 1, "released once written")
+        XCTAssertEqual(store.component.status.state.saved, 1, "the output relay's broadcast reached the status child")
         XCTAssertTrue(FileManager.default.fileExists(atPath: output + "/frame_00000000.ppm"))
         await store.finish()
     }
 
-    func testAFrameBeyondTheLimitChangesNothingAndTheLimitStopsTheRun() async throws {
-        let (store, pipeline) = try await store { $0.frameLimit = 1 }
-        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 0
-            $0.rate.tick(2_000_000)
-            $0.latency.add(1_000_000)
-        }
-        XCTAssertTrue(pipeline.isStopping, "the frame limit asks the run to stop")
-        await store.send(ready(try frame(1), at: 3_000_000), renders: 0)
-        XCTAssertEqual(pipeline.flow.pending, 0)
-        await store.finish()
-    }
-
-    /// Non-live: the frame carries its own depth map; the output relay writes it and answers.
-    func testNonLiveDepthMapIsWrittenByTheOutputRelay() async throws {
+    /// Non-live: the frame carries its own map; it is released after both the image and the map are written.
+    func testNonLiveFrameAndItsDepthMapAreTwoOutlets() async throws {
         let output = folder.appendingPathComponent("depth").path
-        let (store, pipeline) = try await store { $0.outputDirectory = output; $0.live = false; $0.depthEvery = 1 }
-        let png = try Image(width: 2, height: 2, format: .gray16, bytes: [UInt8](repeating: 9, count: 8))
-        let map = try Image(width: 2, height: 2, format: .grayF32, bytes: [UInt8](repeating: 0, count: 16))
-        pipeline.flow.add()
-        await store.send(ready(try frame(3), at: 2_000_000, depth: DepthMaps(map: map, png: png)), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 3
-            $0.rate.tick(2_000_000)
-            $0.latency.add(1_000_000)
+        let store = try await store { $0.outputDirectory = output; $0.save = .every; $0.live = false; $0.depthEvery = 1 }
+        await store.send(ready(try frame(3), at: 2_000_000, depth: try maps()), renders: 0) {
+            $0.routed = 1
+            $0.outlets = [0: 2]
         }
-        await store.receive(CamEvents.DepthReady.self, renders: 0) { state, event in
-            XCTAssertEqual(event.sequence, 3)
+        await store.receive(CamEvents.DepthSaved.self, renders: 0) { state, event in
             XCTAssertEqual(event.path, output + "/depth-00000003.png")
-            state.depthFrames = 1
-            state.depthSaved = 1
-            state.depthRate.tick(event.finishedNanos)
+            XCTAssertEqual(event.ticket, 0)
+            state.outlets = [0: 1]
         }
+        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
+        await store.runtime.drain()
         XCTAssertEqual(store.component.center.output.state.depthWritten, 1)
-        XCTAssertEqual(pipeline.flow.pending, 0, "frame and depth write both released")
+        XCTAssertEqual(capture(store).state.released, 1, "one place per frame, given back after its last outlet")
+        XCTAssertEqual(store.component.status.state.depthSaved, 1)
         await store.finish()
     }
 
-    /// Live: the frame goes to the depth relay's latest-frame slot; its map becomes the latest.
-    func testLiveDepthGoesThroughTheDepthRelay() async throws {
-        let depth = SlowDepthFake(delayMicros: 0)
-        let (store, pipeline) = try await store({ $0.live = true; $0.depthEvery = 1 }, depth: depth)
+    /// Live: one frame at a time goes to the depth relay; frames due meanwhile are skipped; the map
+    /// goes to the writer and, for a chain that reads depth, back to the capture relay.
+    func testLiveDepthOneFrameAtATimeAndTheMapGoesToTheChainAndTheWriter() async throws {
+        let output = folder.appendingPathComponent("live").path
+        let depth = SlowDepthFake(delayMicros: 300_000)
+        let store = try await store({ $0.live = true; $0.depthEvery = 1; $0.outputDirectory = output },
+                                    stages: [try MarbleStage(specs: ["depthmask:near=0,far=1"], gpu: false)], depth: depth)
         await store.send(ready(try frame(5), at: 2_000_000), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 5
-            $0.rate.tick(2_000_000)
-            $0.latency.add(1_000_000)
+            $0.routed = 1
+            $0.depthBusy = true
+        }
+        await store.send(ready(try frame(6), at: 3_000_000), renders: 0) {
+            $0.routed = 2
+            $0.depthSkipped = 1
         }
         await store.receive(CamEvents.DepthReady.self, renders: 0) { state, event in
             XCTAssertEqual(event.sequence, 5)
-            XCTAssertNil(event.path)
             XCTAssertNil(event.failure)
-            state.depthFrames = 1
-            state.depthRate.tick(event.finishedNanos)
+            state.depthBusy = false
         }
-        XCTAssertEqual(pipeline.latestDepth.withLock { $0?.sequence }, 5)
+        await store.receive(CamEvents.DepthSaved.self, renders: 0) { _, event in
+            XCTAssertEqual(event.path, output + "/depth-00000005.png")
+            XCTAssertNil(event.ticket, "a live map holds no frame's place")
+        }
+        await store.runtime.drain()
+        XCTAssertEqual(capture(store).resources.latestDepth.withLock { $0?.sequence }, 5, "the chain reads the newest map")
         XCTAssertEqual(store.component.center.depth.state.estimated, 1)
+        XCTAssertEqual(depth.calls.load(ordering: .relaxed), 1)
+        XCTAssertEqual(capture(store).state.released, 2)
         await store.finish()
     }
 
@@ -147,35 +157,117 @@ final class CamReducerTests: CamTestCase {
     func testPreviewGetsAFramePerIntervalThroughThePreviewRelay() async throws {
         let server = try PreviewServer(port: 0)
         defer { server.close() }
-        var s = CamSettings()
-        s.source = .device(Self.missing)
-        let pipeline = try CamPipeline(settings: s, preview: server)
-        let store = try await GraniteTestStore(CamComponent(pipeline: pipeline))
-        await store.receive(CamEvents.Start.self, renders: 1)
-        await store.receive(CamEvents.SourceEnded.self, renders: 1) {
-            $0.ended = true
-            $0.failure = "\(Self.missing): no such video device"
-        }
+        let store = try await store(preview: server)
         await store.send(ready(try frame(0), at: 200_000_000), renders: 0) {
-            $0.frames = 1
-            $0.lastSequence = 0
-            $0.rate.tick(200_000_000)
-            $0.latency.add(199_000_000)
+            $0.routed = 1
             $0.lastPreviewNanos = 200_000_000
         }
-        await store.send(ready(try frame(1), at: 250_000_000), renders: 0) {
-            $0.frames = 2
-            $0.lastSequence = 1
-            $0.rate.tick(250_000_000)
-            $0.latency.add(249_000_000)
-        }
+        await store.send(ready(try frame(1), at: 250_000_000), renders: 0) { $0.routed = 2 }
         await store.runtime.drain()
         XCTAssertEqual(store.component.center.preview.state.published, 1, "the second frame came within 100 ms")
+        XCTAssertEqual(server.framesPublished, 1)
+        await store.finish()
+    }
+
+    /// A live sink whose reader went away: the frame is released and the run stops, once.
+    func testASinkWhoseReaderWentAwayStopsTheRun() async throws {
+        let sink = ClosedReaderSinkFake()
+        let store = try await store(sinks: [sink])
+        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) {
+            $0.routed = 1
+            $0.outlets = [0: 1]
+        }
+        await store.receive(CamEvents.SinkWritten.self, renders: 0) {
+            $0.outlets = [:]
+            $0.closedBy = "closed-reader-fake"
+            $0.stopping = true
+        }
+        await store.send(ready(try frame(1), at: 3_000_000), renders: 0) {
+            $0.routed = 2
+            $0.outlets = [1: 1]
+        }
+        await store.receive(CamEvents.SinkWritten.self, renders: 0) { $0.outlets = [:] }
+        await store.runtime.drain()
+        XCTAssertEqual(sink.writes.load(ordering: .relaxed), 1, "no write after the reader went away")
+        XCTAssertTrue(capture(store).state.stopping)
+        XCTAssertEqual(capture(store).state.released, 2)
+        await store.finish()
+        store.component.unmount()
+        XCTAssertTrue(sink.finished.load(ordering: .relaxed), "the sink relay finishes its sinks when unhosted")
+    }
+
+    func testSnapshotWritesTheNextFrameOnly() async throws {
+        let output = folder.appendingPathComponent("snap").path
+        let store = try await store { $0.outputDirectory = output; $0.save = SavePolicy.none }
+        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) { $0.routed = 1 }
+        await store.send(CamEvents.Snapshot(), renders: 0) { $0.snapshotPending = true }
+        await store.send(ready(try frame(1), at: 3_000_000), renders: 0) {
+            $0.routed = 2
+            $0.outlets = [1: 1]
+            $0.snapshotPending = false
+        }
+        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
+        await store.send(ready(try frame(2), at: 4_000_000), renders: 0) { $0.routed = 3 }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: output + "/frame_00000001.ppm"))
+        await store.finish()
+    }
+
+    func testStopAsksTheCaptureRelayOnce() async throws {
+        let store = try await store()
+        await store.send(CamEvents.Stop(), renders: 0) { $0.stopping = true }
+        await store.send(CamEvents.Stop(), renders: 0)
+        await store.runtime.drain()
+        XCTAssertTrue(capture(store).state.stopping)
+        XCTAssertTrue(capture(store).resources.isStopping)
+        await store.finish()
+    }
+}
+
+/// Every reducer of the status child under the exhaustive `GraniteTestStore`.
+final class StatusReducerTests: CamTestCase {
+    func frame(_ sequence: UInt64, captured: UInt64 = 1_000_000) throws -> Frame {
+        Frame(image: try Image(width: 4, height: 2, format: .rgba8, bytes: [UInt8](repeating: 1, count: 32)),
+              sequence: sequence, timestampNanos: captured, source: "test")
+    }
+
+    func store(output: @escaping @Sendable (String) -> Void = { _ in }) async throws -> GraniteTestStore<StatusComponent> {
+        try await GraniteTestStore(StatusComponent(output: output))
+    }
+
+    func testFrameReadyCountsQuietlyFromTheEventsTimes() async throws {
+        let store = try await store()
+        var stats = CaptureStats()
+        stats.delivered = 8
+        stats.droppedByConsumer = 1
+        let map = try Image(width: 2, height: 2, format: .grayF32)
+        let png = try Image(width: 2, height: 2, format: .gray16)
+        let first = CamEvents.FrameReady(frame: try frame(7), input: try frame(7).image, processedNanos: 3_000_000,
+                                         sourceStats: stats, depthAge: 2)
+        await store.send(first, renders: 0) {
+            $0.frames = 1
+            $0.lastSequence = 7
+            $0.sourceStats = stats
+            $0.rate.tick(3_000_000)
+            $0.latency.add(2_000_000)
+            $0.depthAge = 2
+        }
+        XCTAssertEqual(store.state.latency.percentile(50), 2.0)
+        let own = CamEvents.FrameReady(frame: try frame(8), input: try frame(8).image, processedNanos: 4_000_000,
+                                       sourceStats: stats, depth: DepthMaps(map: map, png: png), depthAge: 0)
+        await store.send(own, renders: 0) {
+            $0.frames = 2
+            $0.lastSequence = 8
+            $0.rate.tick(4_000_000)
+            $0.latency.add(3_000_000)
+            $0.depthAge = 0
+            $0.depthFrames = 1
+            $0.depthRate.tick(4_000_000)
+        }
         await store.finish()
     }
 
     func testFormatFaultSavedAndDepthEventsUpdateTheirCounters() async throws {
-        let (store, _) = try await store()
+        let store = try await store()
         let format = StreamFormat(format: .yuyv, size: FrameSize(width: 640, height: 480), bytesPerLine: 1280, fps: 30)
         await store.send(CamEvents.FormatChanged(format: format), renders: 0) { $0.format = format }
         await store.send(CamEvents.Fault(message: "device went away"), renders: 0) {
@@ -187,18 +279,35 @@ final class CamReducerTests: CamTestCase {
             $0.lastFault = "disk full"
         }
         await store.send(CamEvents.Saved(sequence: 2, path: "/tmp/x.ppm", failure: nil), renders: 0) { $0.saved = 1 }
-        await store.send(CamEvents.DepthReady(sequence: 2, finishedNanos: 5_000, path: nil, failure: "model broke"), renders: 0) {
-            $0.depthFrames = 1
-            $0.depthRate.tick(5_000)
+        await store.send(CamEvents.DepthReady(sequence: 2, finishedNanos: 5_000, failure: "model broke"), renders: 0) {
             $0.lastFault = "depth: model broke"
+        }
+        let maps = DepthMaps(map: try Image(width: 1, height: 1, format: .grayF32), png: try Image(width: 1, height: 1, format: .gray16))
+        await store.send(CamEvents.DepthReady(sequence: 3, finishedNanos: 6_000, maps: maps, failure: nil), renders: 0) {
+            $0.depthFrames = 1
+            $0.depthRate.tick(6_000)
+        }
+        await store.send(CamEvents.DepthSaved(sequence: 3, path: "/tmp/depth-3.png", failure: nil), renders: 0) { $0.depthSaved = 1 }
+        await store.send(CamEvents.DepthSaved(sequence: 4, path: nil, failure: "disk full"), renders: 0) {
+            $0.saveFailures = 2
+            $0.lastFault = "depth: disk full"
         }
         await store.finish()
     }
 
-    func testTickRendersTheStatusLineAndChangesNothing() async throws {
-        let (store, _) = try await store()
+    func testTickAndTheSourcesEndRenderTheStatusLine() async throws {
+        let lines = Mutex<[String]>([])
+        let store = try await store(output: { line in lines.withLock { $0.append(line) } })
         await store.send(CamEvents.Tick(), renders: 1)
-        XCTAssertTrue(store.component.body.hasPrefix("frames 0 | fps 0.0 | latency p50 – ms"), store.component.body)
+        XCTAssertTrue(store.state.statusLine.hasPrefix("frames 0 | fps 0.0 | latency p50 – ms"), store.state.statusLine)
+        var stats = CaptureStats()
+        stats.droppedBySource = 3
+        await store.send(CamEvents.SourceEnded(sourceStats: stats, failure: nil), renders: 1) {
+            $0.ended = true
+            $0.sourceStats = stats
+        }
+        XCTAssertEqual(lines.withLock { $0.count }, 3, "one line per render: mount, Tick, SourceEnded")
+        XCTAssertTrue(lines.withLock { $0.last ?? "" }.contains("dropped 3"), lines.withLock { $0.last ?? "" })
         await store.finish()
     }
 }

@@ -78,9 +78,9 @@ final class DepthChainTests: CamTestCase {
         let summary = try await app.run()
         XCTAssertTrue(summary.live)
         XCTAssertGreaterThan(summary.depthFrames, 0)
-        let age = try XCTUnwrap(app.root.state.depthAge, "frames after the first map carry its age")
+        let age = try XCTUnwrap(app.root.status.state.depthAge, "frames after the first map carry its age")
         XCTAssertLessThan(age, 60)
         XCTAssertTrue(summary.statusLine.contains("fps age \(age)"), summary.statusLine)
-        XCTAssertNotNil(pipeline.latestDepth.withLock { $0 })
+        XCTAssertNotNil(app.root.center.capture.resources.latestDepth.withLock { $0 }, "the capture relay kept the newest map")
     }
 }

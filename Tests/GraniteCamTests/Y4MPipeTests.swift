@@ -18,26 +18,9 @@ final class Y4MPipeTests: XCTestCase {
         return ""
     }
 
-    func shell(_ script: String) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
+    func shell(_ script: String) throws -> ChildProgram.Result { try ChildProgram.shell(script) }
 
-    func camBinary() throws -> String {
-        var dir = Bundle(for: Y4MPipeTests.self).bundleURL
-        while dir.lastPathComponent.hasSuffix(".xctest") { dir.deleteLastPathComponent() }
-        let path = dir.appendingPathComponent("granite-cam").path
-        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: path), "granite-cam is not built beside the tests (\(path))")
-        return path
-    }
+    func camBinary() throws -> String { try ChildProgram.built("granite-cam") }
 
     /// The pixels of a `P6` file as written by ``NetpbmEncoder``.
     func ppmPixels(_ path: String, width: Int, height: Int) throws -> [UInt8] {

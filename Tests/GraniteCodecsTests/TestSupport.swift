@@ -43,16 +43,8 @@ enum TestSupport {
     /// Runs a program; returns status and stdout.
     @discardableResult
     static func run(_ program: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8]) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: program)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, [UInt8](data))
+        let result = try ChildProgram.run(program, arguments, stdin: stdin)
+        return (result.status, result.stdout)
     }
 
     /// ImageMagick's `convert`, or a skip (a failure when CI=true) naming why.

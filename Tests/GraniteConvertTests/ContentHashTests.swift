@@ -1,5 +1,6 @@
 import Foundation
 import GraniteConvert
+import GraniteTesting
 import XCTest
 
 final class ContentHashTests: XCTestCase {
@@ -19,14 +20,7 @@ final class ContentHashTests: XCTestCase {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let path = dir + "/\(length)"
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-            p.arguments = [path]
-            let out = Pipe()
-            p.standardOutput = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            let text = try ChildProgram.run("/usr/bin/sha256sum", [path]).out
             let expected = String(text.prefix(64))
             XCTAssertEqual(ContentHash.hex(bytes), expected, "length \(length)")
         }

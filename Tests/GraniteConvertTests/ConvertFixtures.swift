@@ -1,6 +1,7 @@
 import Foundation
 import GraniteCodecs
 import GraniteMedia
+import GraniteTesting
 import XCTest
 
 /// Inputs made here (noisy photos-like images written with our encoder) and process helpers.
@@ -54,48 +55,13 @@ enum ConvertFixtures {
     }
 
     /// The built `granite` executable, beside the test bundle in the build products folder.
-    static func graniteBinary() throws -> String {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("granite").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        let why = "the granite executable is not in the build products folder; run `swift build --build-tests` first"
-        XCTFail(why)
-        throw XCTSkip(why)
-    }
+    static func graniteBinary() throws -> String { try ChildProgram.built("granite") }
 
     /// Runs `granite` with arguments; returns status, stdout and stderr.
     static func runGranite(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try graniteBinary())
-        p.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["COLUMNS"] = "100"
+        var env: [String: String?] = ["COLUMNS": "100"]
         for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Drain stderr concurrently so a chatty child never blocks on a full pipe.
-        let errData = LockedData()
-        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        while !errData.done { usleep(1000) }
-        return (p.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData.value, as: UTF8.self))
+        let result = try ChildProgram.run(try graniteBinary(), arguments, environment: env)
+        return (result.status, result.out, result.err)
     }
-}
-
-/// A Data slot filled by a reader thread.
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var finished = false
-    func set(_ d: Data) { lock.lock(); data = d; finished = true; lock.unlock() }
-    var done: Bool { lock.lock(); defer { lock.unlock() }; return finished }
-    var value: Data { lock.lock(); defer { lock.unlock() }; return data }
 }

@@ -44,17 +44,9 @@ final class ConvertMetadataTests: XCTestCase {
 
     @discardableResult
     static func run(_ program: String, _ arguments: [String]) throws -> [UInt8] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: program)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "\(program) \(arguments.joined(separator: " ")) failed")
-        return [UInt8](data)
+        let result = try ChildProgram.run(program, arguments)
+        XCTAssertEqual(result.status, 0, "\(program) \(arguments.joined(separator: " ")) failed: \(result.err)")
+        return result.stdout
     }
 
     /// exiftool's view of a file: tag (group:name, numeric values) to value.

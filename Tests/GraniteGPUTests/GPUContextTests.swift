@@ -66,6 +66,13 @@ struct GPUContextTests {
         #expect(throws: GPUError.outOfBounds(what: "GPUBuffer.write", offset: 10, count: 3, size: 12)) {
             try buffer.write([1, 2, 3], at: 10)
         }
+        do {
+            _ = try buffer.read(count: 4, at: 10)
+            Issue.record("a read past the end must throw")
+        } catch {
+            let typed: GPUError = error   // the public API throws GPUError itself: no cast
+            #expect(typed == .outOfBounds(what: "GPUBuffer.read", offset: 10, count: 4, size: 12))
+        }
         let pool = BufferPool(context: context)
         let taken = try pool.take(size: 100)
         pool.give(taken)
@@ -77,7 +84,7 @@ struct GPUContextTests {
         let context = try Self.context()
         let a = try GPUBuffer(context: context, size: 64), b = try GPUBuffer(context: context, size: 64)
         let sequence = try CommandSequence(context: context)
-        try sequence.record { recorder in
+        try sequence.record { (recorder) throws(GPUError) in
             recorder.fill(BufferSlice(a, offset: 0, size: 32), value: 0x0102_0304)
             recorder.barrier()
             try recorder.copy(from: a, to: b, size: 64)
@@ -99,7 +106,7 @@ struct GPUContextTests {
         #expect(image.byteCount == 60)
         let source = try GPUBuffer(context: context, size: 60), target = try GPUBuffer(context: context, size: 72)
         let sequence = try CommandSequence(context: context)
-        try sequence.record { recorder in
+        try sequence.record { (recorder) throws(GPUError) in
             try recorder.copy(from: source, to: image)
             recorder.barrier()
             try recorder.copy(from: image, to: target, offset: 12)
@@ -113,10 +120,10 @@ struct GPUContextTests {
         let small = try GPUBuffer(context: context, size: 56)
         let failing = try CommandSequence(context: context)
         #expect(throws: GPUError.outOfBounds(what: "copy to image", offset: 0, count: 60, size: 56)) {
-            try failing.record { recorder in try recorder.copy(from: small, to: image) }
+            try failing.record { (recorder) throws(GPUError) in try recorder.copy(from: small, to: image) }
         }
         #expect(throws: GPUError.outOfBounds(what: "copy from image", offset: 16, count: 60, size: 72)) {
-            try failing.record { recorder in try recorder.copy(from: image, to: target, offset: 16) }
+            try failing.record { (recorder) throws(GPUError) in try recorder.copy(from: image, to: target, offset: 16) }
         }
         #expect(throws: GPUError.self) { try GPUImage(context: context, width: 0, height: 4) }
         let pool = BufferPool(context: context)
@@ -132,7 +139,7 @@ struct GPUContextTests {
         let context = try Self.context()
         let a = try GPUBuffer(context: context, size: 1 << 20), b = try GPUBuffer(context: context, size: 1 << 20)
         let timed = try CommandSequence(context: context, timed: true)
-        try timed.record { recorder in
+        try timed.record { (recorder) throws(GPUError) in
             recorder.section = "clear"
             recorder.fill(BufferSlice(a), value: 7)
             recorder.barrier()
@@ -145,7 +152,7 @@ struct GPUContextTests {
         #expect(timings.map(\.label) == (timed.isTimed ? ["clear: fill", "copy buffer→buffer"] : []))
         #expect(timings.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 })
         let plain = try CommandSequence(context: context)
-        try plain.record { recorder in recorder.fill(BufferSlice(a), value: 1) }
+        try plain.record { (recorder) throws(GPUError) in recorder.fill(BufferSlice(a), value: 1) }
         try plain.run()
         #expect(try plain.timings().isEmpty)
         #expect(!plain.isTimed)

@@ -1,34 +1,14 @@
 import Foundation
+import GraniteTesting
 import XCTest
 @testable import GraniteIPFS
 
 /// `granite pin` end to end: the built program against kubo-standin, exit codes and JSON.
 final class PinCommandTests: XCTestCase {
-    /// The `granite` program built next to this test bundle.
-    private func granite() throws -> String {
-        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("granite").path
-        try TestSupport.requirement(FileManager.default.isExecutableFile(atPath: path),
-                                    "granite not built at \(path) (swift build --build-tests builds it)")
-        return path
-    }
-
-    /// Runs `granite` with `args`; returns exit status, stdout and stderr.
+    /// Runs `granite` (built next to this test bundle) with `args`; returns exit status, stdout and stderr.
     private func run(_ args: [String]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try granite())
-        process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env["IPFS_API_AUTH"] = nil
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning { usleep(10_000) }
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        let result = try ChildProgram.run(try ChildProgram.built("granite"), args, environment: ["IPFS_API_AUTH": nil])
+        return (result.status, result.out, result.err)
     }
 
     func testPinJSONRetryAndExitCodes() throws {

@@ -81,6 +81,36 @@ final class BehaviorBeamTests: XCTestCase {
         }
     }
 
+    /// A relay's broadcast also reaches down its host's listening children (the seeds: a relay
+    /// higher in the tree reaches every child ready to hear broadcasts): broadcastable children
+    /// reduce it and pass it on, passthrough ones only pass it on, quiet and `.none` ones stop it.
+    func testBroadcastReachesTheBroadcastableChildrenListeningToAHost() async throws {
+        let relay = EchoRelay()
+        let runtime = GraniteRuntime()
+        let host = sharingRelay(relay) { Node<HostCenter>() }
+        let child = Node<BroadcastableCenter>().listen(to: host.command)
+        let passthrough = Node<PassthroughCenter>().listen(to: host.command)
+        let grandchild = Node<BroadcastableCenter>().listen(to: passthrough.command)
+        let quiet = Node<QuietCenter>().listen(to: host.command)
+        let none = Node<NoneCenter>().listen(to: host.command)
+        let belowQuiet = Node<BroadcastableCenter>().listen(to: quiet.command)
+        let attachedOnly = Node<BroadcastableCenter>().attach(to: host.command)
+        try host.mount(in: runtime)
+        let delivered = relay.command.broadcast(Probe(behavior: .quiet, tag: 3))
+        XCTAssertEqual(delivered, 3, "the host, its broadcastable child, and the one below the passthrough child")
+        await runtime.drain()
+        XCTAssertEqual(host.state.probes, [3])
+        XCTAssertEqual(child.state.probes, [3])
+        XCTAssertEqual(grandchild.state.probes, [3])
+        XCTAssertEqual(passthrough.state.probes, [], "passthrough forwards without reducing")
+        XCTAssertEqual(quiet.state.probes, [])
+        XCTAssertEqual(none.state.probes, [], "`.none` reduces heard events but takes no broadcasts")
+        XCTAssertEqual(belowQuiet.state.probes, [], "a quiet child stops the broadcast for its own listeners")
+        XCTAssertEqual(attachedOnly.state.probes, [], "attach alone is the way up, not a subscription")
+        XCTAssertEqual(child.command.renderCount, 1, "a quiet broadcast does not render the child")
+        host.unmount()
+    }
+
     /// A relay's reducer can broadcast too (beam `.broadcast` through its connection).
     func testRelayReducerBroadcastsThroughConnection() async throws {
         let relay = EchoRelay()
