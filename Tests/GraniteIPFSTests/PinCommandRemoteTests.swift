@@ -1,40 +1,18 @@
 import Foundation
+import GraniteTesting
 import XCTest
 @testable import GraniteIPFS
 
 /// `granite pin --service` end to end: the built program, the Kubo test node as the origin and the
 /// project's spec-checked pinning service, counting the requests it gets.
 final class PinCommandRemoteTests: XCTestCase {
-    private func granite() throws -> String {
-        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("granite").path
-        try TestSupport.requirement(FileManager.default.isExecutableFile(atPath: path),
-                                    "granite not built at \(path) (swift build --build-tests builds it)")
-        return path
-    }
-
-    private func start(_ args: [String], environment: [String: String?] = [:]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try granite())
-        process.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env["IPFS_API_AUTH"] = nil
-        env["GRANITE_PIN_SERVICE_TOKEN"] = nil
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
-    }
-
+    /// Runs `granite` with `args` (no token or node credentials from this environment).
     private func run(_ args: [String], environment: [String: String?] = [:]) throws -> (Int32, String, String) {
-        let (process, out, err) = try start(args, environment: environment)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning { usleep(10_000) }
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        let result = try ChildProgram.run(try ChildProgram.built("granite"), args, environment: Self.clean.merging(environment) { $1 })
+        return (result.status, result.out, result.err)
     }
+
+    private static let clean: [String: String?] = ["IPFS_API_AUTH": nil, "GRANITE_PIN_SERVICE_TOKEN": nil]
 
     /// Two files pinned on the node, then on the service (one POST each; the service pins only
     /// because the origins sent lead it to the node), listed with --ls, one removed with --rm.
@@ -99,12 +77,12 @@ final class PinCommandRemoteTests: XCTestCase {
 
         // 2. Killed while it polls.
         let polled = try service.requests()["GET /pins"] ?? 0
-        let (process, _, _) = try start(["pin", "--retry"] + common + ["--pin-wait", "30"], environment: env)
+        let running = try ChildProgram.launch(try ChildProgram.built("granite"), ["pin", "--retry"] + common + ["--pin-wait", "30"],
+                                              environment: Self.clean.merging(env) { $1 })
         let deadline = Date().addingTimeInterval(10)
         while (try service.requests()["GET /pins"] ?? 0) <= polled, Date() < deadline { usleep(50_000) }
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { usleep(10_000) }
-        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        kill(running.pid, SIGKILL)
+        XCTAssertEqual(running.finish().reason, .uncaughtSignal)
 
         // 3. Finishes: still three POSTs in all.
         let (done, out, err) = try run(["pin", "--retry"] + common + ["--pin-wait", "30"], environment: env)
