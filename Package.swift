@@ -39,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),  // ONNX (generated code committed)
+        // IPFS Pinning Service client (issue 17): generated code committed (scripts/gen-pinning-client.sh).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
@@ -103,6 +106,7 @@ let package = Package(
         .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteTesting"]),
         // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
         .target(name: "GraniteIPFS", dependencies: [
+            "GraniteMedia",   // the one atomic writer (AtomicWriter) and EINTR helper (SystemCall)
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -110,7 +114,9 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+            .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+        ], exclude: ["PinningService/openapi.yaml", "PinningService/openapi-generator-config.yaml"]),
         // The pin options (--api, --api-auth, --pin-journal, --pin-wait) shared by granite and granite-cam.
         .target(name: "GranitePinOptions", dependencies: [
             "GraniteIPFS", .product(name: "ArgumentParser", package: "swift-argument-parser"),

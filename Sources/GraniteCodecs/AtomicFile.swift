@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GraniteMedia
 
 /// Writes files so that the final name only ever holds a complete file.
 ///
@@ -12,30 +13,12 @@ import Darwin
 /// A kill or a full disk leaves at worst a temporary `.NAME.tmp-*` file, never a partial `NAME`.
 public enum AtomicFile {
     /// The prefix every temporary file carries, so leftovers can be recognised and removed.
-    public static let temporaryMarker = ".tmp-"
+    public static var temporaryMarker: String { AtomicWriter<CodecError>.temporaryMarker }
 
-    /// Writes `bytes` to `path` atomically (temporary name in the same folder, fsync, rename, fsync folder).
+    /// Writes `bytes` to `path` atomically (temporary name in the same folder, fsync, rename, fsync
+    /// folder), through GraniteMedia's ``AtomicWriter``: the project's one atomic writer.
     public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o644) throws(CodecError) {
-        let (dir, name) = split(path)
-        let temp = "\(dir)/.\(name)\(temporaryMarker)\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        let fd = try retryingEINTR(temp, "create temporary file") {
-            open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
-        }
-        var ok = false
-        defer {
-            if !ok { unlink(temp) }
-        }
-        do {
-            try writeAll(fd, bytes, temp)
-            try retryingEINTR(temp, "fsync") { fsync(fd) }
-        } catch {
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0 else { throw .io(path: temp, operation: "close", errno: errno) }
-        guard rename(temp, path) == 0 else { throw .io(path: path, operation: "rename into place", errno: errno) }
-        ok = true
-        try syncDirectory(dir)
+        try AtomicWriter.write(bytes, to: path, permissions: permissions) { CodecError.io(path: $0, operation: $1, errno: $2) }
     }
 
     /// Creates `path` and every missing folder above it (`mkdir -p`); a folder that exists is fine,
@@ -56,23 +39,6 @@ public enum AtomicFile {
 
     /// fsyncs a folder so a rename in it survives a crash.
     public static func syncDirectory(_ dir: String) throws(CodecError) {
-        let dfd = try retryingEINTR(dir, "open folder") { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { close(dfd) }
-        try retryingEINTR(dir, "fsync folder") { fsync(dfd) }
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws(CodecError) {
-        var done = 0
-        while done < bytes.count {
-            done += try retryingEINTR(path, "write") {
-                bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, bytes.count - done) }
-            }
-        }
-    }
-
-    static func split(_ path: String) -> (dir: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let dir = String(path[..<slash])
-        return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
+        try AtomicWriter.syncDirectory(dir) { CodecError.io(path: $0, operation: $1, errno: $2) }
     }
 }

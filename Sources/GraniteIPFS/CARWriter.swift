@@ -2,19 +2,20 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import GraniteMedia
 
 /// Writes a CARv1 file (`ipfs dag import` compatible) as blocks arrive, atomically.
 ///
 /// ```
 /// put(cid, block) ─► FILE.blocks.partial (varint | cid | block, deduplicated)
-/// finish(roots)   ─► FILE.partial = header(roots) + blocks ─fsync─► rename ─► FILE
+/// finish(roots)   ─► AtomicWriter (GraniteMedia): header(roots) + blocks ─fsync─► rename ─► FILE
 /// ```
 /// The roots are only known at the end and the header comes first, so blocks wait in a side
 /// file. Nothing appears under the final name unless the whole CAR was written.
 final class CARWriter: BlockSink {
     private let path: String
     private let blocksPath: String
-    private var blocks: DurableFile?
+    private var blocks: DurableFile<IPFSError>?
     private var seen = Set<[UInt8]>()
 
     init(path: String) throws {
@@ -32,7 +33,6 @@ final class CARWriter: BlockSink {
     deinit {
         blocks = nil
         unlink(blocksPath)
-        unlink(path + ".partial")
     }
 
     func put(cid: CID, block: UnsafeRawBufferPointer) throws {
@@ -45,15 +45,14 @@ final class CARWriter: BlockSink {
     }
 
     /// Writes the header with `roots`, then the blocks, and moves the file to its final name.
-    func finish(roots: [CID]) throws {
-        guard let blocks else { return }
-        let fail = { (why: String) in IPFSError.carWrite(path: self.path, reason: why) }
+    func finish(roots: [CID]) throws(IPFSError) {
+        guard blocks != nil else { return }
+        let path = self.path
         let header = Self.header(roots: roots)
-        let out = try DurableFile(path: path + ".partial", truncate: true, error: fail)
+        let out = try AtomicWriter(path: path) { IPFSError.carWrite(path: path, reason: "\($1) \($0): \(String(cString: strerror($2)))") }
         try out.append(Varint.encode(UInt64(header.count)) + header)
-        try blocks.copy(to: out)
-        try out.sync()
-        guard rename(path + ".partial", path) == 0 else { throw fail(String(cString: strerror(errno))) }
+        try out.append(contentsOf: blocksPath)
+        try out.commit()
         self.blocks = nil
         unlink(blocksPath)
     }

@@ -33,7 +33,7 @@ public struct CID: Hashable, Sendable, CustomStringConvertible, Codable {
     }
 
     /// Parses `Qm…` (v0) or `b…` (v1 base32); throws ``IPFSError/invalidCID(_:reason:)`` otherwise.
-    public init(_ text: String) throws {
+    public init(_ text: String) throws(IPFSError) {
         if text.count == 46, text.hasPrefix("Qm") {
             guard let bytes = Multibase.decodeBase58(text), bytes.count == 34, bytes[0] == 0x12, bytes[1] == 0x20 else {
                 throw IPFSError.invalidCID(text, reason: "not a base58btc sha2-256 multihash")

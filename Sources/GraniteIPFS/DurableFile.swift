@@ -3,15 +3,17 @@ import Foundation
 import Glibc
 #endif
 
-/// An append-only file written with `write(2)` and made durable with `fsync(2)`.
+/// An append-only file written with `write(2)` and made durable with `fsync(2)` (the pin journal
+/// and the CAR export's block side file; whole files are written through GraniteMedia's `AtomicWriter`).
 ///
-/// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error.
-final class DurableFile {
+/// Errors are mapped by the owner's `error` closure, so each phase reports its own typed error
+/// (`DurableFile<PinJournalError>`, `DurableFile<IPFSError>`).
+final class DurableFile<Failure: Error> {
     let path: String
     private let fd: Int32
-    private let error: (String) -> any Error
+    private let error: (String) -> Failure
 
-    init(path: String, truncate: Bool, error: @escaping (String) -> any Error) throws {
+    init(path: String, truncate: Bool, error: @escaping (String) -> Failure) throws(Failure) {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw error(String(cString: strerror(errno))) }
@@ -23,12 +25,14 @@ final class DurableFile {
     deinit { close(fd) }
 
     /// Appends all of `bytes` (retrying short writes and EINTR).
-    func append(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try append($0) }
+    func append(_ bytes: [UInt8]) throws(Failure) {
+        // withUnsafeBytes rethrows untyped: carry the typed error out in a Result.
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(Failure) in try append(raw) } }
+        try result.get()
     }
 
     /// Appends all of `bytes` (retrying short writes and EINTR).
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
+    func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
         var offset = 0
         while offset < bytes.count {
             let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -41,25 +45,7 @@ final class DurableFile {
     }
 
     /// Flushes data and metadata to disk.
-    func sync() throws {
+    func sync() throws(Failure) {
         guard fsync(fd) == 0 else { throw error(String(cString: strerror(errno))) }
-    }
-
-    /// Appends this file's whole content to `other`.
-    func copy(to other: DurableFile) throws {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw error(String(cString: strerror(errno))) }
-        defer { close(input) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(input, buffer.baseAddress!, buffer.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw error(String(cString: strerror(errno)))
-            }
-            if n == 0 { return }
-            try other.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        }
     }
 }

@@ -17,7 +17,12 @@ enum HTTPClients {
 
     /// The client for `configuration`'s connect and read timeouts.
     static func client(for configuration: KuboClient.Configuration) -> HTTPClient {
-        let key = Key(connect: configuration.connectTimeout, read: configuration.readTimeout)
+        client(connect: configuration.connectTimeout, read: configuration.readTimeout)
+    }
+
+    /// The client with these connect and read timeouts (Kubo nodes and pinning services alike).
+    static func client(connect: Duration, read: Duration) -> HTTPClient {
+        let key = Key(connect: connect, read: read)
         return clients.withLockedValue { clients in
             if let client = clients[key] { return client }
             var config = HTTPClient.Configuration()

@@ -24,7 +24,7 @@ public struct ImportOptions: Sendable, Hashable, Codable {
     }
 
     /// Throws ``IPFSError/invalidOptions(_:)`` unless these are settings Kubo accepts.
-    public func validate() throws {
+    public func validate() throws(IPFSError) {
         guard cidVersion == 0 || cidVersion == 1 else {
             throw IPFSError.invalidOptions("cid-version must be 0 or 1, not \(cidVersion)")
         }

@@ -17,6 +17,20 @@ extension KuboClient {
         try KuboAnswer.version(try json(try await call("version"), command: "version"), node: endpoint.baseURL)
     }
 
+    /// The node's peer id and the multiaddrs it listens on (`id`), each made to end in `/p2p/ID`:
+    /// the `origins` a pinning service is told to fetch from. Loopback and private addresses are
+    /// kept (a service on the same host or network can use them).
+    public func id() async throws -> (peerID: String, addresses: [String]) {
+        let object = try json(try await call("id", limit: 1 << 20), command: "id")
+        guard let peer = object["ID"] as? String, !peer.isEmpty else {
+            throw KuboError.badResponse(node: endpoint.baseURL, command: "id", reason: "no ID")
+        }
+        let addresses = (object["Addresses"] as? [Any] ?? []).compactMap { $0 as? String }
+            .filter { $0.hasPrefix("/") && $0.count < 512 }
+            .map { $0.contains("/p2p/") ? $0 : $0 + "/p2p/" + peer }
+        return (peer, Array(addresses.prefix(20)))
+    }
+
     /// Adds `paths` (files, directories, symlinks), verifying every CID against the local import.
     ///
     /// `cid-version`, `raw-leaves` and `chunker` are always sent, since node defaults vary by

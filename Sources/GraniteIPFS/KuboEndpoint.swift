@@ -12,7 +12,7 @@ public struct KuboEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a multiaddr (`/ip4/127.0.0.1/tcp/5001`, `/dns/host/tcp/443/https`) or a URL.
-    public init(parsing text: String) throws {
+    public init(parsing text: String) throws(KuboError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") {
             guard let url = URL(string: trimmed), let host = url.host, !host.isEmpty else {
@@ -37,7 +37,7 @@ public struct KuboEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Resolves the API address: `option`, else `$IPFS_API`, else the `api` file in `$IPFS_PATH`
     /// (or `~/.ipfs`), else Kubo's default `/ip4/127.0.0.1/tcp/5001`.
-    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> KuboEndpoint {
+    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(KuboError) -> KuboEndpoint {
         if let option, !option.isEmpty { return try KuboEndpoint(parsing: option) }
         if let env = environment["IPFS_API"], !env.isEmpty { return try KuboEndpoint(parsing: env) }
         let repo = environment["IPFS_PATH"].flatMap { $0.isEmpty ? nil : $0 }
@@ -64,7 +64,7 @@ public enum KuboAuth: Sendable, Hashable, CustomStringConvertible {
     case basic(user: String, password: String)
 
     /// Parses Kubo's `AuthSecret` syntax: `bearer:TOKEN`, `basic:USER:PASS` or `basic:BASE64`.
-    public init(parsing secret: String) throws {
+    public init(parsing secret: String) throws(KuboError) {
         if secret.hasPrefix("bearer:"), secret.count > 7 {
             self = .bearer(String(secret.dropFirst(7)))
             return
@@ -86,7 +86,7 @@ public enum KuboAuth: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `option`, else `$IPFS_API_AUTH`, else none.
-    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> KuboAuth? {
+    public static func resolve(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(KuboError) -> KuboAuth? {
         if let option, !option.isEmpty { return try KuboAuth(parsing: option) }
         if let env = environment["IPFS_API_AUTH"], !env.isEmpty { return try KuboAuth(parsing: env) }
         return nil

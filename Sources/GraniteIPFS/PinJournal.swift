@@ -1,4 +1,5 @@
 import Foundation
+import GraniteMedia
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,6 +48,15 @@ public enum PinJournalError: Error, Equatable, CustomStringConvertible {
 /// {"op":"done","id":…,"cid":…}  only after pin/add succeeded and the CID matched
 /// {"op":"fail","id":…,"reason":…}  for jobs no retry can finish (content changed, gone)
 /// ```
+/// Remote pinning (``RemotePinner``) adds, per job and pinning service:
+/// ```
+/// {"op":"remote","id":…,"service":URL}                 wanted there: written before the first POST
+/// {"op":"remote-request","id":…,"service":…,"requestid":…}  the service's request id, right after its answer
+/// {"op":"remote-done"|"remote-fail","id":…,"service":…[,"reason":…]}
+/// ```
+/// so a run killed or stopped while the service works resumes with `GET /pins/{requestid}`
+/// instead of a second `POST /pins`.
+///
 /// Every append holds an exclusive `flock`, so several processes (`granite pin`, a camera's
 /// relay) can share one journal. State is replayed from the file on each read; a torn last
 /// line (a crash mid-append) is ignored and a newline is written before the next record.
@@ -60,10 +70,13 @@ public final class PinJournal: Sendable {
         var id: String?
         var cid: CID?
         var reason: String?
+        /// Remote records: the pinning service's URL and its request id.
+        var service: String?
+        var requestid: String?
     }
 
     /// Opens (creating it and its folder if needed) the journal at `path`.
-    public init(path: String) throws {
+    public init(path: String) throws(PinJournalError) {
         self.path = path
         let dir = (path as NSString).deletingLastPathComponent
         do {
@@ -85,23 +98,72 @@ public final class PinJournal: Sendable {
     }
 
     /// Records `jobs` as queued; durable when this returns.
-    public func enqueue(_ jobs: [PinJob]) throws {
+    public func enqueue(_ jobs: [PinJob]) throws(PinJournalError) {
         try append(jobs.map { Record(op: "queue", job: $0) })
     }
 
     /// Records job `id` as pinned with `cid`; durable when this returns.
-    public func markDone(_ id: String, cid: CID) throws {
+    public func markDone(_ id: String, cid: CID) throws(PinJournalError) {
         try append([Record(op: "done", id: id, cid: cid)])
     }
 
     /// Records job `id` as failed for good, with the reason.
-    public func markFailed(_ id: String, reason: String) throws {
+    public func markFailed(_ id: String, reason: String) throws(PinJournalError) {
         try append([Record(op: "fail", id: id, reason: reason)])
     }
 
+    /// Records that `ids` are wanted on the pinning service `service`; durable when this returns.
+    public func wantRemote(_ ids: [String], service: String) throws(PinJournalError) {
+        try append(ids.map { Record(op: "remote", id: $0, service: service) })
+    }
+
+    /// Records the service's request id for job `id`; durable when this returns.
+    public func recordRemoteRequest(_ id: String, service: String, requestID: String) throws(PinJournalError) {
+        try append([Record(op: "remote-request", id: id, service: service, requestid: requestID)])
+    }
+
+    /// Records job `id` as pinned on `service`.
+    public func markRemoteDone(_ id: String, service: String) throws(PinJournalError) {
+        try append([Record(op: "remote-done", id: id, service: service)])
+    }
+
+    /// Records job `id` as failed on `service`, with the service's reason.
+    public func markRemoteFailed(_ id: String, service: String, reason: String) throws(PinJournalError) {
+        try append([Record(op: "remote-fail", id: id, reason: reason, service: service)])
+    }
+
+    /// Where each job wanted on `service` stands there (queue order).
+    public func remoteState(service: String) throws(PinJournalError) -> [RemoteJobState] {
+        let records = try withLock(LOCK_SH) { _ throws(PinJournalError) in try readRecords() }
+        return Self.replayRemote(records).filter { $0.service == service }
+    }
+
+    private static func replayRemote(_ records: [Record]) -> [RemoteJobState] {
+        var jobs: [String: PinJob] = [:]
+        var order: [String] = []
+        var states: [String: RemoteJobState] = [:]
+        for record in records {
+            if record.op == "queue", let job = record.job { jobs[job.id] = job; continue }
+            guard let id = record.id, let service = record.service, let job = jobs[id] else { continue }
+            let key = service + "\u{0}" + id
+            switch record.op {
+            case "remote":
+                if states[key] == nil { order.append(key) }
+                if states[key] == nil || states[key]?.outcome != .pinned {
+                    states[key] = RemoteJobState(job: job, service: service, requestID: states[key]?.requestID, outcome: .pending)
+                }
+            case "remote-request": states[key]?.requestID = record.requestid
+            case "remote-done": states[key]?.outcome = .pinned
+            case "remote-fail": states[key]?.outcome = .failed(record.reason ?? "")
+            default: break
+            }
+        }
+        return order.compactMap { states[$0] }
+    }
+
     /// The journal replayed: jobs still pending (queue order), done, and failed with reasons.
-    public func state() throws -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
-        Self.replay(try withLock(LOCK_SH) { _ in try readRecords() })
+    public func state() throws(PinJournalError) -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
+        Self.replay(try withLock(LOCK_SH) { _ throws(PinJournalError) in try readRecords() })
     }
 
     private static func replay(_ records: [Record]) -> (pending: [PinJob], done: [PinJob], failed: [(PinJob, String)]) {
@@ -124,29 +186,47 @@ public final class PinJournal: Sendable {
                 all.compactMap { job in failed[job.id].map { (job, $0) } })
     }
 
-    /// Rewrites the journal with only unfinished and failed jobs (atomic: temp file, fsync, rename).
-    public func compact() throws {
-        try withLock(LOCK_EX) { _ in
-            let (pending, _, failed) = Self.replay(try readRecords())
+    /// Rewrites the journal with only unfinished and failed jobs, through the project's one atomic
+    /// writer (GraniteMedia's `AtomicWriter`: temporary file, fsync, rename, fsync of the folder).
+    public func compact() throws(PinJournalError) {
+        try withLock(LOCK_EX) { _ throws(PinJournalError) in
+            let all = try readRecords()
+            let (pending, done, failed) = Self.replay(all)
             var records = pending.map { Record(op: "queue", job: $0) }
             for (job, reason) in failed {
                 records.append(Record(op: "queue", job: job))
                 records.append(Record(op: "fail", id: job.id, reason: reason))
             }
-            let temp = path + ".compact"
-            let file = try DurableFile(path: temp, truncate: true) { PinJournalError.write(path: temp, reason: $0) }
+            // Jobs pinned here but still wanted on a pinning service keep their remote records.
+            let remote = Self.replayRemote(all).filter { $0.outcome == .pending }
+            let kept = Set(records.compactMap { $0.job?.id })
+            for job in done where !kept.contains(job.id) && remote.contains(where: { $0.job.id == job.id }) {
+                records.append(Record(op: "queue", job: job))
+                records.append(Record(op: "done", id: job.id, cid: job.cid))
+            }
+            for state in remote {
+                records.append(Record(op: "remote", id: state.job.id, service: state.service))
+                if let requestID = state.requestID {
+                    records.append(Record(op: "remote-request", id: state.job.id, service: state.service, requestid: requestID))
+                }
+            }
+            let path = self.path
+            let file = try AtomicWriter(path: path) { PinJournalError.write(path: path, reason: "\($1) \($0): \(String(cString: strerror($2)))") }
             try file.append(try encode(records))
-            try file.sync()
-            guard rename(temp, path) == 0 else { throw PinJournalError.write(path: path, reason: String(cString: strerror(errno))) }
-            syncFolder()
+            try file.commit()
         }
     }
 
     // MARK: - File access
 
-    private func append(_ records: [Record]) throws {
+    /// Appends `records` and returns once they are on disk. Appends from several threads share
+    /// fsyncs (group commit): each write is done under the file lock, then one thread syncs the
+    /// file for every append written so far while the others wait for that sync, so N jobs
+    /// finishing together cost about one fsync, not N — and no caller returns before its own
+    /// records are durable.
+    private func append(_ records: [Record]) throws(PinJournalError) {
         let bytes = try encode(records)
-        try withLock(LOCK_EX) { fd in
+        try withLock(LOCK_EX) { fd throws(PinJournalError) in
             // A crash mid-append may have left a torn last line: end it before ours.
             var prefix: [UInt8] = []
             let size = lseek(fd, 0, SEEK_END)
@@ -156,11 +236,19 @@ public final class PinJournal: Sendable {
             }
             let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.append(prefix + bytes)
+        }
+        try syncs.waitDurable(syncs.written()) { () throws(PinJournalError) in
+            let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.sync()
         }
     }
 
-    private func encode(_ records: [Record]) throws -> [UInt8] {
+    private let syncs = GroupCommit()
+
+    /// fsyncs done so far by this journal object (tests and benchmarks).
+    var syncCount: Int { syncs.count }
+
+    private func encode(_ records: [Record]) throws(PinJournalError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out: [UInt8] = []
@@ -171,7 +259,7 @@ public final class PinJournal: Sendable {
         return out
     }
 
-    private func readRecords() throws -> [Record] {
+    private func readRecords() throws(PinJournalError) -> [Record] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw PinJournalError.open(path: path, reason: "unreadable")
         }
@@ -192,7 +280,7 @@ public final class PinJournal: Sendable {
         return records
     }
 
-    private func withLock<T>(_ operation: Int32, _ body: (Int32) throws -> T) throws -> T {
+    private func withLock<T>(_ operation: Int32, _ body: (Int32) throws(PinJournalError) -> T) throws(PinJournalError) -> T {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw PinJournalError.open(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
@@ -201,10 +289,79 @@ public final class PinJournal: Sendable {
         }
         return try body(fd)
     }
+}
 
-    private func syncFolder() {
-        let dir = (path as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
+/// Where one job stands on one pinning service, replayed from the journal.
+public struct RemoteJobState: Sendable, Equatable {
+    /// How it ended there, if it has.
+    public enum Outcome: Sendable, Equatable {
+        /// Not pinned yet (no request, or the request is queued or pinning).
+        case pending
+        /// Pinned on the service.
+        case pinned
+        /// The service gave up on it (its reason, escaped).
+        case failed(String)
+    }
+
+    /// The job (its root CID is what the service pins).
+    public var job: PinJob
+    /// The service's URL.
+    public var service: String
+    /// The service's request id, once a `POST /pins` was answered.
+    public var requestID: String?
+    /// How it ended.
+    public var outcome: Outcome
+}
+
+/// Shares one fsync among the appends written while it was pending (group commit).
+///
+/// ```
+/// append: write ─► ticket = ++written ─► synced ≥ ticket? ─ yes ─► durable
+///                                            └ no: a sync running? ─ yes ─► wait for it, ask again
+///                                                                   └ no ─► sync (covers all written) ─► synced = written then
+/// ```
+final class GroupCommit: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var writtenCount: UInt64 = 0
+    private var synced: UInt64 = 0
+    private var syncing = false
+    private var syncs = 0
+
+    /// The ticket of an append whose write just returned.
+    func written() -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        writtenCount += 1
+        return writtenCount
+    }
+
+    /// fsyncs run so far.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return syncs
+    }
+
+    /// Returns once a sync that started after append `ticket` was written has finished; runs
+    /// `sync` itself when none is running.
+    func waitDurable<Failure: Error>(_ ticket: UInt64, sync: () throws(Failure) -> Void) throws(Failure) {
+        condition.lock()
+        defer { condition.unlock() }
+        while synced < ticket {
+            if syncing {
+                condition.wait()
+                continue
+            }
+            syncing = true
+            let covers = writtenCount
+            condition.unlock()
+            let result = Result { () throws(Failure) in try sync() }
+            condition.lock()
+            syncing = false
+            syncs += 1
+            if case .success = result { synced = max(synced, covers) }
+            condition.broadcast()
+            try result.get()
+        }
     }
 }

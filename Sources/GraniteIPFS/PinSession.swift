@@ -32,6 +32,8 @@ public final class PinSession: Sendable {
         /// Whether the folders this run journaled (``submitFolder(_:excluding:)``) are pinned;
         /// nil when it journaled none. Folder jobs are not counted in `queued`/`pinned`.
         public var foldersPinned: Bool?
+        /// The pinning service's part, when ``pinRemotelyAtFinish(_:)`` named one.
+        public var remote: RemoteOutcome?
     }
 
     /// A folder as one UnixFS directory: its root CID and the CID of everything inside it.
@@ -56,6 +58,7 @@ public final class PinSession: Sendable {
     private let jobIDs = Mutex<[String]>([])
     private let folderJobIDs = Mutex<[String]>([])
     private let finalFolder = Mutex<(path: String, excluding: @Sendable (String) -> Bool)?>(nil)
+    private let finalRemote = Mutex<RemotePinner?>(nil)
 
     /// Pinning through `client`, journaled in `journalPath`; `probeClient` (default: `client` with
     /// ``KuboClient/Configuration/quickProbe``) answers ``probe()`` and the check in ``finish(onEvent:)``.
@@ -136,6 +139,37 @@ public final class PinSession: Sendable {
         finalFolder.withLock { $0 = (folder, excluding) }
     }
 
+    /// The node's multiaddrs (one quick `id`), the origins a pinning service fetches from; empty
+    /// when it does not answer.
+    public func origins() async -> [String] {
+        (try? await probeClient.id().addresses) ?? []
+    }
+
+    /// Pins this run's jobs (``submit(_:carPath:)``, ``submitFolder(_:excluding:)``; only the
+    /// folders with `foldersOnly`) on `remote`'s pinning service too, with the node's addresses as
+    /// origins, after ``finish(onEvent:)`` pinned them here; jobs earlier runs left wanted there
+    /// are finished as well. Waits as ``finish(onEvent:)`` does: up to ``wait`` without a change.
+    public func finishRemote(_ remote: RemotePinner, foldersOnly: Bool = false,
+                             onEvent: (@Sendable (RemotePinEvent) -> Void)? = nil) async -> RemoteOutcome {
+        let ids = Set((foldersOnly ? [] : jobIDs.withLock { $0 }) + folderJobIDs.withLock { $0 })
+        do {
+            let state = try pinner.journal.state()
+            try remote.want((state.pending + state.done).filter { ids.contains($0.id) })
+        } catch {
+            var outcome = RemoteOutcome(service: remote.client.service)
+            outcome.problem = "\(error)"
+            return outcome
+        }
+        return await remote.finish(origins: await origins(), wait: wait, onEvent: onEvent)
+    }
+
+    /// Makes ``finish(onEvent:)`` also pin this run's folders on `remote`'s service
+    /// (``finishRemote(_:foldersOnly:onEvent:)``) and report it in ``Outcome/remote``: for
+    /// programs that end through ``finish(onEvent:)`` alone (`granite-cam --pin --service`).
+    public func pinRemotelyAtFinish(_ remote: RemotePinner) {
+        finalRemote.withLock { $0 = remote }
+    }
+
     /// Counts every job earlier runs left pending as this run's (`granite pin` finishes them all).
     public func adoptPending() throws {
         let pending = try pinner.journal.state().pending.map(\.id)
@@ -154,6 +188,11 @@ public final class PinSession: Sendable {
         var outcome = await finishJobs(onEvent: onEvent)
         outcome.folder = folder
         if let folderProblem { outcome.problem = folderProblem + (outcome.problem.map { "; " + $0 } ?? "") }
+        if let remote = finalRemote.withLock({ $0 }) {
+            let result = await finishRemote(remote, foldersOnly: true)
+            outcome.remote = result
+            if let problem = result.problem { outcome.problem = (outcome.problem.map { $0 + "; " } ?? "") + problem }
+        }
         return outcome
     }
 

@@ -33,7 +33,7 @@ public struct UnixFSImporter: Sendable {
     public let options: ImportOptions
 
     /// An importer for `options`; throws ``IPFSError/invalidOptions(_:)`` if Kubo would refuse them.
-    public init(options: ImportOptions) throws {
+    public init(options: ImportOptions) throws(IPFSError) {
         try options.validate()
         self.options = options
     }

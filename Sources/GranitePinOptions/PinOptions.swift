@@ -30,6 +30,18 @@ public struct PinOptions: ParsableArguments, Sendable {
                                + "for `granite pin --retry`. (default: 30)", valueName: "seconds"))
     public var pinWait: Double?
 
+    /// `--service` (also spelled `--pin-service`): a pinning service to pin on as well.
+    @Option(name: [.customLong("service"), .customLong("pin-service")],
+            help: ArgumentHelp("IPFS Pinning Service API URL: also pin there (origins: the node's addresses); "
+                               + "request ids are journaled.", valueName: "url"))
+    public var service: String?
+
+    /// `--service-token-file` (also `--pin-service-token-file`): the service's access token.
+    @Option(name: [.customLong("service-token-file"), .customLong("pin-service-token-file")],
+            help: ArgumentHelp("File holding the service's access token (default $GRANITE_PIN_SERVICE_TOKEN; never printed).",
+                               valueName: "file"))
+    public var serviceTokenFile: String?
+
     /// A group with nothing given.
     public init() {}
 
@@ -38,10 +50,22 @@ public struct PinOptions: ParsableArguments, Sendable {
         if let pinWait, !(pinWait.isFinite && pinWait >= 0) {
             throw ValidationError("--pin-wait must be 0 or more seconds, got \(pinWait)")
         }
+        if serviceTokenFile != nil && service == nil { throw ValidationError("--service-token-file needs --service URL") }
     }
 
     /// True when any of the options was given (programs where they need `--pin` say so).
-    public var anyGiven: Bool { api != nil || apiAuth != nil || pinJournal != nil || pinWait != nil }
+    public var anyGiven: Bool {
+        api != nil || apiAuth != nil || pinJournal != nil || pinWait != nil || service != nil || serviceTokenFile != nil
+    }
+
+    /// The pinning service `--service` names, recording into `journal`; nil without `--service`.
+    /// The token comes from `--service-token-file` or `$GRANITE_PIN_SERVICE_TOKEN`.
+    public func remotePinner(journal: PinJournal, configuration: PinningServiceClient.Configuration = .init()) throws -> RemotePinner? {
+        guard let service else { return nil }
+        let token = try PinningServiceToken.resolve(file: serviceTokenFile, service: service)
+        return RemotePinner(client: try PinningServiceClient(service: service, token: token, configuration: configuration),
+                            journal: journal)
+    }
 
     /// `--pin-wait` as a duration (default 30 s).
     public var wait: Duration {

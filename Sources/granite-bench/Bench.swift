@@ -14,6 +14,7 @@ struct GraniteBench: AsyncParsableCommand {
         ConvertBench.self,
         FiltersBench.self,
         CIDBench.self,
+        RemotePinBench.self,
         MLBench.self,
         CamBench.self,
         OutputBench.self,

@@ -201,6 +201,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
             pins = pin ? try pinOptions.session() : nil
             // At exit the whole --out folder is journaled as one directory: one address for the run.
             if let pins, let out { pins.pinFolderAtFinish(out) }
+            // --service: the folder's root CID on a pinning service too, when the run ends.
+            if let pins, let remote = try pinOptions.remotePinner(journal: pins.pinner.journal) { pins.pinRemotelyAtFinish(remote) }
         } catch {
             throw ValidationError("--pin: \(error)")
         }

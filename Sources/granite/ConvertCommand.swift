@@ -126,7 +126,9 @@ struct ConvertCommand: AsyncParsableCommand {
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
         if model != nil && !depth { throw ValidationError("--model needs --depth") }
-        if pinOptions.anyGiven && !pin { throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin") }
+        if pinOptions.anyGiven && !pin && pinOptions.service == nil {
+            throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin (or --pin-service)")
+        }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
@@ -173,10 +175,12 @@ struct ConvertCommand: AsyncParsableCommand {
             }
         }
         var pinning: PinSession?
-        if pin {
+        var remote: RemotePinner?
+        if pin || pinOptions.service != nil {   // --pin-service pins here first: the service fetches from this node
             do {
                 let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion), attempts: 3,
                                                      retryInterval: .seconds(2))
+                remote = try pinOptions.remotePinner(journal: session.pinner.journal)
                 await session.start()
                 converter.afterWrite = { paths in
                     do { try session.submit(paths) } catch { printError("granite convert: warning: not queued for pinning: \(error)") }
@@ -215,6 +219,20 @@ struct ConvertCommand: AsyncParsableCommand {
             if outcome.remaining > 0 || outcome.foldersPinned == false {
                 printError("granite convert: warning: \(outcome.remaining) outputs\(outcome.foldersPinned == false ? " and the folder" : "") not pinned yet (\(outcome.problem ?? "unknown")); "
                            + "they stay journaled in \(outcome.journal): run `granite pin --retry`")
+            }
+            if let remote {
+                // The batch's root CID (a shard: its outputs) on the pinning service too.
+                let result = await pinning.finishRemote(remote, foldersOnly: converter.shard == nil)
+                print("pinned \(result.pinned.count) of \(result.pinned.count + result.failed.count + result.pending.count) on \(result.service)"
+                      + (folderRoot.map { result.pinned.isEmpty ? "" : ": ipfs://\($0)/" } ?? ""))
+                for state in result.failed {
+                    if case let .failed(why) = state.outcome { printError("granite convert: failed on \(result.service): \(state.job.cid): \(why)") }
+                }
+                if let problem = result.problem {
+                    printError("granite convert: \(result.tokenRefused ? "error" : "warning"): \(problem); "
+                               + "\(result.pending.count) stay journaled: run `granite pin --retry --service \(result.service)`")
+                }
+                if result.tokenRefused { throw ExitCode(1) }
             }
         }
         if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }

@@ -15,6 +15,11 @@ struct PinCommand: AsyncParsableCommand {
             Node: --api, else $IPFS_API, else $IPFS_PATH/api (or ~/.ipfs/api), else 127.0.0.1:5001.
             Auth: --api-auth or $IPFS_API_AUTH (bearer:TOKEN or basic:USER:PASSWORD). The node and \
             journal options are the same in `granite convert --pin` and `granite-cam --pin`.
+            Remote: --service URL also pins every CID on an IPFS Pinning Service (token from \
+            --service-token-file or $GRANITE_PIN_SERVICE_TOKEN), once it is pinned on the node, and \
+            follows it queued → pinning → pinned | failed for up to --pin-wait s without a change; \
+            the request ids are journaled, so a later run (--retry) asks for their status instead \
+            of requesting them again. --service URL --ls lists the service's pins, --rm CID removes them.
             """)
 
     @Argument(help: "Files or folders to pin.")
@@ -44,8 +49,20 @@ struct PinCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
+    @Flag(help: "With --service: list the service's pin requests (every status) and exit.")
+    var ls = false
+
+    @Option(help: ArgumentHelp("With --service: remove the service's pin requests for CID and exit.", valueName: "cid"))
+    var rm: String?
+
     func validate() throws {
         guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
+        if ls || rm != nil {
+            guard pinOptions.service != nil else { throw ValidationError("--ls and --rm need --service URL") }
+            guard paths.isEmpty, !retry, !(ls && rm != nil) else { throw ValidationError("--ls and --rm take no PATH, --retry or each other") }
+            if let rm { do { _ = try CID(rm) } catch { throw ValidationError("--rm: \(error)") } }
+            return
+        }
         guard !paths.isEmpty || retry else { throw ValidationError("give PATH... to pin, or --retry") }
         guard !(retry && !paths.isEmpty) else { throw ValidationError("--retry takes no PATH") }
         guard car == nil || !paths.isEmpty else { throw ValidationError("--car needs PATH...") }
@@ -57,6 +74,12 @@ struct PinCommand: AsyncParsableCommand {
         let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap),
                                              attempts: attempts, concurrency: concurrency)
         let journal = session.pinner.journal
+        // The token is resolved before anything is uploaded: a missing one stops the run here.
+        let remote = try pinOptions.remotePinner(journal: journal)
+        if let remote, ls || rm != nil {
+            try await RemotePinCommands(client: remote.client, json: json).run(remove: rm.map { try CID($0) })
+            return
+        }
         if !paths.isEmpty { try session.submit(paths, carPath: car) }
         try session.adoptPending()
         let bar = PinProgressBar(jobs: try journal.state().pending, enabled: !json && isatty(STDERR_FILENO) == 1)
@@ -70,7 +93,13 @@ struct PinCommand: AsyncParsableCommand {
                 report.problems.append(.init(paths: job.paths, cid: job.cid, reason: reason, willRetry: true))
             }
         }
-        try PinSummary(report: report, car: car, journal: journal.path).print(json: json)
+        var remoteOutcome: RemoteOutcome?
+        if let remote {
+            let bar = json ? nil : RemotePinLines()
+            remoteOutcome = await session.finishRemote(remote) { bar?.handle($0) }
+        }
+        try PinSummary(report: report, car: car, journal: journal.path, remote: remoteOutcome).print(json: json)
         if !report.problems.isEmpty || outcome.remaining > 0 { throw ExitCode(1) }
+        if let remoteOutcome, !remoteOutcome.pending.isEmpty || !remoteOutcome.failed.isEmpty { throw ExitCode(1) }
     }
 }

@@ -47,6 +47,12 @@ final class ConvertCLITests: XCTestCase {
                               ~/.local/state/granite/pins.jsonl).
       --pin-wait <seconds>    Seconds to wait at the end while pinning makes no progress; the rest
                               stays journaled for `granite pin --retry`. (default: 30)
+      --service, --pin-service <url>
+                              IPFS Pinning Service API URL: also pin there (origins: the node's
+                              addresses); request ids are journaled.
+      --service-token-file, --pin-service-token-file <file>
+                              File holding the service's access token (default
+                              $GRANITE_PIN_SERVICE_TOKEN; never printed).
 
     OPTIONS:
       -o, --output <outdir>   Output folder (created if missing).

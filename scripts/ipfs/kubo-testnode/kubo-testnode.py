@@ -409,7 +409,12 @@ class Handler(BaseHTTPRequestHandler):
         self.emit(VERSION, "single")
 
     def cmd_id(self, q, body):
-        self.emit({"ID": self.S.node.core.info["id"], "AgentVersion": "kubo/0.22.0/testnode"}, "single")
+        # No swarm: the one address reported is the RPC listener's, as a multiaddr with the peer
+        # id, so pinning-service origins are real and the project's test service can reach it.
+        peer = self.S.node.core.info["id"]
+        port = self.S.server.server_address[1]
+        self.emit({"ID": peer, "AgentVersion": "kubo/0.22.0/testnode",
+                   "Addresses": ["/ip4/127.0.0.1/tcp/%d/p2p/%s" % (port, peer)]}, "single")
 
     def cmd_shutdown(self, q, body):
         self.start_body("chunked")
