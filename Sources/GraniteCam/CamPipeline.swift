@@ -150,6 +150,34 @@ public final class CamPipeline: Sendable {
         for stage in stages { current = try stage.process(current, depth: depth) }
         return current
     }
+
+    /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
+    /// makes the model's input itself (the GPU chain) and a model that takes one, the frame goes
+    /// to the device once and the model gets it resized there; otherwise the model resizes the
+    /// frame on the CPU and the stages get the map. A failed estimate leaves `failure` set and the
+    /// frame processed without depth.
+    func process(_ image: Image, depthFrom model: any DepthStage) throws -> (image: Image, depth: DepthMaps?, failure: String?) {
+        var maps: DepthMaps?
+        var failure: String?
+        if stages.count == 1, let stage = stages[0] as? any DepthInputStage, let size = model.modelInputSize {
+            let out = try stage.process(image, depthInput: size) { small in
+                do {
+                    maps = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
+                } catch {
+                    failure = "\(error)"
+                }
+                return maps?.map
+            }
+            return (out, maps, failure)
+        }
+        do {
+            maps = try model.estimateMaps(image)
+        } catch {
+            failure = "\(error)"
+        }
+        let wantsDepth = stages.contains { $0.usesDepth }
+        return (try process(image, depth: wantsDepth ? maps?.map : nil), maps, failure)
+    }
 }
 
 /// The pipeline as a state value: compared by identity, so the state stays `Equatable`.

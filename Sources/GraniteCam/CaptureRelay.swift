@@ -72,25 +72,31 @@ enum CapturePump {
                 guard await pipeline.flow.acquire() else { continue }
                 let index = admitted
                 admitted += 1
-                var depth: DepthMaps?
+                var depthModel: (any DepthStage)?
                 if !live, let every = settings.depthEvery, let stage = pipeline.depth, index % UInt64(every) == 0 {
-                    do {
-                        depth = try stage.estimateMaps(frame.image)
-                    } catch {
-                        connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(error)"), .broadcast)
-                    }
+                    depthModel = stage
                 }
-                var chainDepth = depth?.map
+                var chainDepth: Image?
                 var depthAge: UInt64?
-                if depth != nil {
-                    depthAge = 0
-                } else if live, let latest = pipeline.latestDepth.withLock({ $0 }) {
+                if live, let latest = pipeline.latestDepth.withLock({ $0 }) {
                     chainDepth = latest.map
                     depthAge = frame.sequence >= latest.sequence ? frame.sequence - latest.sequence : 0
                 }
                 do {
                     var out = frame
-                    out.image = try pipeline.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    var depth: DepthMaps?
+                    if let depthModel {
+                        // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
+                        let result = try pipeline.process(frame.image, depthFrom: depthModel)
+                        out.image = result.image
+                        depth = result.depth
+                        if depth != nil { depthAge = 0 }
+                        if let failure = result.failure {
+                            connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
+                        }
+                    } else {
+                        out.image = try pipeline.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    }
                     connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge),
                                        .broadcast)
