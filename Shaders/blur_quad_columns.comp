@@ -13,19 +13,15 @@ void main() {
     int quads = pc.size.x >> 2, h = pc.size.y;
     int qx = int(gl_GlobalInvocationID.x), y0 = int(gl_GlobalInvocationID.y) * BLOCK;
     if (qx >= quads || y0 >= h) return;
-    uvec4 win[BLOCK + 2 * QUAD_TAPS];
-    [[unroll]] for (int i = 0; i < BLOCK + 2 * QUAD_TAPS; i++) {
-        if (i < BLOCK + 2 * RADIUS) win[i] = texelFetch(rows, clamp(y0 - RADIUS + i, 0, h - 1) * quads + qx);
-    }
+    uvec4 win[BLOCK + 2 * 24];
+    [[unroll]] for (int i = 0; i < BLOCK + 2 * RADIUS; i++) win[i] = texelFetch(rows, clamp(y0 - RADIUS + i, 0, h - 1) * quads + qx);
     [[unroll]] for (int n = 0; n < BLOCK; n++) {
         uvec4 centre = win[n + RADIUS];
         uvec4 even = (centre & M) * W[0], odd = ((centre >> 8) & M) * W[0];
-        [[unroll]] for (int k = 1; k <= QUAD_TAPS; k++) {
-            if (k <= RADIUS) {
-                uvec4 a = win[n + RADIUS - k], b = win[n + RADIUS + k];
-                even += ((a & M) + (b & M)) * W[k];
-                odd += (((a >> 8) & M) + ((b >> 8) & M)) * W[k];
-            }
+        [[unroll]] for (int k = 1; k <= RADIUS; k++) {
+            uvec4 a = win[n + RADIUS - k], b = win[n + RADIUS + k];
+            even += ((a & M) + (b & M)) * W[k];
+            odd += (((a >> 8) & M) + ((b >> 8) & M)) * W[k];
         }
         if (y0 + n < h) dst4[(y0 + n) * quads + qx] = epilogue4((((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8));
     }

@@ -16,48 +16,36 @@ void main() {
     int w = pc.size.x, h = pc.size.y;
     int x0 = int(gl_GlobalInvocationID.x) * BLOCK, y = int(gl_GlobalInvocationID.y);
     if (x0 >= w || y >= h) return;
-    uint win[BLOCK + 2 * QUAD_TAPS];
+    uint win[BLOCK + 2 * 24];
     if (YUYV == 0) {
-        const int LQ = (QUAD_TAPS + 3) / 4, NQ = BLOCK / 4 + 2 * LQ;
-        uvec4 q[NQ];
+        const int LQ = (RADIUS + 3) / 4, NQ = BLOCK / 4 + 2 * LQ;
+        uvec4 q[BLOCK / 4 + 2 * 6];
         int rowQuad = y * (w >> 2), q0 = (x0 >> 2) - LQ;
-        [[unroll]] for (int k = 0; k < NQ; k++) {
-            // Only the quads the radius reaches.
-            if (4 * (k + 1) > 4 * LQ - RADIUS && 4 * k < 4 * LQ + BLOCK + RADIUS) q[k] = srcQuad(rowQuad, q0 + k, w >> 2);
-        }
-        uint first = srcQuad(rowQuad, 0, w >> 2).x, last = srcQuad(rowQuad, (w >> 2) - 1, w >> 2).w;
-        [[unroll]] for (int i = 0; i < BLOCK + 2 * QUAD_TAPS; i++) {
-            if (i < BLOCK + 2 * RADIUS) {
-                int x = x0 - RADIUS + i, j = i + 4 * LQ - RADIUS;
-                win[i] = x < 0 ? first : (x >= w ? last : q[j >> 2][j & 3]);
-            }
+        [[unroll]] for (int k = 0; k < NQ; k++) q[k] = srcQuad(rowQuad, q0 + k, w >> 2);
+        uint first = q[0].x, last = q[NQ - 1].w;
+        [[unroll]] for (int i = 0; i < BLOCK + 2 * RADIUS; i++) {
+            int x = x0 - RADIUS + i, j = i + 4 * LQ - RADIUS;
+            win[i] = x < 0 ? first : (x >= w ? last : q[j >> 2][j & 3]);
         }
     } else {
-        const int LQ = (QUAD_TAPS + 7) / 8, NQ = BLOCK / 8 + 2 * LQ;
-        uvec4 q[NQ];
+        const int LQ = (RADIUS + 7) / 8, NQ = BLOCK / 8 + 2 * LQ;
+        uvec4 q[BLOCK / 8 + 2 * 3];
         int rowQuad = y * (w >> 3), q0 = (x0 >> 3) - LQ;
-        [[unroll]] for (int k = 0; k < NQ; k++) {
-            if (8 * (k + 1) > 8 * LQ - RADIUS && 8 * k < 8 * LQ + BLOCK + RADIUS) q[k] = srcQuad(rowQuad, q0 + k, w >> 3);
-        }
-        uint first = yuyvPixel(srcQuad(rowQuad, 0, w >> 3).x, 0, YUYV - 1);
-        uint last = yuyvPixel(srcQuad(rowQuad, (w >> 3) - 1, w >> 3).w, 1, YUYV - 1);
-        [[unroll]] for (int i = 0; i < BLOCK + 2 * QUAD_TAPS; i++) {
-            if (i < BLOCK + 2 * RADIUS) {
-                int x = x0 - RADIUS + i, j = i + 8 * LQ - RADIUS;
-                win[i] = x < 0 ? first : (x >= w ? last : yuyvPixel(q[j >> 3][(j & 7) >> 1], j & 1, YUYV - 1));
-            }
+        [[unroll]] for (int k = 0; k < NQ; k++) q[k] = srcQuad(rowQuad, q0 + k, w >> 3);
+        uint first = yuyvPixel(q[0].x, 0, YUYV - 1), last = yuyvPixel(q[NQ - 1].w, 1, YUYV - 1);
+        [[unroll]] for (int i = 0; i < BLOCK + 2 * RADIUS; i++) {
+            int x = x0 - RADIUS + i, j = i + 8 * LQ - RADIUS;
+            win[i] = x < 0 ? first : (x >= w ? last : yuyvPixel(q[j >> 3][(j & 7) >> 1], j & 1, YUYV - 1));
         }
     }
     uint res[BLOCK];
     [[unroll]] for (int n = 0; n < BLOCK; n++) {
         uint centre = win[n + RADIUS];
         uint even = (centre & M) * W[0], odd = ((centre >> 8) & M) * W[0];
-        [[unroll]] for (int k = 1; k <= QUAD_TAPS; k++) {
-            if (k <= RADIUS) {
-                uint a = win[n + RADIUS - k], b = win[n + RADIUS + k];
-                even += ((a & M) + (b & M)) * W[k];
-                odd += (((a >> 8) & M) + ((b >> 8) & M)) * W[k];
-            }
+        [[unroll]] for (int k = 1; k <= RADIUS; k++) {
+            uint a = win[n + RADIUS - k], b = win[n + RADIUS + k];
+            even += ((a & M) + (b & M)) * W[k];
+            odd += (((a >> 8) & M) + ((b >> 8) & M)) * W[k];
         }
         res[n] = (((even + 0x00800080u) >> 8) & M) | ((((odd + 0x00800080u) >> 8) & M) << 8);
     }

@@ -26,8 +26,6 @@ package struct GaussianBlur: FilterKernel {
     static let unrolledTaps = 24
     /// Outputs per invocation in `blur_block.comp` and `blur_quad.glsl` (their BLOCK).
     static let block = 16
-    /// The largest radius the quad-row shaders unroll (`QUAD_TAPS` in `blur_quad.glsl`).
-    static let quadTaps = 12
     let weights: [UInt32]
     let amount: Float?
     var style = Style.blocked
@@ -109,13 +107,12 @@ package struct GaussianBlur: FilterKernel {
         } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             let block = GaussianBlur.block
-            if StepIO.quadRows(io.sourceSize.width), self.radius <= GaussianBlur.quadTaps,
-               let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes), let quadRows = io.quadTexels(tmp, bytes: bytes) {
+            if StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes), let quadRows = io.quadTexels(tmp, bytes: bytes) {
                 // Quad rows: 16 pixels an invocation in 16×4 groups, the source read through a quad
                 // texel view (YUYV converted on the way in); then quad columns (4 pixels × 16 rows an
                 // invocation) gathered from a quad texel view of the rows, written as quads. On
                 // lavapipe texel fetches are branch-free gathers where storage-buffer loads loop over
-                // the lanes, and these shaders' loops unroll in the SPIR-V (blur_quad.glsl).
+                // the lanes.
                 try io.dispatch(&recorder, .blurQuadRows, spec: [radius, 0] + constants + [0, io.yuyvSource], destination: tmp,
                                 tile: (16 * block, 4), local: (16, 4), quadTexels: [quadSource])
                 recorder.barrier()
@@ -127,7 +124,7 @@ package struct GaussianBlur: FilterKernel {
                 }
                 return
             } else if StepIO.quadRows(io.sourceSize.width) {
-                // Quad rows with a larger radius, or without a quad texel view (a device with few texel-buffer elements).
+                // Quad rows without a quad texel view (a device with few texel-buffer elements).
                 try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants + [1, io.yuyvSource], destination: tmp,
                                 tile: (16 * block, 4), local: (16, 4))
             } else {
