@@ -64,7 +64,16 @@ uvec4 epilogue4(uvec4 p) { return uvec4(epilogue(p.x), epilogue(p.y), epilogue(p
 // of pixels x0 - R ... read as quads floor((x0 - R) / 4) ... this way replicates the edges for free:
 // a position left of the row falls in a clamped first quad whose .x is pixel 0, one right of it
 // in a clamped last quad whose .w is pixel w - 1.
+//
+// A shader compiled with SOURCE_TEXELS defined reads its quads through a quad texel view of the
+// source (binding 4, `GPUBinding.quadTexels`): on lavapipe a texelFetch is one branch-free gather
+// of the SIMD lanes, where a storage-buffer load loops over them with a bounds check each.
+#ifdef SOURCE_TEXELS
+layout(set = 0, binding = 4) uniform usamplerBuffer srcTexels;
+uvec4 srcQuad(int rowQuad, int q, int quadsPerRow) { return texelFetch(srcTexels, rowQuad + clamp(q, 0, quadsPerRow - 1)); }
+#else
 uvec4 srcQuad(int rowQuad, int q, int quadsPerRow) { return src4[rowQuad + clamp(q, 0, quadsPerRow - 1)]; }
+#endif
 
 uint srcAt(int x, int y) {
     return src[clamp(y, 0, pc.size.y - 1) * pc.size.x + clamp(x, 0, pc.size.x - 1)];

@@ -33,6 +33,18 @@ public struct MarbleStage: FrameStage {
     }
 }
 
+extension MarbleStage: DepthInputStage {
+    /// On the GPU the frame goes up once and the chain resizes it for the model on the device
+    /// (``FilterChain/apply(_:time:depthInput:estimate:)``); the CPU reference resizes with the
+    /// same resampler on the CPU.
+    public func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image {
+        if gpu { return try chain.apply(image, depthInput: depthInput, estimate: estimate) }
+        let rgba = image.format == .rgba8 ? image : try ColorConversion.rgba(image, range: chain.range)
+        let small = try Resampler.resize(rgba, width: depthInput.width, height: depthInput.height, filter: .bilinear)
+        return try chain.applyCPU(image, depth: estimate(small))
+    }
+}
+
 /// PNG or JPEG output through GraniteCodecs.
 public struct CodecsEncoder: FrameEncoder {
     /// The container.
@@ -102,6 +114,15 @@ public struct DepthEstimatorStage: DepthStage {
     public func estimate16Bit(_ image: Image) throws -> Image {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         return try estimator.estimate(input).to16BitPNGImage()
+    }
+
+    /// The model's input size (FastDepth: 224×224).
+    public var modelInputSize: (width: Int, height: Int)? { estimator.inputSize }
+
+    /// One run of the model on a picture already at its input size; both maps at `width`×`height`.
+    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+        let result = try estimator.estimate(modelInput, size: .exactly(width: width, height: height))
+        return DepthMaps(map: result.floatImage(), png: result.to16BitPNGImage())
     }
 
     /// One run of the model, as the float map and the 16-bit image GraniteML writes.

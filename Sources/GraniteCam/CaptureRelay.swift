@@ -48,6 +48,34 @@ struct CaptureParts: Sendable {
         for stage in stages { current = try stage.process(current, depth: depth) }
         return current
     }
+
+    /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
+    /// makes the model's input itself (the GPU chain) and a model that takes one, the frame goes
+    /// to the device once and the model gets it resized there; otherwise the model resizes the
+    /// frame on the CPU and the stages get the map. A failed estimate leaves `failure` set and the
+    /// frame processed without depth.
+    func process(_ image: Image, depthFrom model: any DepthStage) throws -> (image: Image, depth: DepthMaps?, failure: String?) {
+        var maps: DepthMaps?
+        var failure: String?
+        if stages.count == 1, let stage = stages[0] as? any DepthInputStage, let size = model.modelInputSize {
+            let out = try stage.process(image, depthInput: size) { small in
+                do {
+                    maps = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
+                } catch {
+                    failure = "\(error)"
+                }
+                return maps?.map
+            }
+            return (out, maps, failure)
+        }
+        do {
+            maps = try model.estimateMaps(image)
+        } catch {
+            failure = "\(error)"
+        }
+        let wantsDepth = stages.contains { $0.usesDepth }
+        return (try process(image, depth: wantsDepth ? maps?.map : nil), maps, failure)
+    }
 }
 
 /// Everything the capture relay owns for a run: its parts, the running source, the run's one
@@ -236,25 +264,31 @@ enum CapturePump {
                 guard await resources.flow.acquire() else { continue }
                 let index = admitted
                 admitted += 1
-                var depth: DepthMaps?
+                var depthModel: (any DepthStage)?
                 if !live, let every = settings.depthEvery, let stage = parts.depth, index % UInt64(every) == 0 {
-                    do {
-                        depth = try stage.estimateMaps(frame.image)
-                    } catch {
-                        connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(error)"), .broadcast)
-                    }
+                    depthModel = stage
                 }
-                var chainDepth = depth?.map
+                var chainDepth: Image?
                 var depthAge: UInt64?
-                if depth != nil {
-                    depthAge = 0
-                } else if live, let latest = resources.latestDepth.withLock({ $0 }) {
+                if live, let latest = resources.latestDepth.withLock({ $0 }) {
                     chainDepth = latest.map
                     depthAge = frame.sequence >= latest.sequence ? frame.sequence - latest.sequence : 0
                 }
                 do {
                     var out = frame
-                    out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    var depth: DepthMaps?
+                    if let depthModel {
+                        // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
+                        let result = try parts.process(frame.image, depthFrom: depthModel)
+                        out.image = result.image
+                        depth = result.depth
+                        if depth != nil { depthAge = 0 }
+                        if let failure = result.failure {
+                            connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
+                        }
+                    } else {
+                        out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                    }
                     connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge),
                                        .broadcast)

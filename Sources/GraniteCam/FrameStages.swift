@@ -39,6 +39,22 @@ public protocol DepthStage: Sendable {
     /// One estimate as both: the `grayF32` map for the filters and the `gray16` image to write
     /// (default: ``DepthStage/estimate(_:)`` once, widened by ``DepthImage/gray16(_:)``).
     func estimateMaps(_ image: Image) throws -> DepthMaps
+    /// The size the model takes its input at, when it can be handed a picture already resized
+    /// to it (a GPU chain makes it on the device, see ``DepthInputStage``); nil by default.
+    var modelInputSize: (width: Int, height: Int)? { get }
+    /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``), both maps at
+    /// `width`×`height` (the frame's size). Default: `modelInput` scaled up to the frame and
+    /// ``estimateMaps(_:)``.
+    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps
+}
+
+/// A stage that makes the depth model's input itself from the frame it holds — a GPU chain
+/// resizes the frame it already uploaded — so a frame due for depth goes to the device once:
+/// up, converted, resized to the model's input (read back, small), the map up, the result down.
+public protocol DepthInputStage: FrameStage {
+    /// Processes `image` with a depth map made from it: `estimate` gets the frame resized to
+    /// `depthInput` (`rgba8`) and returns the `grayF32` map at the frame's size (nil: none).
+    func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image
 }
 
 /// One depth estimate in the two shapes the run uses.
@@ -64,6 +80,12 @@ extension DepthStage {
     public func estimateMaps(_ image: Image) throws -> DepthMaps {
         let map = try estimate(image)
         return DepthMaps(map: map, png: try DepthImage.gray16(map))
+    }
+
+    public var modelInputSize: (width: Int, height: Int)? { nil }
+
+    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+        try estimateMaps(try Resampler.resize(modelInput, width: width, height: height, filter: .bilinear))
     }
 }
 

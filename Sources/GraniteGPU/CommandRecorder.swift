@@ -29,20 +29,30 @@ public enum GPUBinding {
     /// A buffer range seen as `VK_FORMAT_R32_UINT` texels (`uniform usamplerBuffer` in GLSL, read
     /// with `texelFetch`): offset a multiple of `GPUContext.texelAlignment`.
     case texels(BufferSlice)
+    /// A buffer range seen as `VK_FORMAT_R32G32B32A32_UINT` texels, four packed pixels each (also
+    /// `uniform usamplerBuffer`; `texelFetch` returns a `uvec4`): offset a multiple of
+    /// `GPUContext.texelAlignment`, size a multiple of 16. On CPU drivers one fetch gathers a quad.
+    case quadTexels(BufferSlice)
 
     var kind: GPUBindingKind {
         switch self {
         case .buffer: return .buffer
         case .image: return .image
         case .uniform: return .uniform
-        case .texels: return .texels
+        case .texels, .quadTexels: return .texels
         }
+    }
+
+    /// Bytes of one texel of a texel-buffer binding.
+    var texelBytes: Int {
+        if case .quadTexels = self { return 16 }
+        return 4
     }
 
     /// The buffer range behind a buffer binding (nil for an image).
     var slice: BufferSlice? {
         switch self {
-        case let .buffer(slice), let .uniform(slice), let .texels(slice): return slice
+        case let .buffer(slice), let .uniform(slice), let .texels(slice), let .quadTexels(slice): return slice
         case .image: return nil
         }
     }
@@ -88,7 +98,7 @@ public struct CommandRecorder {
             let alignment = kind == .uniform ? context.uniformAlignment : kind == .texels ? context.texelAlignment : context.storageAlignment
             if slice.offset < 0 || slice.size <= 0 || slice.offset + slice.size > slice.buffer.size || slice.offset % alignment != 0
                 || (kind == .uniform && slice.size > context.maxUniformRange)
-                || (kind == .texels && (slice.size % 4 != 0 || slice.size / 4 > context.maxTexelCount)) {
+                || (kind == .texels && (slice.size % binding.texelBytes != 0 || slice.size / binding.texelBytes > context.maxTexelCount)) {
                 throw GPUError.outOfBounds(what: "\(kind) binding for \(pipeline.name)",
                                            offset: slice.offset, count: slice.size, size: slice.buffer.size)
             }
@@ -100,7 +110,11 @@ public struct CommandRecorder {
         }
         var views = [VkBufferView?](repeating: nil, count: bindings.count)
         for (index, binding) in bindings.enumerated() {
-            if case let .texels(slice) = binding { views[index] = try sequence.makeTexelView(slice) }
+            switch binding {
+            case let .texels(slice): views[index] = try sequence.makeTexelView(slice, format: VK_FORMAT_R32_UINT)
+            case let .quadTexels(slice): views[index] = try sequence.makeTexelView(slice, format: VK_FORMAT_R32G32B32A32_UINT)
+            default: break
+            }
         }
         let imageInfos = bindings.map { binding -> VkDescriptorImageInfo in
             guard case let .image(image) = binding else { return VkDescriptorImageInfo() }
@@ -118,7 +132,7 @@ public struct CommandRecorder {
                     write.descriptorType = bindings[index].kind.descriptorType
                     switch bindings[index] {
                     case .image: write.pImageInfo = imagePointer.baseAddress! + index
-                    case .texels: write.pTexelBufferView = viewPointer.baseAddress! + index
+                    case .texels, .quadTexels: write.pTexelBufferView = viewPointer.baseAddress! + index
                     case .buffer, .uniform: write.pBufferInfo = bufferPointer.baseAddress! + index
                     }
                     return write
@@ -142,7 +156,7 @@ public struct CommandRecorder {
         sequence.retained.append(pipeline)
         for binding in bindings {
             switch binding {
-            case let .buffer(slice), let .uniform(slice), let .texels(slice): sequence.retained.append(slice.buffer)
+            case let .buffer(slice), let .uniform(slice), let .texels(slice), let .quadTexels(slice): sequence.retained.append(slice.buffer)
             case let .image(image): sequence.retained.append(image)
             }
         }

@@ -172,12 +172,12 @@ public final class CommandSequence {
         vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool, UInt32(timestampLabels.count))
     }
 
-    /// A `VK_FORMAT_R32_UINT` view of `slice`, kept until the sequence is re-recorded or freed.
-    func makeTexelView(_ slice: BufferSlice) throws(GPUError) -> VkBufferView {
+    /// A `format` view of `slice`, kept until the sequence is re-recorded or freed.
+    func makeTexelView(_ slice: BufferSlice, format: VkFormat) throws(GPUError) -> VkBufferView {
         var info = VkBufferViewCreateInfo()
         info.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO
         info.buffer = slice.buffer.buffer
-        info.format = VK_FORMAT_R32_UINT
+        info.format = format
         info.offset = VkDeviceSize(slice.offset)
         info.range = VkDeviceSize(slice.size)
         var view: VkBufferView?

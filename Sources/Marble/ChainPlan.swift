@@ -1,5 +1,6 @@
 import GraniteGPU
 import GraniteMedia
+import Synchronization
 
 /// A filter chain recorded for one input size and format: buffers, descriptor sets and one
 /// command buffer, reused for every frame of that shape.
@@ -7,6 +8,11 @@ import GraniteMedia
 /// ```
 ///  bytes ─► input ─convert─► ping ─f1─► pong ─f2─► ping … ─► output (read back once)
 ///                 (skipped for rgba8: the bytes go straight into ping)
+///
+///  with a depth input (the depth model's picture made on the device, two submissions):
+///  bytes ─► input ─convert─► ping ─resize─► modelInput (read back, small) ┐ prelude
+///     estimate(modelInput) on the CPU ─► depth map ─► depth (written once) ┘
+///                               ping ─f1─► pong … ─► output (read back once)   sequence
 /// ```
 final class ChainPlan {
     struct Key: Hashable {
@@ -17,6 +23,9 @@ final class ChainPlan {
         var depthHeight: Int
         /// Which of the plans for this shape (a `FilterPipeline` keeps two frames in flight).
         var slot = 0
+        /// The depth model's input size when the plan makes it (0×0: no prelude).
+        var depthInputWidth = 0
+        var depthInputHeight = 0
     }
 
     let key: Key
@@ -33,6 +42,10 @@ final class ChainPlan {
 
     let ping: GPUBuffer
     let pong: GPUBuffer
+    /// Converts the frame and resizes it to the depth model's input (`Key.depthInputWidth`), when asked.
+    let prelude: CommandSequence?
+    /// The depth model's input, `rgba8`, written by `prelude`.
+    let modelInput: GPUBuffer?
     /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
     private(set) var recordedSteps = 0
 
@@ -53,13 +66,23 @@ final class ChainPlan {
         // Each step's floats are bound as a uniform buffer at its own slot.
         let alignment = max(context.storageAlignment, context.uniformAlignment)
         slot = (StepIO.floatCapacity * 4 + alignment - 1) / alignment * alignment
-        let sequence: CommandSequence
+        let depthInput = key.depthInputWidth > 0 && key.depthInputHeight > 0
+            ? (width: key.depthInputWidth, height: key.depthInputHeight) : nil
+        let sequence: CommandSequence, small: GPUBuffer?, prelude: CommandSequence?
         do throws(GPUError) {
             params = try pool.take(size: slot * max(1, kernels.count + 1))
             depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
             sequence = try CommandSequence(context: context, timed: timed)
+            if let depthInput {
+                small = try pool.take(size: depthInput.width * depthInput.height * 4)
+                prelude = try CommandSequence(context: context, timed: timed)
+            } else {
+                (small, prelude) = (nil, nil)
+            }
         } catch { throw .gpu(error) }
         self.sequence = sequence
+        modelInput = small
+        self.prelude = prelude
         outputSize = sizes.last!
         self.sizes = sizes
 
@@ -70,8 +93,8 @@ final class ChainPlan {
         let slot = self.slot
         var buffers = (ping, pong)
         var steps = 0
-        try MarbleError.gpu { () throws(GPUError) in try sequence.record { (recorder) throws(GPUError) in
-            var io = StepIO(context: context, source: BufferSlice(input), destination: BufferSlice(ping),
+        let makeIO = {
+            StepIO(context: context, source: BufferSlice(input), destination: BufferSlice(ping),
                             sourceSize: sizes[0], destinationSize: sizes[0],
                             params: BufferSlice(params, offset: 0, size: slot), depth: BufferSlice(depth),
                             depthSize: depthSize, scratch: { (size) throws(GPUError) in
@@ -83,17 +106,38 @@ final class ChainPlan {
                                 madeImages.append(image)
                                 return image
                             })
-            // YUYV: the first filter may convert while it loads; otherwise a conversion pass.
-            let yuyvSource: UInt32 = shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
-                ? (range == .limited ? 1 : 2) : 0
+        }
+        let convert = { (recorder: inout CommandRecorder, io: StepIO) throws(GPUError) in
+            guard let shaderFormat else { return }
             recorder.section = "convert \(key.format)"
-            if let shaderFormat, yuyvSource == 0 {
-                if shaderFormat == 0 && key.width % 8 == 0 {
-                    try io.dispatch(&recorder, .convert, spec: [0, range == .limited ? 0 : 1, 1], tile: (16 * 16, 4), local: (16, 4))
-                } else {
-                    try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
-                }
+            if shaderFormat == 0 && key.width % 8 == 0 {
+                try io.dispatch(&recorder, .convert, spec: [0, range == .limited ? 0 : 1, 1], tile: (16 * 16, 4), local: (16, 4))
+            } else {
+                try io.dispatch(&recorder, .convert, spec: [shaderFormat, range == .limited ? 0 : 1], tile: (64 * 4, 1))
             }
+        }
+        try MarbleError.gpu { () throws(GPUError) in
+        if let prelude, let depthInput, let small {
+            // The frame converted into ping (which the chain then starts from), resized for the model
+            // with the shared resampler's antialiased bilinear (what GraniteML's own resize does).
+            try prelude.record { (recorder) throws(GPUError) in
+                var io = makeIO()
+                try convert(&recorder, io)
+                if shaderFormat != nil { recorder.barrier() }
+                io.source = BufferSlice(ping)
+                io.destination = BufferSlice(small)
+                io.destinationSize = depthInput
+                recorder.section = "depth input"
+                try Resize(width: depthInput.width, height: depthInput.height, filter: .bilinear).record(&recorder, io)
+            }
+        }
+        try sequence.record { (recorder) throws(GPUError) in
+            var io = makeIO()
+            // YUYV: the first filter may convert while it loads; otherwise a conversion pass (in the
+            // prelude when there is one).
+            let yuyvSource: UInt32 = depthInput == nil && shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
+                ? (range == .limited ? 1 : 2) : 0
+            if yuyvSource == 0 && depthInput == nil { try convert(&recorder, io) }
             var index = 0
             while index < kernels.count {
                 let kernel = kernels[index]
@@ -123,23 +167,46 @@ final class ChainPlan {
 
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
     func recycle(into pool: BufferPool) {
-        guard (try? sequence.wait()) != nil else { return }
-        let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + scratch
+        guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil else { return }
+        let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + (modelInput.map { [$0] } ?? []) + scratch
         for buffer in all { pool.give(buffer) }
         for image in scratchImages { pool.give(image) }
     }
 
     /// Runs the recorded chain on `image` (already checked to match `key`) and reads the result.
-    func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws(MarbleError) -> Image {
-        try start(image, depth: depthMap, kernels: kernels, time: time)
-        return try finish()
+    func run(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float,
+             transfers: TransferCounter) throws(MarbleError) -> Image {
+        try start(image, depth: depthMap, kernels: kernels, time: time, transfers: transfers)
+        return try finish(transfers: transfers)
     }
 
-    /// Writes the frame's pixels and floats and submits, without waiting (the plan must be idle).
-    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float) throws(MarbleError) {
-        try MarbleError.gpu { () throws(GPUError) in
+    /// Uploads the frame, runs the prelude and reads the depth model's input back (a plan with a depth input).
+    func startDepthInput(_ image: Image, transfers: TransferCounter) throws(MarbleError) -> Image {
+        guard let prelude, let modelInput else { preconditionFailure("plan without a depth input") }
+        let (w, h) = (key.depthInputWidth, key.depthInputHeight)
+        let bytes = try MarbleError.gpu { () throws(GPUError) in
             try input.write(image.bytes)
-            if let depthMap { try depth.write(values: depthMap.values) }
+            transfers.upload(image.bytes.count)
+            try prelude.run()
+            return try modelInput.read(count: w * h * 4)
+        }
+        transfers.download(bytes.count)
+        return try MarbleError.image { () throws(MediaError) in try Image(width: w, height: h, format: .rgba8, bytes: bytes) }
+    }
+
+    /// Writes the frame's pixels (unless `uploaded`: the prelude already has them) and floats
+    /// and submits, without waiting (the plan must be idle).
+    func start(_ image: Image, depth depthMap: DepthPlane?, kernels: [any FilterKernel], time: Float,
+               transfers: TransferCounter, uploaded: Bool = false) throws(MarbleError) {
+        try MarbleError.gpu { () throws(GPUError) in
+            if !uploaded {
+                try input.write(image.bytes)
+                transfers.upload(image.bytes.count)
+            }
+            if let depthMap {
+                try depth.write(values: depthMap.values)
+                transfers.upload(depthMap.values.count * 4)
+            }
             for (index, kernel) in kernels.enumerated() {
                 let floats = kernel.floats(time: time, size: sizes[index])
                 precondition(floats.count <= StepIO.floatCapacity, "too many float parameters")
@@ -150,13 +217,39 @@ final class ChainPlan {
     }
 
     /// Waits for the submission `start` made and reads the result.
-    func finish() throws(MarbleError) -> Image {
+    func finish(transfers: TransferCounter) throws(MarbleError) -> Image {
         let bytes = try MarbleError.gpu { () throws(GPUError) in
             try sequence.wait()
             return try output.read(count: outputSize.width * outputSize.height * 4)
         }
+        transfers.download(bytes.count)
         return try MarbleError.image { () throws(MediaError) in
             try Image(width: outputSize.width, height: outputSize.height, format: .rgba8, bytes: bytes)
         }
     }
+}
+
+/// Host ⇄ device copies of a chain: every frame, depth map and model input written into a
+/// device buffer, every result read back.
+public struct TransferCounts: Sendable, Equatable {
+    /// Buffers written from the host (frames, depth maps).
+    public var uploads = 0
+    /// Buffers read back to the host (results, depth-model inputs).
+    public var downloads = 0
+    /// Bytes written.
+    public var uploadBytes = 0
+    /// Bytes read back.
+    public var downloadBytes = 0
+
+    /// No transfers.
+    public init() {}
+}
+
+/// Counts a chain's transfers (any thread).
+final class TransferCounter: Sendable {
+    private let counts = Mutex(TransferCounts())
+
+    func upload(_ bytes: Int) { counts.withLock { $0.uploads += 1; $0.uploadBytes += bytes } }
+    func download(_ bytes: Int) { counts.withLock { $0.downloads += 1; $0.downloadBytes += bytes } }
+    var value: TransferCounts { counts.withLock { $0 } }
 }

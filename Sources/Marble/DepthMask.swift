@@ -35,6 +35,8 @@ struct DepthMask: FilterKernel {
         return map.sample(x, y, input.width, input.height)
     }
 
+    var readsDepth: Bool { true }
+
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         try io.dispatch(&recorder, .depthMask, b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)))
     }

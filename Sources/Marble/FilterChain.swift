@@ -24,6 +24,12 @@ public final class FilterChain: @unchecked Sendable {
     private static let maxPlans = 4
     /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.
     private var started: [Int: ChainPlan] = [:]
+    private let transferCounter = TransferCounter()
+
+    /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
+    /// one download of the result, plus one upload of a depth map when given one, plus one
+    /// download of the depth model's input with `apply(_:time:depthInput:estimate:)`.
+    public var transfers: TransferCounts { transferCounter.value }
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
     public init(_ specs: [FilterSpec], context: GPUContext? = nil, range: ColorRange = .limited) throws(MarbleError) {
@@ -48,7 +54,44 @@ public final class FilterChain: @unchecked Sendable {
         let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
         return try lock.locked { () throws(MarbleError) -> Image in
             let plan = try plan(for: key)
-            return try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
+            return try plan.run(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
+        }
+    }
+
+    /// Runs the chain with a depth map made from this frame: the frame goes to the device once,
+    /// is converted and resized there to the depth model's input (`depthInput`, antialiased
+    /// bilinear: the shared resampler's, which GraniteML's own resize uses), that small `rgba8`
+    /// picture comes back and goes to `estimate`, and the `grayF32` map it returns (the frame's
+    /// size) goes up for `depthmask` and `depth`. The frame is not uploaded again.
+    ///
+    /// `estimate` returning nil (no map: the model failed) runs the chain without depth (the frame
+    /// then goes up a second time). A chain with no `depthmask` or `depth` uploads no map.
+    public func apply(_ image: Image, time: Float = 0, depthInput: (width: Int, height: Int),
+                      estimate: (Image) -> Image?) throws(MarbleError) -> Image {
+        guard depthInput.width > 0, depthInput.height > 0 else {
+            throw MarbleError.invalidDepth(reason: "depth input size \(depthInput.width)x\(depthInput.height) is empty")
+        }
+        var (key, _) = try FilterChain.shape(of: image, depth: nil, slot: 0)
+        let readsDepth = kernels.contains { $0.readsDepth }
+        if readsDepth { (key.depthWidth, key.depthHeight) = (image.width, image.height) }
+        (key.depthInputWidth, key.depthInputHeight) = depthInput
+        return try lock.locked { () throws(MarbleError) -> Image in
+            let plan = try plan(for: key)
+            let small = try plan.startDepthInput(image, transfers: transferCounter)
+            let map = estimate(small)
+            guard readsDepth else {
+                try plan.start(image, depth: nil, kernels: kernels, time: time, transfers: transferCounter, uploaded: true)
+                return try plan.finish(transfers: transferCounter)
+            }
+            guard let map else {
+                let plain = try self.plan(for: try FilterChain.shape(of: image, depth: nil, slot: 0).0)
+                return try plain.run(image, depth: nil, kernels: kernels, time: time, transfers: transferCounter)
+            }
+            guard let plane = try FilterChain.depthPlane(map), plane.width == image.width, plane.height == image.height else {
+                throw MarbleError.invalidDepth(reason: "expected a \(image.width)x\(image.height) map, got \(map.width)x\(map.height)")
+            }
+            try plan.start(image, depth: plane, kernels: kernels, time: time, transfers: transferCounter, uploaded: true)
+            return try plan.finish(transfers: transferCounter)
         }
     }
 
@@ -59,7 +102,7 @@ public final class FilterChain: @unchecked Sendable {
         try lock.locked { () throws(MarbleError) in
             precondition(started[slot] == nil, "slot \(slot) started twice")
             let plan = try plan(for: key)
-            try plan.start(image, depth: depthPlane, kernels: kernels, time: time)
+            try plan.start(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
             started[slot] = plan
         }
     }
@@ -68,7 +111,7 @@ public final class FilterChain: @unchecked Sendable {
     func finishFrame(slot: Int) throws(MarbleError) -> Image {
         let plan: ChainPlan? = lock.withLock { started.removeValue(forKey: slot) }
         guard let plan else { preconditionFailure("slot \(slot) not started") }
-        return try plan.finish()
+        return try plan.finish(transfers: transferCounter)
     }
 
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
@@ -95,7 +138,7 @@ public final class FilterChain: @unchecked Sendable {
             defer { plan.recycle(into: pool) }
             var samples: [[(label: String, seconds: Double)]] = []
             for _ in 0..<max(1, runs) {
-                _ = try plan.run(image, depth: depthPlane, kernels: kernels, time: time)
+                _ = try plan.run(image, depth: depthPlane, kernels: kernels, time: time, transfers: TransferCounter())
                 samples.append(try MarbleError.gpu { () throws(GPUError) in try plan.sequence.timings() })
             }
             return samples[0].indices.map { index in

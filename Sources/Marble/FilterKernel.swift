@@ -16,6 +16,8 @@ protocol FilterKernel: Sendable {
     /// Whether a following affine color filter may be fused into this filter's last pass
     /// (its shaders write through `epilogue()` in `common.glsl`).
     var acceptsEpilogue: Bool { get }
+    /// Whether it reads the chain's depth map (`depthmask`, `depth`).
+    var readsDepth: Bool { get }
     /// Whether, as the first filter, it can read a `width`-wide YUYV frame itself (converting while
     /// loading, `StepIO.yuyvSource`), so the chain skips its conversion pass.
     func readsYUYV(width: Int) -> Bool
@@ -25,6 +27,7 @@ extension FilterKernel {
     func outputSize(width: Int, height: Int) throws(MarbleError) -> (width: Int, height: Int) { (width, height) }
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [] }
     var acceptsEpilogue: Bool { true }
+    var readsDepth: Bool { false }
     func readsYUYV(width: Int) -> Bool { false }
 }
 
@@ -75,6 +78,18 @@ struct StepIO {
     /// 0 no (RGBA8), 1 YUYV limited range, 2 YUYV full range.
     var yuyvSource: UInt32 = 0
 
+    /// Bytes of the source image: `sourceSize` RGBA8 pixels, or YUYV (2 bytes a pixel) when `yuyvSource` says so.
+    var sourceBytes: Int { sourceSize.width * sourceSize.height * (yuyvSource != 0 ? 2 : 4) }
+
+    /// The first `bytes` of `slice` for a quad texel view (`GPUBinding.quadTexels`, shaders built with
+    /// SOURCE_TEXELS), or nil when the device cannot view that many quads as texels (then the
+    /// shader reads the storage buffer).
+    func quadTexels(_ slice: BufferSlice, bytes: Int) -> BufferSlice? {
+        guard bytes % 16 == 0, bytes / 16 <= context.maxTexelCount, bytes <= slice.size,
+              slice.offset % context.texelAlignment == 0 else { return nil }
+        return BufferSlice(slice.buffer, offset: slice.offset, size: bytes)
+    }
+
     /// Whether rows of `width` pixels are whole quads (the shaders' VEC paths: uvec4 loads and stores).
     static func quadRows(_ width: Int) -> Bool { width % 4 == 0 }
 
@@ -84,7 +99,8 @@ struct StepIO {
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
-                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = []) throws(GPUError) {
+                  local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = [],
+                  quadTexels: [BufferSlice] = []) throws(GPUError) {
         var spec = spec
         let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
         if fused != nil || local != (64, 1) {
@@ -100,6 +116,7 @@ struct StepIO {
         // Bindings 0-3 are the usual buffers (the floats as a uniform buffer); storage images, when
         // the shader has any, follow from 4, then texel views of buffers.
         let layout: [GPUBindingKind] = [.buffer, .buffer, .uniform, .buffer] + images.map { _ in .image } + texels.map { _ in .texels }
+            + quadTexels.map { _ in .texels }
         let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, layout: layout, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
@@ -109,6 +126,7 @@ struct StepIO {
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
         let bindings: [GPUBinding] = [.buffer(source ?? self.source), .buffer(destination ?? self.destination), .uniform(params),
                                       .buffer(aux ?? depth)] + images.map { .image($0) } + texels.map { .texels($0) }
+            + quadTexels.map { .quadTexels($0) }
         try recorder.dispatch(pipeline, bindings: bindings, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
                                                    (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
@@ -122,11 +140,14 @@ struct Shader: Sendable {
     static let color = Shader(name: "color", words: SPIRV.color)
     static let blur = Shader(name: "blur", words: SPIRV.blur)
     static let blurBlock = Shader(name: "blur_block", words: SPIRV.blur_block)
+    static let blurQuadRows = Shader(name: "blur_quad_rows", words: SPIRV.blur_quad_rows)
+    static let blurQuadColumns = Shader(name: "blur_quad_columns", words: SPIRV.blur_quad_columns)
     static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)
     static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)
     static let sobel = Shader(name: "sobel", words: SPIRV.sobel)
+    static let sobelTexels = Shader(name: "sobel_texels", words: SPIRV.sobel_texels)
     static let remap = Shader(name: "remap", words: SPIRV.remap)
     static let resize = Shader(name: "resize", words: SPIRV.resize)
     static let convert = Shader(name: "convert", words: SPIRV.convert)

@@ -24,7 +24,7 @@ package struct GaussianBlur: FilterKernel {
 
     /// The most taps a side `blur.comp` has unrolled.
     static let unrolledTaps = 24
-    /// Outputs per invocation in `blur_block.comp` (its BLOCK).
+    /// Outputs per invocation in `blur_block.comp` and `blur_quad.glsl` (their BLOCK).
     static let block = 16
     let weights: [UInt32]
     let amount: Float?
@@ -107,15 +107,31 @@ package struct GaussianBlur: FilterKernel {
         } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             let block = GaussianBlur.block
-            if StepIO.quadRows(io.sourceSize.width) {
-                // Quad rows: 16 pixels an invocation in 16×4 groups (YUYV converted on the way in).
+            if StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes), let quadRows = io.quadTexels(tmp, bytes: bytes) {
+                // Quad rows: 16 pixels an invocation in 16×4 groups, the source read through a quad
+                // texel view (YUYV converted on the way in); then quad columns (4 pixels × 16 rows an
+                // invocation) gathered from a quad texel view of the rows, written as quads. On
+                // lavapipe texel fetches are branch-free gathers where storage-buffer loads loop over
+                // the lanes.
+                try io.dispatch(&recorder, .blurQuadRows, spec: [radius, 0] + constants + [0, io.yuyvSource], destination: tmp,
+                                tile: (16 * block, 4), local: (16, 4), quadTexels: [quadSource])
+                recorder.barrier()
+                try io.dispatch(&recorder, .blurQuadColumns, spec: [radius, 1] + constants, source: tmp,
+                                destination: blurred, tile: (32 * 4, 2 * block), local: (32, 2), quadTexels: [quadRows])
+                if amount != nil {
+                    recorder.barrier()
+                    try io.dispatch(&recorder, .unsharp, source: blurred, aux: io.source)
+                }
+                return
+            } else if StepIO.quadRows(io.sourceSize.width) {
+                // Quad rows without a quad texel view (a device with few texel-buffer elements).
                 try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants + [1, io.yuyvSource], destination: tmp,
                                 tile: (16 * block, 4), local: (16, 4))
             } else {
                 try io.dispatch(&recorder, .blurBlock, spec: [radius, 0] + constants, destination: tmp, tile: (64 * block, 1))
             }
             // Columns read an image copy of the rows: imageLoad gathers cost less than buffer loads on
-            // lavapipe, and the copy is cheap (quad columns were tried too: slower, 9.9 vs 7.5 ms).
+            // lavapipe, and the copy is cheap.
             let rows = try io.scratchImage(io.sourceSize.width, io.sourceSize.height)
             recorder.barrier()
             try recorder.copy(from: tmp.buffer, to: rows)

@@ -82,6 +82,8 @@ struct PointCloud: FilterKernel {
         return (Int(sx), Int(sy), UInt32(min(rz * 4096, 4.0e9)))
     }
 
+    var readsDepth: Bool { true }
+
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let w = io.sourceSize.width, h = io.sourceSize.height
         let zbuffer = try io.scratch(w * h * 8)

@@ -16,6 +16,12 @@ struct Resize: FilterKernel {
             .init("mode", .choice(["bilinear", "area", "lanczos3"], default: "bilinear"), "resampling kernel"),
         ])
 
+    init(width: Int, height: Int, filter: ResizeFilter) {
+        self.width = width
+        self.height = height
+        self.filter = filter
+    }
+
     init(_ spec: FilterSpec) {
         width = spec.int("width")
         height = spec.int("height")

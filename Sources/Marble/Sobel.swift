@@ -66,9 +66,12 @@ struct Sobel: FilterKernel {
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let quads = StepIO.quadRows(io.sourceSize.width)
-        try io.dispatch(&recorder, .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
+        // Quad rows read through a quad texel view (branch-free gathers on lavapipe: 4× less CPU).
+        let texels = quads ? io.quadTexels(io.source, bytes: io.sourceBytes) : nil
+        try io.dispatch(&recorder, texels != nil ? .sobelTexels : .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
                         a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
                         b: SIMD4(Sobel.inkColor.x, Sobel.inkColor.y, Sobel.inkColor.z, Int32(bitPattern: Sobel.paper)),
-                        tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1))
+                        tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1),
+                        quadTexels: texels.map { [$0] } ?? [])
     }
 }

@@ -25,6 +25,7 @@ struct FiltersBench: ParsableCommand {
     @Flag(help: "Only the extra chains, no ffmpeg.") var onlyExtra = false
     @Flag(help: "Also time the gaussian blur (sigma 2) in each shader style.") var styles = false
     @Flag(help: "Also print each chain's cost per GPU command (device timestamps, median of the runs).") var passes = false
+    @Flag(help: "Feed rgba8 frames (as granite-cam's test pattern is) instead of YUYV.") var rgba = false
 
     static let sepia = "rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131"
     static let ffmpegSepia = ".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131"
@@ -33,13 +34,14 @@ struct FiltersBench: ParsableCommand {
         let context = try GPUContext.shared()
         print("device: \(context.deviceName) (\(context.deviceKind)); \(width)x\(height), \(frames) frames x \(runs) runs "
               + "interleaved, median")
-        let input = FiltersBench.pattern(width: width, height: height)
+        let yuyv = FiltersBench.pattern(width: width, height: height)
+        let input = rgba ? try ColorConversion.rgba(yuyv) : yuyv
         var cases: [(String, () throws -> Cost)] = []
         var chains: [(String, String)] = onlyExtra ? [] : [
             ("yuyv→rgba + blur σ2 + sobel + colormatrix", "blur:sigma=2 | sobel | colormatrix:\(FiltersBench.sepia)"),
             ("yuyv→rgba + ink + godRay + analog", "ink | godRay | analog"),
         ]
-        chains += chain.map { ("yuyv→rgba + " + ($0.isEmpty ? "nothing" : $0), $0) }
+        chains += chain.map { ((rgba ? "rgba8 + " : "yuyv→rgba + ") + ($0.isEmpty ? "nothing" : $0), $0) }
         for (label, text) in chains {
             let filters = try FilterChain(text.isEmpty ? [] : FilterSpec.parseChain(text), context: context)
             if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }

@@ -83,4 +83,36 @@ final class DepthChainTests: CamTestCase {
         XCTAssertTrue(summary.statusLine.contains("fps age \(age)"), summary.statusLine)
         XCTAssertNotNil(app.root.center.capture.resources.latestDepth.withLock { $0 }, "the capture relay kept the newest map")
     }
+
+    /// Frames stay on the device (issue 14): a non-live run with depth on every frame sends each
+    /// frame up once (the model's input is resized on the GPU and read back, small), the map up
+    /// once, and reads the result back once; without depth, one upload and one download a frame.
+    func testEachFrameCrossesToTheDeviceOnceEachWay() async throws {
+        try requireGPU()
+        let size = FrameSize(width: 96, height: 64)
+        for depth in [true, false] {
+            var s = CamSettings()
+            s.request = CaptureRequest(format: .auto, size: size, fps: 30)
+            s.paced = false
+            s.frameLimit = 5
+            s.depthEvery = depth ? 1 : nil
+            let stage = try MarbleStage(specs: ["blur:sigma=2 | depthmask:near=0,far=2"], gpu: true)
+            let model = depth ? try DepthEstimatorStage() : nil
+            let pipeline = try CamPipeline(settings: s, stages: [stage], depth: model)
+            let summary = try await CamApp(pipeline: pipeline).run()
+            XCTAssertEqual(summary.frames, 5)
+            let t = stage.chain.transfers
+            let frameBytes = size.width * size.height * 4
+            if let input = model?.modelInputSize {
+                XCTAssertEqual(summary.depthFrames, 5)
+                XCTAssertEqual(t.uploads, 10, "per frame: the frame and its depth map")
+                XCTAssertEqual(t.downloads, 10, "per frame: the model's input and the result")
+                XCTAssertEqual(t.uploadBytes, 5 * (frameBytes + size.width * size.height * 4))
+                XCTAssertEqual(t.downloadBytes, 5 * (input.width * input.height * 4 + frameBytes))
+            } else {
+                XCTAssertEqual(t.uploads, 5)
+                XCTAssertEqual(t.downloads, 5)
+            }
+        }
+    }
 }

@@ -31,7 +31,7 @@ struct FilterChainTests {
         let before = try chain.apply(image, time: 2)
         let timings = try chain.profile(image, time: 2, runs: 3)
         // godRay: the light map, then march + add in one pass.
-        #expect(timings.map(\.label) == ["convert yuyv: convert", "sobel + colormatrix: sobel", "godRay: godray", "godRay: godray",
+        #expect(timings.map(\.label) == ["convert yuyv: convert", "sobel + colormatrix: sobel_texels", "godRay: godray", "godRay: godray",
                                          "invert: color"])
         #expect(timings.allSatisfy { $0.seconds >= 0 })
         #expect(try chain.apply(image, time: 2) == before)

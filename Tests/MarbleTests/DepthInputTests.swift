@@ -1,0 +1,80 @@
+import Foundation
+import GraniteGPU
+import GraniteMedia
+import Testing
+@testable import Marble
+
+/// Frames stay on the device (issue 14): a frame goes up once, the depth model's input is made
+/// from it on the device, the map goes up once, the result comes down once.
+struct DepthInputTests {
+    /// A fake model for the test: the map is the model input's red channel, scaled up to the frame
+    /// (nearest), so a wrong model input shows in the result.
+    static func fakeEstimate(_ small: Image, width: Int, height: Int) throws -> Image {
+        let values = (0..<(width * height)).map { i -> Float in
+            let x = (i % width) * small.width / width, y = (i / width) * small.height / height
+            return Float(small.bytes[(y * small.width + x) * 4]) / 255
+        }
+        return try Image(width: width, height: height, floats: values)
+    }
+
+    @Test(arguments: [PixelFormat.rgba8, .yuyv, .nv12, .rgb24])
+    func modelInputIsTheSharedResamplersAndTheChainUsesTheMap(format: PixelFormat) throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | depthmask:near=0,far=0.5"), context: context)
+        let image = Fixtures.image(96, 64, format: format)
+        var seen: Image?
+        let out = try chain.apply(image, depthInput: (width: 28, height: 21)) { small in
+            seen = small
+            return try? DepthInputTests.fakeEstimate(small, width: image.width, height: image.height)
+        }
+        let small = try #require(seen)
+        // What GraniteML's own resize makes of the converted frame: the same bytes.
+        let rgba = try ColorConversion.rgba(image, range: chain.range)
+        let expected = try Resampler.resize(rgba, width: 28, height: 21, filter: .bilinear)
+        #expect(small.format == .rgba8 && small.width == 28 && small.height == 21)
+        #expect(small.bytes == expected.bytes, "the device's model input equals the CPU resampler's")
+        let map = try DepthInputTests.fakeEstimate(expected, width: image.width, height: image.height)
+        let reference = try chain.applyCPU(image, depth: map)
+        #expect(out == reference, "the chain ran with the map made from the model input")
+        #expect(chain.transfers == {
+            var t = TransferCounts()
+            t.uploads = 2
+            t.downloads = 2
+            t.uploadBytes = image.bytes.count + image.pixelCount * 4
+            t.downloadBytes = 28 * 21 * 4 + image.pixelCount * 4
+            return t
+        }(), "frame up, model input down, map up, result down")
+    }
+
+    @Test func transfersPerFrame() throws {
+        let context = try Fixtures.gpu()
+        let image = Fixtures.image(64, 48, format: .yuyv)
+        // No depth filter: the model still gets its input, no map goes up.
+        let plain = try FilterChain(FilterSpec.parseChain("blur:sigma=2 | sobel"), context: context)
+        for _ in 0..<3 { _ = try plain.apply(image) }
+        #expect((plain.transfers.uploads, plain.transfers.downloads) == (3, 3), "one upload and one download a frame")
+        var calls = 0
+        let out = try plain.apply(image, depthInput: (width: 16, height: 12)) { small in
+            calls += 1
+            return try? DepthInputTests.fakeEstimate(small, width: image.width, height: image.height)
+        }
+        let direct = try plain.apply(image)
+        #expect(calls == 1 && out == direct)
+        #expect((plain.transfers.uploads, plain.transfers.downloads) == (3 + 1 + 1, 3 + 2 + 1), "no map for a chain without depth filters")
+        // A depth filter with no map from the model: the luma fallback, the frame sent again.
+        let masked = try FilterChain(FilterSpec.parseChain("depthmask:near=0,far=0.5"), context: context)
+        let fallback = try masked.apply(image, depthInput: (width: 16, height: 12)) { _ in nil }
+        let luma = try masked.applyCPU(image)
+        #expect(fallback == luma)
+        // A map of the wrong size is a typed error.
+        #expect(throws: MarbleError.self) {
+            _ = try masked.apply(image, depthInput: (width: 16, height: 12)) { _ in Fixtures.depth(8, 8) }
+        }
+        // A pipelined stream counts the same: one up and one down a frame.
+        let pipeline = FilterPipeline(plain)
+        let before = plain.transfers
+        for _ in 0..<4 { _ = try pipeline.push(image) }
+        _ = try pipeline.finish()
+        #expect(plain.transfers.uploads - before.uploads == 4 && plain.transfers.downloads - before.downloads == 4)
+    }
+}
