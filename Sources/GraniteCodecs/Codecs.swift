@@ -1,6 +1,7 @@
 import GraniteMedia
 
-/// Decoding and encoding images: JPEG (TurboJPEG), PNG (libpng simplified API) and WebP (libwebp).
+/// Decoding and encoding images: JPEG (TurboJPEG), PNG (libpng simplified API; ``PNGRowEncoder``
+/// for rows made on demand), WebP (libwebp) and, written only, AVIF (libavif with libaom).
 ///
 /// ```
 /// bytes ─► sniff ─► header (size, bomb limit) ─► decode ─► Exif orientation ─► Image (rgba8 | gray8 | gray16)
@@ -31,6 +32,8 @@ public enum Codecs {
         case .webp:
             let f = try WebPCodec.features(bytes, path: path)
             return ImageInfo(format: .webp, width: f.width, height: f.height, orientation: .up)
+        case .avif:
+            throw .header(path: path, reason: "AVIF can be written but not read")
         }
     }
 
@@ -44,6 +47,7 @@ public enum Codecs {
         case .jpeg: return try JPEGCodec.decode(bytes, path: path, options: options)
         case .png: return try PNGCodec.decode(bytes, path: path, options: options)
         case .webp: return try WebPCodec.decode(bytes, path: path, options: options)
+        case .avif: throw .header(path: path, reason: "AVIF can be written but not read")
         }
     }
 
@@ -62,6 +66,29 @@ public enum Codecs {
     public static func encodeWebP(_ image: Image, quality: Int = 85, lossless: Bool = false,
                                   path: String = "(memory)") throws(CodecError) -> [UInt8] {
         try WebPCodec.encode(image, quality: quality, lossless: lossless, path: path)
+    }
+
+    /// Encodes an `rgba8`, `rgb24` or `gray8` image as AVIF (libaom, 8-bit 4:2:0, alpha kept when
+    /// not opaque) at `quality` (1-100) on `threads` threads, with `metadata`'s ICC profile, Exif
+    /// and XMP inside (AVIF cannot take them afterwards as ``ImageMetadata/embedded(in:)`` does).
+    public static func encodeAVIF(_ image: Image, quality: Int = 60, metadata: ImageMetadata = ImageMetadata(),
+                                  threads: Int = 1, path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try AVIFCodec.encode(image, quality: quality, metadata: metadata, threads: threads, path: path)
+    }
+
+    /// `image` as `rgba8` (opaque alpha added to `rgb24` and `gray8`), for encoders taking RGBA only.
+    static func expandedToRGBA(_ image: Image, path: String, format: String) throws(CodecError) -> Image {
+        switch image.format {
+        case .rgba8: return image
+        case .rgb24, .gray8:
+            var bytes = [UInt8](repeating: 255, count: image.pixelCount * 4)
+            let step = image.format == .rgb24 ? 3 : 1
+            for p in 0..<image.pixelCount {
+                for c in 0..<3 { bytes[p * 4 + c] = image.bytes[p * step + (step == 3 ? c : 0)] }
+            }
+            return try! Image(width: image.width, height: image.height, format: .rgba8, bytes: bytes)
+        default: throw .encode(path: path, reason: "\(format) cannot hold pixel format \(image.format)")
+        }
     }
 
     /// Encodes an `rgba8`, `rgb24`, `gray8` or `gray16` image as PNG (16-bit gray for depth maps).

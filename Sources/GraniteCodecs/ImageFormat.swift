@@ -6,6 +6,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
     case png
     /// WebP, a RIFF container: `RIFF`, size, `WEBP`.
     case webp
+    /// AVIF (written only), an ISO BMFF file: size, `ftyp`, major brand `avif` (or `avis`).
+    case avif
 
     /// The usual file extension, without the dot.
     public var fileExtension: String {
@@ -13,6 +15,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         case .jpeg: return "jpg"
         case .png: return "png"
         case .webp: return "webp"
+        case .avif: return "avif"
         }
     }
 
@@ -25,6 +28,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return .jpeg }
         if bytes.count >= 8, Array(bytes[0..<8]) == pngSignature { return .png }
         if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) { return .webp }
+        if bytes.count >= 12, bytes[4..<8].elementsEqual("ftyp".utf8),
+           bytes[8..<12].elementsEqual("avif".utf8) || bytes[8..<12].elementsEqual("avis".utf8) { return .avif }
         return nil
     }
 }

@@ -71,7 +71,7 @@ public struct ImageMetadata: Sendable, Equatable {
         case .jpeg: raw = readJPEG(bytes)
         case .png: raw = readPNG(bytes)
         case .webp: raw = readWebP(bytes)
-        case nil: return (ImageMetadata(), [])
+        case .avif, nil: return (ImageMetadata(), [])
         }
         var m = raw.metadata
         var problems = raw.problems
@@ -94,7 +94,8 @@ public struct ImageMetadata: Sendable, Equatable {
         case .jpeg: return embeddedJPEG(encoded)
         case .png: return embeddedPNG(encoded)
         case .webp: return embeddedWebP(encoded)
-        case nil: return (encoded, [], [])
+        // AVIF takes its metadata at encoding (`Codecs.encodeAVIF(_:quality:metadata:threads:path:)`).
+        case .avif, nil: return (encoded, [], [])
         }
     }
 }

@@ -37,18 +37,7 @@ enum WebPCodec {
         guard image.width <= 16383, image.height <= 16383 else {
             throw .encode(path: path, reason: "WebP holds at most 16383x16383 pixels, the image is \(image.width)x\(image.height)")
         }
-        let rgba: Image
-        switch image.format {
-        case .rgba8: rgba = image
-        case .rgb24, .gray8:
-            var bytes = [UInt8](repeating: 255, count: image.pixelCount * 4)
-            let step = image.format == .rgb24 ? 3 : 1
-            for p in 0..<image.pixelCount {
-                for c in 0..<3 { bytes[p * 4 + c] = image.bytes[p * step + (step == 3 ? c : 0)] }
-            }
-            rgba = try! Image(width: image.width, height: image.height, format: .rgba8, bytes: bytes)
-        default: throw .encode(path: path, reason: "WebP cannot hold pixel format \(image.format)")
-        }
+        let rgba = try Codecs.expandedToRGBA(image, path: path, format: "WebP")
         var output: UnsafeMutablePointer<UInt8>?
         let size = rgba.bytes.withUnsafeBufferPointer { src in
             lossless

@@ -135,7 +135,9 @@ public struct BatchConverter: Sendable {
             if let depth {
                 let names = DepthImages.names(beside: item.output)
                 let depthPath = outputDirectory + "/" + names.depth, previewPath = outputDirectory + "/" + names.preview
-                let images = try DepthImages(depth.estimate(encoded.image), depthPath: depthPath, previewPath: previewPath)
+                let map = try depth.estimate(encoded.image, size: .model)
+                let scaled = try ScaledDepthMap(map, width: encoded.width, height: encoded.height)
+                let images = try DepthImages(scaled, depthPath: depthPath, previewPath: previewPath)
                 depthFiles = (images, depthPath, previewPath)
                 entry.depth = names.depth
                 entry.depthPreview = names.preview
@@ -179,6 +181,12 @@ public struct BatchConverter: Sendable {
         case .png: out = try Codecs.encodePNG(image, path: item.output)
         case .webp:
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
+        case .avif:
+            // AVIF takes its metadata inside the encoder call, not inserted afterwards.
+            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let bytes = try Codecs.encodeAVIF(image, quality: settings.quality, metadata: blocks,
+                                              threads: ProcessInfo.processInfo.activeProcessorCount, path: item.output)
+            return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         }
         let (tagged, kept) = metadata.embed(in: out, size: (image.width, image.height))
         return (tagged, image.width, image.height, image, kept)

@@ -80,20 +80,21 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         return filter
     }
 
-    /// Parses `jpg`, `jpeg`, `png` or `webp`.
+    /// Parses `jpg`, `jpeg`, `png`, `webp` or `avif`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
         case "webp": return .webp
-        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png or webp")
+        case "avif": return .avif
+        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png, webp or avif")
         }
     }
 
     /// What an output in `format` made with these settings is recorded as.
     func fingerprint(for format: ImageFormat) -> String {
         var parts = ["format=\(format.fileExtension)"]
-        if format == .jpeg || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
+        if format == .jpeg || format == .avif || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
         if format == .webp, lossless == true { parts.append("lossless") }
         if let resize {
             parts.append("resize=\(resize)")

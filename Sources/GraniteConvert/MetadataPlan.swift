@@ -66,11 +66,17 @@ struct MetadataPlan: Sendable {
         return out
     }
 
+    /// The blocks the output gets after `--keep` (for encoders that take them, AVIF).
+    mutating func keptBlocks(size: (width: Int, height: Int)) -> ImageMetadata {
+        let keep = settings.keptKinds
+        guard !keep.isEmpty else { return ImageMetadata() }
+        return outputBlocks(size: size).keeping(keep)
+    }
+
     /// `encoded` (an image of `size`) with the kept blocks inserted, and the kinds written.
     mutating func embed(in encoded: [UInt8], size: (width: Int, height: Int)) -> (bytes: [UInt8], kept: [MetadataKind]) {
-        let keep = settings.keptKinds
-        guard !keep.isEmpty else { return (encoded, []) }
-        let blocks = outputBlocks(size: size).keeping(keep)
+        guard !settings.keptKinds.isEmpty else { return (encoded, []) }
+        let blocks = keptBlocks(size: size)
         let (bytes, written, problems) = blocks.embedded(in: encoded)
         warnings += problems.map(\.description)
         return (bytes, written.sorted())

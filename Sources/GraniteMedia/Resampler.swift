@@ -262,41 +262,75 @@ public enum Resampler {
                               filter: ResizeFilter) -> [Float] {
         precondition(src.count == width * height * channels, "float plane size does not match")
         if width == dw && height == dh { return src }
-        let xs = ResampleAxis(source: width, target: dw, filter: filter)
-        let ys = ResampleAxis(source: height, target: dh, filter: filter)
-        var mid = [Float](repeating: 0, count: dw * height * channels)
-        src.withUnsafeBufferPointer { s in
-            mid.withUnsafeMutableBufferPointer { m in
-                for y in 0..<height {
-                    let row = s.baseAddress! + y * width * channels
-                    let drow = m.baseAddress! + y * dw * channels
-                    for x in 0..<dw {
-                        let start = Int(xs.starts[x])
-                        for c in 0..<channels {
-                            var sum: Float = 0
-                            for k in 0..<xs.taps { sum += row[(start + k) * channels + c] * xs.realWeights[x * xs.taps + k] }
-                            drow[x * channels + c] = sum
+        let rows = FloatRows(src, width: width, height: height, channels: channels, toWidth: dw, toHeight: dh, filter: filter)
+        let rowLength = dw * channels
+        return [Float](unsafeUninitializedCapacity: rowLength * dh) { out, count in
+            for y in 0..<dh { rows.row(y, into: out.baseAddress! + y * rowLength) }
+            count = rowLength * dh
+        }
+    }
+
+    /// A float plane resized row by row on demand: the horizontal pass is done once for every
+    /// source row (`source height × target width` values), each target row is then one vertical
+    /// pass, so a large target (a depth map scaled to a 12 MP photo) never needs to exist whole.
+    /// Rows are the values ``resize(floats:width:height:channels:toWidth:toHeight:filter:)`` gives;
+    /// ``row(_:into:)`` may be called from several threads at once.
+    public struct FloatRows: Sendable {
+        /// The target size.
+        public let width: Int, height: Int
+        /// Interleaved values per pixel.
+        public let channels: Int
+        let ys: ResampleAxis
+        /// Horizontally resampled source rows (`ys.source × width × channels`).
+        let mid: [Float]
+
+        /// Prepares `src` (`width × height × channels` values) for rows of `toWidth`×`toHeight`.
+        public init(_ src: [Float], width: Int, height: Int, channels: Int, toWidth dw: Int, toHeight dh: Int, filter: ResizeFilter) {
+            precondition(src.count == width * height * channels && dw > 0 && dh > 0, "float plane size does not match")
+            self.width = dw; self.height = dh; self.channels = channels
+            ys = ResampleAxis(source: height, target: dh, filter: filter)
+            if width == dw {
+                mid = src
+                return
+            }
+            let xs = ResampleAxis(source: width, target: dw, filter: filter)
+            mid = [Float](unsafeUninitializedCapacity: dw * height * channels) { m, count in
+                src.withUnsafeBufferPointer { s in
+                    for y in 0..<height {
+                        let row = s.baseAddress! + y * width * channels
+                        let drow = m.baseAddress! + y * dw * channels
+                        for x in 0..<dw {
+                            let start = Int(xs.starts[x])
+                            for c in 0..<channels {
+                                var sum: Float = 0
+                                for k in 0..<xs.taps { sum += row[(start + k) * channels + c] * xs.realWeights[x * xs.taps + k] }
+                                drow[x * channels + c] = sum
+                            }
                         }
                     }
                 }
+                count = dw * height * channels
             }
         }
-        let rowLength = dw * channels
-        var out = [Float](repeating: 0, count: rowLength * dh)
-        mid.withUnsafeBufferPointer { m in
-            out.withUnsafeMutableBufferPointer { o in
-                for y in 0..<dh {
-                    let start = Int(ys.starts[y])
-                    let drow = o.baseAddress! + y * rowLength
-                    for k in 0..<ys.taps {
-                        let w = ys.realWeights[y * ys.taps + k]
-                        if w == 0 { continue }
-                        let line = m.baseAddress! + (start + k) * rowLength
-                        for i in 0..<rowLength { drow[i] += line[i] * w }
-                    }
+
+        /// Writes target row `y` (`width × channels` values) to `out`.
+        public func row(_ y: Int, into out: UnsafeMutablePointer<Float>) {
+            precondition(y >= 0 && y < height, "row \(y) is outside 0..<\(height)")
+            let rowLength = width * channels
+            if ys.source == ys.target {
+                mid.withUnsafeBufferPointer { m in out.update(from: m.baseAddress! + y * rowLength, count: rowLength) }
+                return
+            }
+            out.update(repeating: 0, count: rowLength)
+            let start = Int(ys.starts[y])
+            mid.withUnsafeBufferPointer { m in
+                for k in 0..<ys.taps {
+                    let w = ys.realWeights[y * ys.taps + k]
+                    if w == 0 { continue }
+                    let line = m.baseAddress! + (start + k) * rowLength
+                    for i in 0..<rowLength { out[i] += line[i] * w }
                 }
             }
         }
-        return out
     }
 }

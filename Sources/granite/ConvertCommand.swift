@@ -12,7 +12,7 @@ import GranitePinOptions
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert, resize and filter JPEG/PNG/WebP images into an output folder.",
+        abstract: "Convert, resize and filter JPEG/PNG/WebP images into JPEG/PNG/WebP/AVIF in an output folder.",
         discussion: """
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
         .jpe, .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
@@ -60,10 +60,10 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Resize to fit inside WxH, keeping the aspect ratio.", valueName: "WxH"))
     var fit: String?
 
-    @Option(help: ArgumentHelp("Output format: jpg, png or webp (default: the input's format).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: jpg, png, webp or avif (default: the input's format).", valueName: "format"))
     var format: String?
 
-    @Option(help: "JPEG and WebP quality, 1-100.")
+    @Option(help: "JPEG, WebP and AVIF quality, 1-100.")
     var quality: Int = 85
 
     @Option(help: ArgumentHelp("Output file names from a template ({stem}: the input's name without extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}'; folders are kept.",

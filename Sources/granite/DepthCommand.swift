@@ -13,7 +13,7 @@ struct DepthCommand: AsyncParsableCommand {
         discussion: """
         For each INPUT (JPEG or PNG file, or a folder of them) writes OUTDIR/NAME.depth.png \
         (16-bit gray: millimetres for metric models such as the default FastDepth 224, else \
-        relative depth with larger = farther) and OUTDIR/NAME.preview.png (viridis, yellow = near). \
+        relative depth with larger = farther) and OUTDIR/NAME.preview.png (8-bit indexed viridis, yellow = near). \
         Photos are decoded reduced (JPEG DCT scaling to just above the model's input size), resized \
         antialiased (bilinear) to the input, and the maps scaled back to the photo's size (--depth-size \
         model keeps the model's). Files are written atomically. The model is found by --model, then GRANITE_MODEL_PATH, \
@@ -43,7 +43,7 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
-    @Option(help: "Photos in flight at once (default 1: a 12 MP photo's maps and PNGs take ~250 MB each).")
+    @Option(help: "Photos in flight at once (default 1; each photo's PNGs are already deflated on all cores).")
     var jobs: Int?
 
     func validate() throws {

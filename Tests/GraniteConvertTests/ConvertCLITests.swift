@@ -7,7 +7,8 @@ import XCTest
 /// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
 final class ConvertCLITests: XCTestCase {
     static let goldenHelp = """
-    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP images into an output folder.
+    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP images into JPEG/PNG/WebP/AVIF in an output
+    folder.
 
     INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe,
     .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed
@@ -63,8 +64,8 @@ final class ConvertCLITests: XCTestCase {
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
-      --format <format>       Output format: jpg, png or webp (default: the input's format).
-      --quality <quality>     JPEG and WebP quality, 1-100. (default: 85)
+      --format <format>       Output format: jpg, png, webp or avif (default: the input's format).
+      --quality <quality>     JPEG, WebP and AVIF quality, 1-100. (default: 85)
       --name <template>       Output file names from a template ({stem}: the input's name without
                               extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}';
                               folders are kept.

@@ -43,7 +43,7 @@ final class ConvertDepthPinTests: XCTestCase {
             XCTAssertEqual(depth.bitDepth, 16, "depth PNG is 16-bit"); XCTAssertEqual(depth.colorType, 0, "depth PNG is gray")
             let preview = try pngHeader(out + "/\(name).depth-preview.png")
             XCTAssertEqual(preview.width, 60); XCTAssertEqual(preview.height, 40)
-            XCTAssertEqual(preview.bitDepth, 8); XCTAssertTrue([2, 6].contains(preview.colorType), "preview is color")
+            XCTAssertEqual(preview.bitDepth, 8); XCTAssertEqual(preview.colorType, 3, "preview is indexed color (the viridis palette)")
         }
         let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
         XCTAssertEqual(manifest.entries.map(\.depth), ["img0.depth.png", "set1/img1.depth.png", "set2/img2.depth.png"])

@@ -110,6 +110,41 @@ final class ConvertMetadataTests: XCTestCase {
         }
     }
 
+    /// `--format avif`: the metadata goes into libavif before encoding; exiftool reads it back, and
+    /// avifdec (dav1d) decodes pixels close to the input's (the AVIF test in GraniteCodecsTests
+    /// checks the encoder itself).
+    func testAVIFKeepsMetadataAndPixels() throws {
+        let avifdec = try Self.tool("avifdec", package: "libavif-bin")
+        let dir = ConvertFixtures.folder("meta-avif"), out = dir + "/out"
+        let input = try Self.taggedJPEG(dir, profile: Self.displayP3)
+        let r = try ConvertFixtures.runGranite(["convert", input, "-o", out, "--format", "avif", "--quality", "90"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let output = out + "/tagged.avif"
+        XCTAssertEqual(Codecs.sniff(try FileBytes.read(output)), .avif)
+        let tags = try Self.exiftool(output)
+        XCTAssertEqual(tags["IFD0:Make"] as? String, "Granite Camera Co")
+        XCTAssertEqual(tags["IFD0:Orientation"] as? Int, 1, "the pixels were turned upright")
+        XCTAssertEqual(try XCTUnwrap(tags["GPS:GPSLatitude"] as? Double), 48.8566, accuracy: 1e-4)
+        XCTAssertEqual(tags["XMP-dc:Creator"] as? String, "Test Author")
+        let exiftool = try Self.tool("exiftool", package: "libimage-exiftool-perl")
+        XCTAssertEqual(try Self.run(exiftool, ["-b", "-ICC_Profile", output]), Self.displayP3, "the profile, byte for byte")
+        try Self.run(avifdec, [output, dir + "/back.png"])
+        let back = try Codecs.decodeFile(dir + "/back.png")
+        let upright = try Codecs.decodeFile(input)
+        XCTAssertEqual([back.width, back.height], [48, 64])
+        var total = 0
+        for i in 0..<back.bytes.count where i % 4 != 3 { total += abs(Int(back.bytes[i]) - Int(upright.bytes[i])) }
+        XCTAssertLessThan(Double(total) / Double(back.pixelCount * 3), 4, "mean difference from the decoded input")
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any]
+        let entry = (manifest?["entries"] as? [[String: Any]])?.first
+        XCTAssertEqual(entry?["metadata"] as? [String], ["icc", "exif", "xmp"])
+        XCTAssertEqual((entry?["settings"] as? String)?.contains("format=avif;quality=90"), true)
+        // --strip: nothing inside.
+        XCTAssertEqual(try ConvertFixtures.runGranite(["convert", input, "-o", dir + "/strip", "--format", "avif", "--strip"]).status, 0)
+        let info = String(decoding: try Self.run(avifdec, ["--info", dir + "/strip/tagged.avif"]), as: UTF8.self)
+        for line in ["ICC Profile    : Absent", "XMP Metadata   : Absent", "Exif Metadata  : Absent"] { XCTAssertTrue(info.contains(line), info) }
+    }
+
     func testStripAndKeep() throws {
         let dir = ConvertFixtures.folder("meta-strip")
         let input = try Self.taggedJPEG(dir, profile: Self.adobeRGB)

@@ -5,7 +5,8 @@ Usage: depth_ort.py MODEL OUTDIR PHOTO...
 For each photo: decode (Pillow, with its JPEG draft mode to at least 2 x 224 as granite does),
 antialiased bilinear resize to 224x224, FastDepth (ONNX Runtime, CPU), bilinear upscale of the
 map to the photo's size, and write NAME.depth.png (16-bit gray, millimetres) and NAME.preview.png
-(RGBA, viridis-like ramp), as granite does.
+(8-bit indexed, the same 256-entry viridis palette), as granite does; both PNGs at zlib level
+LEVEL (environment DEPTH_PNG_LEVEL, default 1: granite's level; Pillow picks its own row filters).
 """
 import os
 import sys
@@ -17,13 +18,22 @@ from PIL import Image
 SCALE = 0.0716998  # metres per output step (Models/fastdepth-224-int8.json)
 
 
-def ramp():
-    # A viridis-like 256-entry ramp (dark blue -> green -> yellow), near = yellow.
-    t = np.linspace(0, 1, 256)
-    r = np.clip(1.6 * t - 0.6, 0, 1) * 253 + (1 - t) * 68 * (t < 0.4)
-    g = t * 231
-    b = np.clip(0.33 + 0.5 * np.sin(np.pi * t) - 0.3 * t, 0, 1) * 255
-    return np.stack([r, g, b, np.full(256, 255)], axis=1).astype(np.uint8)
+STOPS = [
+    (0.267, 0.005, 0.329), (0.283, 0.141, 0.458), (0.254, 0.265, 0.530), (0.207, 0.372, 0.553),
+    (0.164, 0.471, 0.558), (0.128, 0.567, 0.551), (0.135, 0.659, 0.518), (0.267, 0.749, 0.441),
+    (0.478, 0.821, 0.318), (0.741, 0.873, 0.150), (0.993, 0.906, 0.144),
+]
+
+
+def palette():
+    # granite's ColorMap.palette: viridis at 256 points, interpolated between the stops.
+    out = []
+    for i in range(256):
+        x = i / 255 * (len(STOPS) - 1)
+        k = min(int(x), len(STOPS) - 2)
+        f = x - k
+        out += [round((a + (b - a) * f) * 255) for a, b in zip(STOPS[k], STOPS[k + 1])]
+    return out
 
 
 def main():
@@ -32,7 +42,8 @@ def main():
     options = ort.SessionOptions()
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     feed = session.get_inputs()[0].name
-    lut = ramp()
+    pal = palette()
+    level = int(os.environ.get("DEPTH_PNG_LEVEL", "1"))
     for path in photos:
         stem = os.path.splitext(os.path.basename(path))[0]
         with Image.open(path) as im:
@@ -42,10 +53,12 @@ def main():
         depth = session.run(None, {feed: x})[0].reshape(224, 224).astype(np.float32) * SCALE
         full = np.asarray(Image.fromarray(depth).resize(size, Image.Resampling.BILINEAR))
         mm = np.clip(full * 1000 + 0.5, 0, 65535).astype(np.uint16)
-        Image.fromarray(mm).save(os.path.join(out, stem + ".depth.png"))
+        Image.fromarray(mm).save(os.path.join(out, stem + ".depth.png"), compress_level=level)
         lo, hi = float(full.min()), float(full.max())
-        near = ((hi - full) / max(hi - lo, 1e-6) * 255).astype(np.uint8)
-        Image.fromarray(lut[near]).save(os.path.join(out, stem + ".preview.png"))
+        near = np.rint((hi - full) / max(hi - lo, 1e-6) * 255).astype(np.uint8)
+        preview = Image.frombuffer("P", size, near.tobytes(), "raw", "P", 0, 1)
+        preview.putpalette(pal)
+        preview.save(os.path.join(out, stem + ".preview.png"), compress_level=level)
     print(f"{len(photos)} photos done")
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GraniteML (issue 5): `granite depth` end to end on a rendered PNG with the real FastDepth model:
-# outputs written (16-bit depth PNG, RGBA preview), a corrupt input reported with exit 2 and no
+# outputs written (16-bit depth PNG, 8-bit indexed preview), a corrupt input reported with exit 2 and no
 # output under its name, a missing input exit 66, a missing model exit 1.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -34,7 +34,7 @@ printf 'not an image' > "$work/broken.png"
 rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --model "$model" --jobs 2 >"$work/log" 2>&1 || rc=$?
 check "exit 2 when one input is corrupt" "[ $rc -eq 2 ]"
 check "depth PNG is 16-bit gray at the input size" "[ \"\$(im identify -format '%w %h %z %[channels]' "$work/out/room.depth.png")\" = '160 120 16 gray' ]"
-check "preview is an RGBA PNG" "im identify -format '%[channels]' '$work/out/room.preview.png' | grep -q srgba"
+check "preview is an 8-bit indexed PNG (color type 3) at the input size" "[ \"\$(od -An -tu1 -j24 -N2 '$work/out/room.preview.png' | tr -s ' ')\" = ' 8 3' ] && [ \"\$(im identify -format '%w %h' "$work/out/room.preview.png")\" = '160 120' ]"
 check "no output for the corrupt input" "! ls '$work/out' | grep -q broken"
 check "the corrupt input is named on stderr" "grep -q 'broken.png' '$work/log'"
 rc=0; "$granite" depth "$work/room.png" -o "$work/model" --model "$model" --depth-size model >/dev/null 2>&1 || rc=$?

@@ -145,7 +145,7 @@ extension DepthMap: ModelOutput {
         let scale = context.description.output.metricScale
         let values = scale.map { s in raw.map { $0 * s } } ?? raw
         let (tw, th) = context.keepsModelSize ? (w, h) : (context.sourceWidth, context.sourceHeight)
-        let resized = Resampler.resize(floats: values, width: w, height: h, channels: 1, toWidth: tw, toHeight: th, filter: .bilinear)
+        let resized = Resampler.resize(floats: values, width: w, height: h, channels: 1, toWidth: tw, toHeight: th, filter: DepthMap.scaleFilter)
         try self.init(width: tw, height: th, values: resized,
                       meaning: context.description.output.meaning, isMetric: scale != nil)
     }
