@@ -22,7 +22,8 @@ public final class PinningServiceProcess: @unchecked Sendable {
     /// `scripts/tiers/pre-ipfs.sh`), accepting `tokens`.
     ///
     /// - Parameters:
-    ///   - options: `--rate-429 0.05`, `--retry-after 1`, `--rate-500 0.05`, `--latency-ms 500`,
+    ///   - options: `--rate-429 0.05`, `--retry-after 1`, `--rate-500 0.05`,
+    ///     `--rate-500-after 0.3` (a POST processed, then answered 500), `--latency-ms 500`,
     ///     `--refuse-token`, `--fail-cid CID`, `--pin-delay S`, `--origin-api URL`, `--seed N`.
     ///   - log: where its stderr goes.
     public init(packageRoot: URL, tokens: [String], options: [String] = [], log: String, maxSeconds: Int = 240) throws {
@@ -63,8 +64,10 @@ public final class PinningServiceProcess: @unchecked Sendable {
     public struct Stats: Decodable, Sendable {
         /// Requests per operation.
         public var requests: [String: Int]
-        /// Faults injected, by status ("429", "500").
+        /// Faults injected, by kind ("429", "500", "500-after": a POST processed, then answered 500).
         public var faults: [String: Int]
+        /// Pin requests created (`POST /pins` processed), by CID.
+        public var created: [String: Int]
         /// Requests or responses that did not match openapi.yaml.
         public var violations: [String]
     }

@@ -92,6 +92,49 @@ final class CamPinTests: XCTestCase {
         }
     }
 
+    /// `granite-cam --pin --service URL` as a user runs it: the `--out` folder's root CID is pinned
+    /// on the Kubo test node and then on the project's test pinning service (which fetches it
+    /// from the node the run names as origin); the token is never printed or journaled.
+    func testCLIPinsTheFolderRootOnAPinningService() async throws {
+        let node = try standin()
+        let dir = try tempDir(), out = dir.appendingPathComponent("out")
+        let secret = "cam-s3cr3t-TOKEN-4242"
+        let service: PinningServiceProcess
+        do {
+            service = try PinningServiceProcess(packageRoot: Self.root, tokens: [secret], options: ["--pin-delay", "0.3"],
+                                                log: dir.appendingPathComponent("service.log").path)
+        } catch {
+            try Prerequisite.unmet("\(error) (run scripts/tiers/pre-ipfs.sh)")
+        }
+        addTeardownBlock { service.stop() }
+        let tokenFile = dir.appendingPathComponent("token")
+        try Data((secret + "\n").utf8).write(to: tokenFile)
+        let journal = dir.appendingPathComponent("pins.jsonl").path
+
+        let result = try ChildProgram.run(try ChildProgram.built("granite-cam"), [
+            "--source", "testpattern", "--size", "64x48", "--fps", "100", "--frames", "3", "--out", out.path,
+            "--pin", "--api", node.url, "--pin-journal", journal, "--service", service.url, "--service-token-file", tokenFile.path])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("pinned 3 of 3 files, 0 remaining"), result.out)
+        XCTAssertFalse(result.err.contains("warning"), result.err)
+        for text in [result.out, result.err, try String(contentsOfFile: journal, encoding: .utf8)] {
+            XCTAssertFalse(text.contains(secret), "the token is never printed or journaled")
+        }
+        let line = try XCTUnwrap(result.out.split(separator: "\n").first { $0.contains("granite-cam: folder ") && $0.contains(" pinned: ipfs://") },
+                                 result.out)
+        let root = try XCTUnwrap(line.split(separator: " ").dropFirst(2).first.map(String.init))
+
+        let onNode = try await client(node.url).pinLs(type: "recursive")
+        XCTAssertEqual(onNode[root], "recursive", "the folder is pinned on the local node, the service's origin")
+
+        let remote = try PinningServiceClient(service: service.url, token: PinningServiceToken(secret))
+        let pinned = try await remote.list(statuses: [.pinned])
+        XCTAssertEqual(pinned.pins.map(\.cid), [root], "the folder's root CID reached the service as pinned")
+        let stats = try service.stats()
+        XCTAssertEqual(stats.violations, [])
+        XCTAssertEqual(stats.created, [root: 1], "one pin request, for the root only")
+    }
+
     func testNodeDownCaptureContinuesAndTheJournalKeepsTheJobs() async throws {
         let dir = try tempDir(), out = dir.appendingPathComponent("out")
         let journalPath = dir.appendingPathComponent("pins.jsonl").path

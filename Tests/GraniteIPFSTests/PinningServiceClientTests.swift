@@ -189,6 +189,48 @@ extension PinningServiceClientTests {
     }
 }
 
+extension PinningServiceClientTests {
+    /// A POST the service processed but answered 500 (`--rate-500-after`): the next try looks the
+    /// CID up and adopts that request, so the service holds exactly one pin request per CID.
+    func testAPostAnswered500AfterProcessingIsAdoptedNotRepeated() async throws {
+        let importer = try UnixFSImporter(options: .init())
+        let cids = try (0..<20).map { try importer.cid(of: Array("granite adopt \($0)".utf8)) }
+        let service = try PinningServiceStandin(["--rate-500-after", "0.5", "--seed", "7", "--pin-delay", "60"], test: self)
+        let client = try service.client()
+        var requestIDs: Set<String> = []
+        for cid in cids {
+            let pin = try await client.add(cid, name: "adopt")
+            XCTAssertEqual(pin.cid, cid.description)
+            requestIDs.insert(pin.requestID)
+        }
+        let stats = try service.server.stats()
+        XCTAssertGreaterThan(stats.faults["500-after"] ?? 0, 3, "the fault fired")
+        XCTAssertEqual(stats.created, Dictionary(uniqueKeysWithValues: cids.map { ($0.description, 1) }),
+                       "one pin request per CID")
+        XCTAssertEqual(requestIDs.count, cids.count)
+        XCTAssertEqual(stats.requests["POST /pins"], cids.count, "no second POST after a processed one")
+        XCTAssertEqual(stats.requests["GET /pins"], stats.faults["500-after"], "one look-up per 500")
+
+        // Every POST answered 500 after processing: still one request, the first try's.
+        let always = try PinningServiceStandin(["--rate-500-after", "1", "--pin-delay", "60"], test: self)
+        let pin = try await always.client().add(cids[0])
+        let alwaysStats = try always.server.stats()
+        XCTAssertEqual(alwaysStats.created, [cids[0].description: 1])
+        XCTAssertEqual(alwaysStats.requests["POST /pins"], 1)
+        let queued = try await always.client().list(statuses: [.queued])
+        XCTAssertEqual(queued.pins.map(\.requestID), [pin.requestID])
+
+        // A 429 was not processed: the retry posts again without a look-up.
+        let limited = try PinningServiceStandin(["--rate-429", "0.5", "--retry-after", "0", "--seed", "3"], test: self)
+        for cid in cids.prefix(5) { _ = try await limited.client().add(cid) }
+        let limitedStats = try limited.server.stats()
+        XCTAssertGreaterThan(limitedStats.faults["429"] ?? 0, 0)
+        XCTAssertNil(limitedStats.requests["GET /pins"])
+        XCTAssertEqual(limitedStats.created.count, 5)
+        XCTAssertEqual(Set(limitedStats.created.values), [1])
+    }
+}
+
 /// The pin journal's group commit: appends finishing together share fsyncs, none returns early.
 final class PinJournalSyncTests: XCTestCase {
     func testConcurrentAppendsShareFsyncs() throws {

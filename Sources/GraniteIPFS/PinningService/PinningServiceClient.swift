@@ -75,14 +75,36 @@ public struct PinningServiceClient: Sendable {
     // MARK: - Operations
 
     /// `POST /pins`: asks the service to pin `cid`, fetching it from `origins` (multiaddrs).
+    ///
+    /// A POST answered 5xx, timed out or cut off may still have been processed, so the try after
+    /// one first looks the CID up (`GET /pins?cid=…`, queued, pinning or pinned) and adopts the
+    /// request it finds instead of posting a second one. A 429 was not processed: no look-up.
     public func add(_ cid: CID, name: String? = nil, origins: [String] = [], meta: [String: String] = [:]) async throws(PinningServiceError) -> RemotePin {
         let pin = Components.Schemas.Pin(cid: cid.description, name: name.map { String($0.prefix(255)) },
                                          origins: origins.isEmpty ? nil : Array(NSOrderedSet(array: origins).array as? [String] ?? origins).prefix(20).map { $0 },
                                          meta: meta.isEmpty ? nil : .init(additionalProperties: meta))
+        let lookup = Self.query(cids: [cid], statuses: [.queued, .pinning, .pinned], limit: 1)
+        let mayHavePosted = TryFlag()   // an earlier try's POST may have created a request
+        let counter = self.counter
         return try await perform("add", limit: configuration.answerLimit) { client in
-            switch try await client.addPin(body: .json(pin)) {
-            case let .accepted(answer): return RemotePin(try answer.body.json)
-            case let other: throw Self.refusal(other.failure, service: service, operation: "add")
+            if mayHavePosted.value {
+                counter.add()
+                switch try await client.getPins(query: lookup) {
+                case let .ok(answer):
+                    if let found = try answer.body.json.results.first { return RemotePin(found) }
+                    mayHavePosted.value = false
+                case let other: throw Self.refusal(other.failure, service: service, operation: "add")
+                }
+            }
+            do {
+                mayHavePosted.value = true
+                switch try await client.addPin(body: .json(pin)) {
+                case let .accepted(answer): return RemotePin(try answer.body.json)
+                case let other: throw Self.refusal(other.failure, service: service, operation: "add")
+                }
+            } catch {
+                if Self.wasNotProcessed(error) { mayHavePosted.value = false }
+                throw error
             }
         }
     }
@@ -102,10 +124,7 @@ public struct PinningServiceClient: Sendable {
     /// first, at most `limit` (1...1000); `count` is how many match in all.
     public func list(cids: [CID] = [], statuses: Set<RemotePin.Status> = [.pinned], limit: Int = 1000,
                      before: Date? = nil) async throws(PinningServiceError) -> (count: Int, pins: [RemotePin]) {
-        let query = Operations.GetPins.Input.Query(
-            cid: cids.isEmpty ? nil : cids.prefix(10).map(\.description),
-            status: statuses.isEmpty ? nil : RemotePin.Status.allCases.filter(statuses.contains).compactMap { .init(rawValue: $0.rawValue) },
-            before: before, limit: Int32(min(max(limit, 1), 1000)))
+        let query = Self.query(cids: cids, statuses: statuses, limit: limit, before: before)
         return try await perform("list", limit: configuration.listLimit) { client in
             switch try await client.getPins(query: query) {
             case let .ok(answer):
@@ -113,6 +132,26 @@ public struct PinningServiceClient: Sendable {
                 return (Int(results.count), results.results.map(RemotePin.init))
             case let other: throw Self.refusal(other.failure, service: service, operation: "list")
             }
+        }
+    }
+
+    /// The `GET /pins` query for `cids` (at most 10) in `statuses`, at most `limit` (1...1000).
+    private static func query(cids: [CID], statuses: Set<RemotePin.Status>, limit: Int, before: Date? = nil) -> Operations.GetPins.Input.Query {
+        Operations.GetPins.Input.Query(
+            cid: cids.isEmpty ? nil : cids.prefix(10).map(\.description),
+            status: statuses.isEmpty ? nil : RemotePin.Status.allCases.filter(statuses.contains).compactMap { .init(rawValue: $0.rawValue) },
+            before: before, limit: Int32(min(max(limit, 1), 1000)))
+    }
+
+    /// True when a try's error shows the service did not act on the request: 429, a refusal
+    /// (401/403 and other 4xx). 5xx, timeouts and broken connections may come after it did.
+    private static func wasNotProcessed(_ thrown: any Error) -> Bool {
+        var error: any Error = thrown
+        if let clientError = error as? ClientError { error = clientError.underlyingError }
+        switch error {
+        case let later as ServiceMiddleware.RetryLater: return later.status == 429
+        case is PinningServiceError: return true
+        default: return false
         }
     }
 
@@ -191,6 +230,15 @@ public struct PinningServiceClient: Sendable {
     /// A documented refusal (400, 404, 409, other 4xx) as a typed error.
     static func refusal(_ failure: (status: Int, reason: String), service: String, operation: String) -> PinningServiceError {
         .refused(service: service, operation: operation, status: failure.status, reason: failure.reason)
+    }
+}
+
+/// A flag shared by the tries of one operation.
+final class TryFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var value: Bool {
+        get { flag.load(ordering: .relaxed) }
+        set { flag.store(newValue, ordering: .relaxed) }
     }
 }
 

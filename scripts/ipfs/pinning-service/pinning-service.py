@@ -8,7 +8,11 @@ request and response validated against the project's transcription of the spec
                       ├─► /pins, /pins/{requestid} ─► PinStore (queued → pinning → pinned | failed)
                       │        └─ pinned only if an origin (a 127.0.0.1 Kubo RPC API) has the CID pinned
                       └─► openapi-core: response valid? (no: a recorded violation)
-    GET /_test/stats  request counts per operation, faults injected, violations (outside the spec)
+    GET /_test/stats  request counts per operation, faults injected, pin requests created per CID,
+                      violations (outside the spec)
+
+--rate-500-after P answers a share P of POSTs 500 *after* processing them (the request exists): a
+client that simply posts again creates a second pin request, which stats' "created" shows.
 
 A pin stays `queued` for half of --pin-delay, `pinning` for the other half, then the service asks
 the origins for the CID (`pin/ls` on each origin's RPC API: the Kubo test node reports its RPC
@@ -73,7 +77,7 @@ def parse_time(text):
 
 class PinStore:
     def __init__(self, a):
-        self.lock, self.pins, self.last = threading.Lock(), {}, 0.0
+        self.lock, self.pins, self.last, self.created = threading.Lock(), {}, 0.0, {}
         self.delay, self.fail_cids, self.origin_api = a.pin_delay, set(a.fail_cid), a.origin_api
 
     def add(self, pin):
@@ -82,6 +86,7 @@ class PinStore:
             self.last = created
             rid = str(uuid.uuid4())
             self.pins[rid] = {"requestid": rid, "created": created, "pin": pin, "final": None, "details": None}
+            self.created[pin["cid"]] = self.created.get(pin["cid"], 0) + 1
             return self.view(rid)
 
     def get(self, rid):
@@ -182,6 +187,8 @@ class Handler(BaseHTTPRequestHandler):
             S.violation("request %s: %s" % (op, e))
             return self.answer(400, failure("BAD_REQUEST", str(e)[:500]), request)
         status, answer = route(S.store, method, url.path, url.query, body)
+        if method == "POST" and status < 300 and S.fault_after():
+            return self.answer(500, failure("INTERNAL_SERVER_ERROR", "injected fault after processing"), request)
         self.answer(status, answer, request)
 
     def answer(self, status, obj, request, extra=()):
@@ -252,8 +259,9 @@ class Settings:
         self.tokens = {"Bearer " + t for t in a.token}
         self.refuse_token, self.latency = a.refuse_token, a.latency_ms / 1000
         self.rate_429, self.rate_500, self.retry_after = a.rate_429, a.rate_500, str(a.retry_after)
+        self.rate_500_after = a.rate_500_after
         self.rng = random.Random(a.seed)
-        self.counts, self.faults, self.violations = {}, {"429": 0, "500": 0}, []
+        self.counts, self.faults, self.violations = {}, {"429": 0, "500": 0, "500-after": 0}, []
 
     def count(self, op):
         with self.lock:
@@ -267,6 +275,14 @@ class Settings:
                 self.faults[str(kind)] += 1
             return kind
 
+    def fault_after(self):
+        """True when a processed POST is to be answered 500 anyway (--rate-500-after)."""
+        with self.lock:
+            if self.rate_500_after and self.rng.random() < self.rate_500_after:
+                self.faults["500-after"] += 1
+                return True
+            return False
+
     def violation(self, text):
         sys.stderr.write("pinning-service: spec violation: %s\n" % text)
         with self.lock:
@@ -274,7 +290,10 @@ class Settings:
 
     def stats(self):
         with self.lock:
-            return {"requests": dict(self.counts), "faults": dict(self.faults), "violations": list(self.violations)}
+            with self.store.lock:
+                created = dict(self.store.created)
+            return {"requests": dict(self.counts), "faults": dict(self.faults), "created": created,
+                    "violations": list(self.violations)}
 
     def stop(self):
         with self.lock:
@@ -305,6 +324,8 @@ def main():
     p.add_argument("--rate-429", type=float, default=0.0, help="answer this share of requests 429 + Retry-After")
     p.add_argument("--retry-after", type=int, default=1, help="the Retry-After seconds of those")
     p.add_argument("--rate-500", type=float, default=0.0, help="answer this share of requests 500")
+    p.add_argument("--rate-500-after", type=float, default=0.0,
+                   help="process this share of POSTs, then answer them 500 (the request was created)")
     p.add_argument("--seed", type=int, default=0, help="seed of the fault rates")
     p.add_argument("--latency-ms", type=int, default=0, help="wait this long before each answer (slow service)")
     a = p.parse_args()
