@@ -138,6 +138,17 @@ final class ModelErrorTests: XCTestCase {
         }
     }
 
+    /// Found by Fuzzers/fuzz-onnx: a Softmax over a scalar (a Gather with a scalar index feeding
+    /// it) indexed past its empty shape; now a typed error naming the node.
+    func testSoftmaxOfAScalarIsATypedError() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzzers/Seeds/onnx/crash-softmax-scalar.onnx")
+        XCTAssertThrowsError(try Model(data: try Data(contentsOf: seed), name: "softmax.onnx", threads: 1)) { error in
+            guard case let .invalidNode(_, "Softmax", reason)? = error as? MLError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("scalar"), reason)
+        }
+    }
+
     /// Found by Fuzzers/fuzz-onnx: a Reshape target shape whose known dimensions multiply past
     /// Int.max trapped; now "cannot reshape".
     func testReshapeToAnOverflowingShapeIsATypedError() throws {

@@ -55,7 +55,8 @@ enum Linear {
         let x = try c.input(0)
         let rank = x.shape.count
         let axis = ShapeOps.normalise(c.node.int("axis", c.opset >= 13 ? -1 : 1), rank, clampTo: false)
-        guard axis >= 0, axis < max(rank, 1) else { throw c.invalid("axis out of range for \(x.shape)") }
+        guard rank >= 1 else { throw c.invalid("input is a scalar; Softmax needs a tensor of rank 1 or more") }
+        guard axis >= 0, axis < rank else { throw c.invalid("axis out of range for \(x.shape)") }
         // Before opset 13 the input is coerced to 2-D at `axis`; from 13 on it is one axis.
         let (outer, length, inner) = c.opset >= 13
             ? (x.shape[..<axis].reduce(1, *), x.shape[axis], x.shape[(axis + 1)...].reduce(1, *))
