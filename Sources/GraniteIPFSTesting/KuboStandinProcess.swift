@@ -68,9 +68,39 @@ public final class KuboStandinProcess: @unchecked Sendable {
         }
         try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
         let logPath = repo + "/kubo-testnode.log"
+        let url = try GuardedChild.start(process, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
+                                         arguments: [script, "--port", "\(port)", "--repo", repo] + options, log: logPath)
+        guard let port = Int(url.split(separator: ":").last ?? "") else {
+            GuardedChild.stop(process)
+            throw StandinError.notStarted(output: "READY line without a port: \(url)")
+        }
+        self.port = port
+        self.url = url
+    }
+
+    deinit { stop() }
+
+    /// True until it has exited.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops it and returns once it has exited: SIGTERM (the node's clean stop, which also ends
+    /// its Kubo core), SIGKILL after 2 s. Polls `isRunning` rather than `waitUntilExit()`, which
+    /// can block forever when called from an async context.
+    public func stop() { GuardedChild.stop(process) }
+}
+
+/// A test server run under `scripts/ipfs/standin-guard.py` (the Kubo test node, the pinning
+/// service): started until it prints `READY http://127.0.0.1:PORT`, stopped with SIGTERM, then
+/// SIGKILL after 2 s. The one copy of both, for every stand-in.
+enum GuardedChild {
+    /// Runs `python guardScript maxSeconds arguments…` in `process`, its stderr into `log`; returns
+    /// the URL of its READY line, or kills it and throws ``StandinError/notStarted(output:)`` with
+    /// the last lines it wrote.
+    static func start(_ process: Process, python: String, guardScript: String, maxSeconds: Int,
+                      arguments: [String], log logPath: String) throws -> String {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [guardScript, "\(maxSeconds)", script, "--port", "\(port)", "--repo", repo] + options
+        process.arguments = [guardScript, "\(maxSeconds)"] + arguments
         let out = Pipe()
         process.standardOutput = out
         let log = FileHandle(forWritingAtPath: logPath)
@@ -83,27 +113,20 @@ public final class KuboStandinProcess: @unchecked Sendable {
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
         }
-        guard let line = text.split(separator: "\n").first, line.hasPrefix("READY http://127.0.0.1:"),
-              let port = Int(line.split(separator: ":").last ?? "") else {
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("READY http://127.0.0.1:") else {
             kill(process.processIdentifier, SIGKILL)
             while process.isRunning { usleep(10_000) }
-            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            let why = (text + log).split(separator: "\n").suffix(3).joined(separator: " | ")
+            let written = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let why = (text + written).split(separator: "\n").suffix(3).joined(separator: " | ")
             throw StandinError.notStarted(output: why.isEmpty ? "no output" : why)
         }
-        self.port = port
-        url = "http://127.0.0.1:\(port)"
+        return String(line.dropFirst("READY ".count))
     }
 
-    deinit { stop() }
-
-    /// True until it has exited.
-    public var isRunning: Bool { process.isRunning }
-
-    /// Stops it and returns once it has exited: SIGTERM (the node's clean stop, which also ends
-    /// its Kubo core), SIGKILL after 2 s. Polls `isRunning` rather than `waitUntilExit()`, which
-    /// can block forever when called from an async context.
-    public func stop() {
+    /// Stops `process` and returns once it has exited: SIGTERM (the server's clean stop), SIGKILL
+    /// after 2 s. Polls `isRunning` rather than `waitUntilExit()`, which can block forever when
+    /// called from an async context.
+    static func stop(_ process: Process) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         let end = Date().addingTimeInterval(2)

@@ -33,28 +33,9 @@ public final class PinningServiceProcess: @unchecked Sendable {
         for path in [python, script, guardScript] where !FileManager.default.fileExists(atPath: path) {
             throw StandinError.missing(path: path)
         }
-        FileManager.default.createFile(atPath: log, contents: nil)
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [guardScript, "\(maxSeconds)", script, "--port", "0"] + tokens.flatMap { ["--token", $0] } + options
-        let out = Pipe()
-        process.standardOutput = out
-        let logHandle = FileHandle(forWritingAtPath: log)
-        process.standardError = logHandle ?? FileHandle.nullDevice
-        defer { try? logHandle?.close() }
-        try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let line = text.split(separator: "\n").first, line.hasPrefix("READY http://127.0.0.1:") else {
-            kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { usleep(10_000) }
-            let why = (text + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")).split(separator: "\n").suffix(3)
-            throw StandinError.notStarted(output: why.isEmpty ? "no output" : why.joined(separator: " | "))
-        }
-        url = String(line.dropFirst("READY ".count))
+        url = try GuardedChild.start(process, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
+                                     arguments: [script, "--port", "0"] + tokens.flatMap { ["--token", $0] } + options,
+                                     log: log)
     }
 
     deinit { stop() }
@@ -79,12 +60,5 @@ public final class PinningServiceProcess: @unchecked Sendable {
     }
 
     /// Stops it and returns once it has exited (SIGTERM, SIGKILL after 2 s).
-    public func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let end = Date().addingTimeInterval(2)
-        while process.isRunning, Date() < end { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        while process.isRunning, Date() < end.addingTimeInterval(3) { usleep(10_000) }
-    }
+    public func stop() { GuardedChild.stop(process) }
 }
