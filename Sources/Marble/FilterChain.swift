@@ -29,8 +29,8 @@ public final class FilterChain: @unchecked Sendable {
     private var resident: (buffer: GPUBuffer, width: Int, height: Int, version: UInt64?)?
 
     /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
-    /// one download of the result, plus one upload of a depth map when given one, plus one
-    /// download of the depth model's input with `apply(_:time:depthInput:estimate:)`.
+    /// one download of the result, plus one upload of a depth map when given one (a live frame's:
+    /// only a new one), plus one download of the depth model's input when it is asked for.
     public var transfers: TransferCounts { transferCounter.value }
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
