@@ -83,13 +83,15 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         hostRef._withUnsafeGuaranteedRef(body)
     }
 
-    init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?) {
+    /// `held`: the mailbox queues events without reducing them until it is started (a component
+    /// before it mounts, see ``GraniteCommand``).
+    init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?, held: Bool = false) {
         current = state
         workingSlot = .allocate(capacity: 1)
         workingSlot.initialize(to: state)
         routeTable = UnsafeMutableBufferPointer(start: nil, count: 0)
         connectionSlot = .allocate(capacity: 1)
-        mailbox = Mailbox(owner: self, home: home, lock: lock)
+        mailbox = Mailbox(owner: self, home: home, lock: lock, held: held)
         for expedition in expeditions {
             guard let route = expedition.box.makeRoute(for: self) else {
                 tableError = .stateMismatch(expedition: expedition.name, expected: String(reflecting: State.self),

@@ -7,6 +7,11 @@ import Synchronization
 ///                                                     └─► behaviour != .quiet ? render (body) : —
 /// ```
 /// Events are reduced one at a time in the order sent. `.quiet` events never render.
+///
+/// Events sent before the component mounts wait in its mailbox, unreduced (no dependency is
+/// resolved and no relay hosted yet); mounting renders, fires the appear links, then reduces
+/// them in the order sent. Unmounting drops what still waits; after it, sending throws
+/// ``GraniteError/unmounted(component:)``.
 public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, @unchecked Sendable {
     /// The component's center (expeditions, links, relays, dependencies).
     public let center: Center
@@ -44,7 +49,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         nodeName = String(reflecting: Center.self)
         centerID = ObjectIdentifier(Center.self)
         centerBehavior = center.behavior
-        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: nil)
+        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: nil, held: true)
         engine.host = self
     }
 
@@ -57,7 +62,10 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     /// Whether the component is mounted (and so takes events).
     public var isMounted: Bool { wiring.withLock { $0.mounted } }
 
-    /// Sends an event to this component's own expedition.
+    /// Events sent before mounting, waiting for it (0 once mounted).
+    public var waitingForMount: Int { engine.mailbox.heldCount }
+
+    /// Sends an event to this component's own expedition (before mounting: queued, reduced once it mounts).
     public func send(_ event: some GraniteEvent) throws(GraniteError) {
         switch engine.submitting(event, key: EventKey(type(of: event)), replyTo: nil, fromLink: false) {
         case .queued: return
@@ -95,8 +103,9 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
             return wiring.childOrder.compactMap { wiring.children[$0] }
         }
         runtime.register(self)
-        engine.mailbox.submit(.render(fromLink: false))
-        for event in links.dependant + links.onAppear { enqueueLink(event) }
+        // The mount's render and appear links first, then the events sent before mounting, in order.
+        let first = [Job.render(fromLink: false)] + (links.dependant + links.onAppear).compactMap(linkJob)
+        engine.mailbox.start(first: first)
         for mountChild in children { try mountChild(runtime) }
     }
 
@@ -169,6 +178,16 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         renders.add(1, ordering: .relaxed)
         renderer?()
         if !fromLink { for event in links.always { enqueueLink(event) } }
+    }
+
+    /// A link's event as a job for the mailbox (nil, reported, when no expedition takes it).
+    private func linkJob(_ event: any GraniteEvent) -> Job? {
+        let key = EventKey(type(of: event))
+        guard let route = engine.route(key) else {
+            report(.noExpedition(event: String(reflecting: type(of: event)), component: nodeName))
+            return nil
+        }
+        return .event(event, route, replyTo: nil, fromLink: true)
     }
 
     private func enqueueLink(_ event: any GraniteEvent) {

@@ -30,6 +30,8 @@ final class Mailbox: Sendable {
         var queue = Deque<Job>()
         var running = false
         var closed = false
+        /// Not started yet (a component before it mounts): jobs queue, none runs, until ``start(first:)``.
+        var held = false
         var task: Task<Void, Never>?
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// Jobs ever accepted (queued or run inline): the runtime's drain compares it before and after.
@@ -46,10 +48,12 @@ final class Mailbox: Sendable {
 
     /// `lock` is shared with the owner, so publishing a job's state and releasing the mailbox
     /// take one lock round trip.
-    init(owner: any MailboxOwner, home: GraniteExecutor?, lock: FastLock) {
+    /// `held`: jobs queue but none runs until ``start(first:)`` (a component's mailbox, until it mounts).
+    init(owner: any MailboxOwner, home: GraniteExecutor?, lock: FastLock, held: Bool = false) {
         self.lock = lock
         self.owner = owner
         self.home = home
+        state.held = held
     }
 
     /// Queues a job; false when the mailbox is closed.
@@ -58,7 +62,7 @@ final class Mailbox: Sendable {
         let become: Bool? = lock.withLock {
             if state.closed { return nil }
             state.accepted &+= 1
-            if state.running { state.queue.append(job); return false }
+            if state.running || state.held { state.queue.append(job); return false }
             state.running = true
             return true
         }
@@ -82,7 +86,7 @@ final class Mailbox: Sendable {
     func tryAcquireInline() -> Bool {
         guard home == nil else { return false }
         return lock.withLock {
-            if state.closed || state.running { return false }
+            if state.closed || state.running || state.held { return false }
             state.running = true
             state.accepted &+= 1
             return true
@@ -102,6 +106,29 @@ final class Mailbox: Sendable {
         }
         if !idle { drain(first: nil, on: nil) }
     }
+
+    /// Starts a held mailbox: `first` (the mount's render and links) runs before the jobs queued
+    /// while it was held, which then run in the order sent. No effect on a started or closed one.
+    func start(first: [Job]) {
+        let become: Bool = lock.withLock {
+            guard state.held, !state.closed else { return false }
+            state.held = false
+            state.accepted &+= UInt64(first.count)
+            for job in first.reversed() { state.queue.prepend(job) }
+            if state.running || state.queue.isEmpty { return false }
+            state.running = true
+            return true
+        }
+        guard become else { return }
+        if let home {
+            home.run { self.drain(first: nil, on: home) }
+        } else {
+            drain(first: nil, on: nil)
+        }
+    }
+
+    /// How many jobs wait in a held mailbox (0 once started).
+    var heldCount: Int { lock.withLock { state.held ? state.queue.count : 0 } }
 
     /// Runs jobs until the queue is empty, hopping to executors or into a Task where needed.
     private func drain(first: Job?, on current: GraniteExecutor?) {
@@ -160,7 +187,8 @@ final class Mailbox: Sendable {
     func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = lock.withLock { () -> Bool in
-                if !state.running && state.queue.isEmpty { return true }
+                // A held mailbox reduces nothing until started: nothing to wait for yet.
+                if !state.running && (state.queue.isEmpty || state.held) { return true }
                 state.waiters.append(continuation)
                 return false
             }

@@ -39,9 +39,19 @@ extension MarbleStage: DepthInputStage {
     /// same resampler on the CPU.
     public func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image {
         if gpu { return try chain.apply(image, depthInput: depthInput, estimate: estimate) }
-        let rgba = image.format == .rgba8 ? image : try ColorConversion.rgba(image, range: chain.range)
-        let small = try Resampler.resize(rgba, width: depthInput.width, height: depthInput.height, filter: .bilinear)
+        let small = try DepthImage.modelInput(image, size: depthInput, range: chain.range)
         return try chain.applyCPU(image, depth: estimate(small))
+    }
+
+    /// On the GPU one upload of the frame (the model's input resized there and read back, small;
+    /// the map written to the device only when it is a new one, see
+    /// ``FilterChain/apply(_:time:depth:depthVersion:depthInput:)``); the CPU reference resizes with
+    /// the same resampler on the CPU.
+    public func process(_ image: Image, depth: Image?, depthVersion: UInt64,
+                        depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
+        if gpu { return try chain.apply(image, depth: depth, depthVersion: depthVersion, depthInput: depthInput) }
+        let small = try depthInput.map { try DepthImage.modelInput(image, size: $0, range: chain.range) }
+        return (try chain.applyCPU(image, depth: usesDepth ? depth : nil), small)
     }
 }
 

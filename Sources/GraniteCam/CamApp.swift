@@ -59,8 +59,6 @@ public final class CamApp: Sendable {
     /// The root component.
     let root: CamComponent
     private let runtime: GraniteRuntime
-    /// A stop asked for before the tree was mounted (sent once it is).
-    private let stopAsked = Atomic<Bool>(false)
 
     /// An app over `pipeline`, in its own runtime.
     public init(pipeline: CamPipeline, runtime: GraniteRuntime = GraniteRuntime()) {
@@ -77,7 +75,6 @@ public final class CamApp: Sendable {
         } catch {
             throw .invalidOptions("cannot start the pipeline: \(error)")
         }
-        if stopAsked.load(ordering: .sequentiallyConsistent) { stop() }
         let settings = pipeline.settings
         await pipeline.pins?.queue.start()
         let ticker = Task.detached { [status = root.status] in
@@ -139,9 +136,9 @@ public final class CamApp: Sendable {
 
     /// Asks the run to finish: the current frame completes, outputs flush, `run` returns.
     public func stop() {
-        stopAsked.store(true, ordering: .sequentiallyConsistent)
-        // Before mounting the relays are not hosted yet: `run` sends it once they are.
-        if root.command.isMounted { try? root.sendEvent(CamEvents.Stop()) }
+        // Before `run` mounts the tree the event waits in the root's mailbox and is reduced once
+        // it is mounted (after the Start link), when the capture relay is hosted.
+        try? root.sendEvent(CamEvents.Stop())
     }
 
     /// Asks for the next processed frame to be written whatever the save policy (needs an

@@ -107,14 +107,13 @@ struct FrameExpedition: GraniteExpedition {
                 outlets += 1
                 connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, ticket: ticket), .rebound)
             }
-        } else if routing.liveDepth, let every = routing.depthEvery, ticket % UInt64(every) == 0 {
-            if state.depthBusy {
-                state.depthSkipped += 1
-            } else {
+        } else if routing.liveDepth {
+            // Live: the capture relay chose (the depth relay was free) and the chain made the model's input.
+            if let request = event.depthRequest {
                 state.depthBusy = true
-                var input = event.frame
-                input.image = event.input
-                connection.request(DepthRelayEvents.Estimate(frame: input), .rebound)
+                connection.request(DepthRelayEvents.Estimate(sequence: event.frame.sequence, request: request), .rebound)
+            } else if event.depthSkipped {
+                state.depthSkipped += 1
             }
         }
         if routing.preview, now >= state.lastPreviewNanos &+ routing.previewInterval {
@@ -173,17 +172,17 @@ struct SavedExpedition: GraniteExpedition {
     }
 }
 
-/// A live depth map is back: the next due frame may go; the map goes to the writer and the chain.
+/// A live depth map is back: the capture relay may send the next due frame; the map goes to the writer and the chain.
 struct DepthReadyExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthReady, state: inout CamState, connection: GraniteConnection) {
         state.depthBusy = false
+        // The capture relay may send the next due frame; a chain that reads depth gets the map.
+        connection.request(CaptureRelayEvents.LatestDepth(map: state.routing.chainUsesDepth ? event.maps?.map : nil,
+                                                          sequence: event.sequence), .rebound)
         guard let maps = event.maps else { return }
         FrameExpedition.previewDepth(maps.map, at: event.finishedNanos, state: &state, connection: connection)
         if state.routing.writesFiles {
             connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, ticket: nil), .rebound)
-        }
-        if state.routing.chainUsesDepth {
-            connection.request(CaptureRelayEvents.LatestDepth(map: maps.map, sequence: event.sequence), .rebound)
         }
     }
 }

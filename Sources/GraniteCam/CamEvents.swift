@@ -16,8 +16,6 @@ enum CamEvents {
         var behavior: GraniteEventBehavior { .quiet }
         /// The frame after every stage.
         let frame: Frame
-        /// The image as captured (what depth is estimated from in a live run).
-        let input: Image
         /// When processing finished (monotonic ns).
         let processedNanos: UInt64
         /// The source's counters when it was sent.
@@ -26,6 +24,10 @@ enum CamEvents {
         var depth: DepthMaps? = nil
         /// How many frames old the depth map the chain saw is (nil: none yet).
         var depthAge: UInt64? = nil
+        /// A live run: this frame goes to the depth relay (its model input, made by the chain).
+        var depthRequest: DepthRequest? = nil
+        /// A live run: this frame was due for depth while the depth relay was busy (latest wins).
+        var depthSkipped = false
     }
 
     /// The format in effect (at start and after a reconnect). Quiet.
@@ -125,4 +127,17 @@ enum CamEvents {
         /// The event.
         init() {}
     }
+}
+
+/// What a live frame hands the depth relay: the model's input made from the frame (on the GPU
+/// by the chain that uploaded it), or the frame as captured for a model that takes any size.
+struct DepthRequest: Sendable {
+    /// The picture the model runs on.
+    let image: Image
+    /// Whether `image` is already the model's input size (`rgba8`).
+    let modelSized: Bool
+    /// The frame's width (the maps are made at the frame's size).
+    let width: Int
+    /// The frame's height.
+    let height: Int
 }

@@ -16,6 +16,11 @@ struct CaptureParts: Sendable {
     let decoder: any ImageDecoder
     /// The depth model, in a non-live run with depth.
     let depth: (any DepthStage)?
+    /// A live run with depth: every n-th frame goes to the depth relay when it is free.
+    let liveDepthEvery: Int?
+    /// The live depth model's input size, when it takes a picture already resized to it (made from
+    /// the frame the chain uploaded, on the GPU; nil: the relay gets the frame as captured).
+    let liveDepthInput: (width: Int, height: Int)?
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -23,6 +28,8 @@ struct CaptureParts: Sendable {
         stages = pipeline.stages
         decoder = pipeline.decoder
         depth = pipeline.settings.isLive ? nil : pipeline.depth
+        liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil ? pipeline.settings.depthEvery : nil
+        liveDepthInput = liveDepthEvery == nil ? nil : pipeline.depth?.modelInputSize
     }
 
     /// Whether a stage reads a depth map.
@@ -47,6 +54,18 @@ struct CaptureParts: Sendable {
         var current = image
         for stage in stages { current = try stage.process(current, depth: depth) }
         return current
+    }
+
+    /// Runs the stages over a live frame with the newest map (`depth`, named by `version`); with
+    /// `depthInput`, the model's input comes back too: made on the device from the frame a single
+    /// GPU chain stage uploaded (only that small picture is read back), else on the CPU.
+    func process(_ image: Image, depth: Image?, version: UInt64,
+                 depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
+        if stages.count == 1, let stage = stages[0] as? any DepthInputStage {
+            return try stage.process(image, depth: depth, depthVersion: version, depthInput: depthInput)
+        }
+        let small = try depthInput.map { try DepthImage.modelInput(image, size: $0) }
+        return (try process(image, depth: depth), small)
     }
 
     /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
@@ -88,6 +107,20 @@ final class CaptureResources: Sendable {
     let flow = FlowGate(limit: 3)
     /// The newest depth map and the frame it came from (a live chain reads it).
     let latestDepth = Mutex<(map: Image, sequence: UInt64)?>(nil)
+    /// Whether the depth relay is free for the next due frame (live: one frame at a time, latest
+    /// wins). The pump takes it; ``CaptureRelayEvents/LatestDepth`` (the relay answered) frees it.
+    private let depthIdle = Atomic<Bool>(true)
+
+    /// Takes the depth relay's one place, when it is free.
+    func takeDepthSlot() -> Bool {
+        depthIdle.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+    }
+
+    /// Frees the depth relay's place (its answer came back, or the frame never reached it).
+    func freeDepthSlot() { depthIdle.store(true, ordering: .sequentiallyConsistent) }
+
+    /// Whether the depth relay is free.
+    var depthSlotFree: Bool { depthIdle.load(ordering: .sequentiallyConsistent) }
     private let stopRequested = Atomic<Bool>(false)
     private let source = Mutex<(any FrameSource)?>(nil)
 
@@ -153,12 +186,13 @@ enum CaptureRelayEvents {
         init() {}
     }
 
-    /// The newest depth map (live runs): the chain uses it for later frames.
+    /// The depth relay answered (live runs): it is free for the next due frame, and the newest map
+    /// (for a chain that reads one) is used for later frames.
     struct LatestDepth: GraniteEvent {
         /// Quiet.
         var behavior: GraniteEventBehavior { .quiet }
-        /// The `grayF32` map.
-        let map: Image
+        /// The `grayF32` map (nil: the estimate failed, or no stage reads depth).
+        var map: Image?
         /// The frame it was made from.
         let sequence: UInt64
     }
@@ -196,12 +230,13 @@ struct StopCaptureExpedition: GraniteExpedition {
     }
 }
 
-/// Keeps the newest depth map for the chain.
+/// Frees the depth relay's place and keeps the newest depth map for the chain.
 struct LatestDepthExpedition: GraniteExpedition {
     let resources: CaptureResources
 
     func reduce(event: CaptureRelayEvents.LatestDepth, state: inout CaptureRelayState, connection: GraniteConnection) {
-        resources.latestDepth.withLock { $0 = (event.map, event.sequence) }
+        if let map = event.map { resources.latestDepth.withLock { $0 = (map, event.sequence) } }
+        resources.freeDepthSlot()
     }
 }
 
@@ -234,7 +269,8 @@ struct CaptureRelay: GraniteRelay {
 /// The pump loop: pulls events from the source, runs depth (non-live) and the stages, broadcasts.
 ///
 /// A live run feeds the chain the newest depth map the depth relay made (its age in frames goes
-/// with the frame); a non-live run estimates every due frame's own depth here, before the chain,
+/// with the frame) and, for a frame due for depth while the depth relay is free, the model's input
+/// made by the chain from the frame it uploaded (issue 14: the frame goes to the device once); a non-live run estimates every due frame's own depth here, before the chain,
 /// so the filters and the written map belong to the same frame. After `frameLimit` frames it
 /// stops the source itself, so no frame past the limit is ever broadcast.
 enum CapturePump {
@@ -269,11 +305,21 @@ enum CapturePump {
                     depthModel = stage
                 }
                 var chainDepth: Image?
+                var depthVersion: UInt64 = 0
                 var depthAge: UInt64?
                 if live, let latest = resources.latestDepth.withLock({ $0 }) {
                     chainDepth = latest.map
+                    depthVersion = latest.sequence
                     depthAge = frame.sequence >= latest.sequence ? frame.sequence - latest.sequence : 0
                 }
+                // Live depth: a due frame goes to the depth relay only while it is free (latest wins).
+                var wantsDepth = false
+                var depthSkipped = false
+                if live, let every = parts.liveDepthEvery, index % UInt64(every) == 0 {
+                    wantsDepth = resources.takeDepthSlot()
+                    depthSkipped = !wantsDepth
+                }
+                var request: DepthRequest?
                 do {
                     var out = frame
                     var depth: DepthMaps?
@@ -286,15 +332,26 @@ enum CapturePump {
                         if let failure = result.failure {
                             connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                         }
+                    } else if live {
+                        let size = wantsDepth ? parts.liveDepthInput : nil
+                        let result = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil,
+                                                       version: depthVersion, depthInput: size)
+                        out.image = result.image
+                        if wantsDepth {
+                            request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
+                                                   width: frame.image.width, height: frame.image.height)
+                        }
                     } else {
                         out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
                     }
-                    connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
-                                                            sourceStats: source.stats, depth: depth, depthAge: depthAge),
+                    connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
+                                                            sourceStats: source.stats, depth: depth, depthAge: depthAge,
+                                                            depthRequest: request, depthSkipped: depthSkipped),
                                        .broadcast)
                     sent += 1
                     if let limit = settings.frameLimit, sent >= limit { resources.requestStop() }
                 } catch {
+                    if wantsDepth && request == nil { resources.freeDepthSlot() }
                     resources.flow.release()
                     connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
                 }

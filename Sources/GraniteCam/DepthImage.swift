@@ -26,4 +26,11 @@ public enum DepthImage {
         let bytes = samples.withUnsafeBytes { Array($0) }
         return try Image(width: map.width, height: map.height, format: .gray16, bytes: bytes)
     }
+
+    /// The depth model's input made on the CPU: `image` in `rgba8`, resized to `size` with the
+    /// shared resampler's antialiased bilinear (the bytes a GPU chain and GraniteML's own resize make).
+    public static func modelInput(_ image: Image, size: (width: Int, height: Int), range: ColorRange = .limited) throws -> Image {
+        let rgba = image.format == .rgba8 ? image : try ColorConversion.rgba(image, range: range)
+        return try Resampler.resize(rgba, width: size.width, height: size.height, filter: .bilinear)
+    }
 }

@@ -18,14 +18,16 @@ enum DepthRelayEvents {
     struct Estimate: GraniteEvent {
         /// Quiet.
         var behavior: GraniteEventBehavior { .quiet }
-        /// The frame as captured.
-        let frame: Frame
+        /// The frame it belongs to.
+        let sequence: UInt64
+        /// The model's input (or the frame as captured) and the frame's size.
+        let request: DepthRequest
     }
 }
 
-/// Latest-frame-wins depth for live runs: the root asks for one frame at a time and skips the
-/// frames that arrive while the model works, so the relay's mailbox never holds more than one
-/// frame; each map goes out as a `DepthReady` broadcast (the root routes it to the chain and the
+/// Latest-frame-wins depth for live runs: the capture relay hands over one frame at a time (its
+/// model input, resized on the GPU by the chain from the frame it uploaded) and skips the frames
+/// due while the model works, so the relay's mailbox never holds more than one frame; each map goes out as a `DepthReady` broadcast (the root routes it to the chain and the
 /// writer, the status counts it).
 struct DepthExpedition: GraniteExpedition {
     let model: Owned<any DepthStage>
@@ -35,13 +37,16 @@ struct DepthExpedition: GraniteExpedition {
         var maps: DepthMaps?
         var failure: String?
         do {
-            maps = try model.estimateMaps(event.frame.image)
+            let request = event.request
+            maps = request.modelSized
+                ? try model.estimateMaps(modelInput: request.image, width: request.width, height: request.height)
+                : try model.estimateMaps(request.image)
             state.estimated += 1
         } catch {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.DepthReady(sequence: event.frame.sequence, finishedNanos: monotonicNanos(),
+        connection.request(CamEvents.DepthReady(sequence: event.sequence, finishedNanos: monotonicNanos(),
                                                 maps: maps, failure: failure), .broadcast)
     }
 }

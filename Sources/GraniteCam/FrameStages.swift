@@ -55,6 +55,12 @@ public protocol DepthInputStage: FrameStage {
     /// Processes `image` with a depth map made from it: `estimate` gets the frame resized to
     /// `depthInput` (`rgba8`) and returns the `grayF32` map at the frame's size (nil: none).
     func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image
+    /// Processes a live frame with the newest depth map (`depth`, named by `depthVersion`: a GPU
+    /// chain keeps it on the device and sends a map up once however many frames read it) and, when
+    /// `depthInput` is given, also returns the frame resized to the model's input (`rgba8`; made
+    /// on the device from the frame already uploaded, so only that small picture comes back).
+    func process(_ image: Image, depth: Image?, depthVersion: UInt64,
+                 depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?)
 }
 
 /// One depth estimate in the two shapes the run uses.

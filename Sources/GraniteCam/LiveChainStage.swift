@@ -12,7 +12,7 @@ import Synchronization
 ///  ChangeChain(text) ─► make(text) ─ok─► swap ─► next frame runs the new chain
 ///                                  └─throws─► old chain kept, error to the page
 /// ```
-public final class LiveChainStage: FrameStage {
+public final class LiveChainStage: DepthInputStage {
     /// Builds a stage from chain text (`blur:sigma=2 | sobel`; empty: no filter).
     public typealias Maker = @Sendable (String) throws -> any FrameStage
 
@@ -63,6 +63,29 @@ public final class LiveChainStage: FrameStage {
     public func process(_ image: Image, depth: Image?) throws -> Image {
         let stage = self.stage
         return try stage.process(image, depth: stage.usesDepth ? depth : nil)
+    }
+
+    /// The chain in use makes the model's input when it can (a GPU chain); otherwise the frame is
+    /// resized on the CPU and the chain gets the map.
+    public func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image {
+        let stage = self.stage
+        if let inputStage = stage as? any DepthInputStage {
+            return try inputStage.process(image, depthInput: depthInput, estimate: estimate)
+        }
+        let map = estimate(try DepthImage.modelInput(image, size: depthInput))
+        return try stage.process(image, depth: stage.usesDepth ? map : nil)
+    }
+
+    /// The chain in use, as ``DepthInputStage/process(_:depth:depthVersion:depthInput:)`` (a chain
+    /// that is not a depth-input stage gets the model's input made on the CPU).
+    public func process(_ image: Image, depth: Image?, depthVersion: UInt64,
+                        depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
+        let stage = self.stage
+        if let inputStage = stage as? any DepthInputStage {
+            return try inputStage.process(image, depth: depth, depthVersion: depthVersion, depthInput: depthInput)
+        }
+        let small = try depthInput.map { try DepthImage.modelInput(image, size: $0) }
+        return (try stage.process(image, depth: stage.usesDepth ? depth : nil), small)
     }
 
     static func canonical(_ text: String, _ stage: any FrameStage) -> String {

@@ -26,6 +26,8 @@ final class ChainPlan {
         /// The depth model's input size when the plan makes it (0×0: no prelude).
         var depthInputWidth = 0
         var depthInputHeight = 0
+        /// The depth map lives in the chain's resident buffer (live frames: written once per map).
+        var residentDepth = false
     }
 
     let key: Key
@@ -33,6 +35,8 @@ final class ChainPlan {
     let input: GPUBuffer
     let params: GPUBuffer
     let depth: GPUBuffer
+    /// Whether `depth` is this plan's own (false: the chain's resident map, shared by its live plans).
+    let ownsDepth: Bool
     let slot: Int
     let output: GPUBuffer
     let outputSize: (width: Int, height: Int)
@@ -52,7 +56,9 @@ final class ChainPlan {
     /// - Parameters:
     ///   - names: each kernel's name, for the labels of a `timed` plan's device timestamps.
     ///   - timed: record a timestamp after every command (`sequence.timings()`), to profile.
-    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false) throws(MarbleError) {
+    ///   - sharedDepth: the buffer the depth map is read from, owned by the caller (nil: the plan's own).
+    init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false,
+         sharedDepth: GPUBuffer? = nil) throws(MarbleError) {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
@@ -71,7 +77,11 @@ final class ChainPlan {
         let sequence: CommandSequence, small: GPUBuffer?, prelude: CommandSequence?
         do throws(GPUError) {
             params = try pool.take(size: slot * max(1, kernels.count + 1))
-            depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
+            if let sharedDepth {
+                depth = sharedDepth
+            } else {
+                depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
+            }
             sequence = try CommandSequence(context: context, timed: timed)
             if let depthInput {
                 small = try pool.take(size: depthInput.width * depthInput.height * 4)
@@ -81,6 +91,7 @@ final class ChainPlan {
             }
         } catch { throw .gpu(error) }
         self.sequence = sequence
+        ownsDepth = sharedDepth == nil
         modelInput = small
         self.prelude = prelude
         outputSize = sizes.last!
@@ -168,7 +179,7 @@ final class ChainPlan {
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
     func recycle(into pool: BufferPool) {
         guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil else { return }
-        let all = [ping, pong, params, depth] + (input === ping ? [] : [input]) + (modelInput.map { [$0] } ?? []) + scratch
+        let all = [ping, pong, params] + (ownsDepth ? [depth] : []) + (input === ping ? [] : [input]) + (modelInput.map { [$0] } ?? []) + scratch
         for buffer in all { pool.give(buffer) }
         for image in scratchImages { pool.give(image) }
     }

@@ -25,10 +25,12 @@ public final class FilterChain: @unchecked Sendable {
     /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.
     private var started: [Int: ChainPlan] = [:]
     private let transferCounter = TransferCounter()
+    /// The newest depth map on the device for live frames (``apply(_:time:depth:depthVersion:depthInput:)``).
+    private var resident: (buffer: GPUBuffer, width: Int, height: Int, version: UInt64?)?
 
     /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
-    /// one download of the result, plus one upload of a depth map when given one, plus one
-    /// download of the depth model's input with `apply(_:time:depthInput:estimate:)`.
+    /// one download of the result, plus one upload of a depth map when given one (a live frame's:
+    /// only a new one), plus one download of the depth model's input when it is asked for.
     public var transfers: TransferCounts { transferCounter.value }
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
@@ -93,6 +95,58 @@ public final class FilterChain: @unchecked Sendable {
             try plan.start(image, depth: plane, kernels: kernels, time: time, transfers: transferCounter, uploaded: true)
             return try plan.finish(transfers: transferCounter)
         }
+    }
+
+    /// Runs the chain on a live frame (issue 14): the frame goes to the device once. With
+    /// `depthInput` it is also resized there to the depth model's input (antialiased bilinear, as in
+    /// ``apply(_:time:depthInput:estimate:)``), which comes back, small, beside the result — for a
+    /// depth model working beside the chain, whose map a later frame reads.
+    ///
+    /// `depth` is the newest map (`grayF32`, any size) and `depthVersion` names it (e.g. the sequence
+    /// of the frame it was made from): the chain keeps it on the device and writes it again only
+    /// when the version changes, so a map that serves many frames goes up once. A chain without
+    /// `depthmask` or `depth` ignores the map; with none yet they read the frame's luma.
+    public func apply(_ image: Image, time: Float = 0, depth: Image?, depthVersion: UInt64,
+                      depthInput: (width: Int, height: Int)?) throws(MarbleError) -> (image: Image, modelInput: Image?) {
+        if let depthInput, depthInput.width <= 0 || depthInput.height <= 0 {
+            throw MarbleError.invalidDepth(reason: "depth input size \(depthInput.width)x\(depthInput.height) is empty")
+        }
+        var (key, _) = try FilterChain.shape(of: image, depth: nil, slot: 0)
+        let map = kernels.contains { $0.readsDepth } ? depth : nil
+        if let map {
+            guard map.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(map.format)") }
+            (key.depthWidth, key.depthHeight, key.residentDepth) = (map.width, map.height, true)
+        }
+        if let depthInput { (key.depthInputWidth, key.depthInputHeight) = depthInput }
+        return try lock.locked { () throws(MarbleError) -> (image: Image, modelInput: Image?) in
+            var plane: DepthPlane?
+            if let map {
+                try makeResident(width: map.width, height: map.height)
+                if resident?.version != depthVersion { plane = try FilterChain.depthPlane(map) }
+            }
+            let plan = try plan(for: key)
+            let small = depthInput == nil ? nil : try plan.startDepthInput(image, transfers: transferCounter)
+            if plane != nil { resident?.version = nil }
+            try plan.start(image, depth: plane, kernels: kernels, time: time, transfers: transferCounter, uploaded: small != nil)
+            if plane != nil { resident?.version = depthVersion }
+            return (try plan.finish(transfers: transferCounter), small)
+        }
+    }
+
+    /// Makes the resident depth buffer `width`×`height` (call under `lock`); the plans bound to one
+    /// of another size go with it.
+    private func makeResident(width: Int, height: Int) throws(MarbleError) {
+        if let resident, resident.width == width, resident.height == height { return }
+        let pool = try bufferPool()
+        if let old = resident {
+            let bound = plans.filter { $0.key.residentDepth }
+            plans.removeAll { $0.key.residentDepth }
+            for plan in bound { plan.recycle(into: pool) }
+            pool.give(old.buffer)
+            resident = nil
+        }
+        let buffer = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: max(4, width * height * 4)) }
+        resident = (buffer, width, height, nil)
     }
 
     /// Uploads and submits `image` on plan `slot` without waiting; `finishFrame(slot:)` reads it.
@@ -172,7 +226,8 @@ public final class FilterChain: @unchecked Sendable {
             return plan
         }
         let pool = try bufferPool()
-        let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool)
+        let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool,
+                                 sharedDepth: key.residentDepth ? resident?.buffer : nil)
         plans.append(plan)
         // Evict the least recently used plan that has no frame in flight for a FilterPipeline.
         if plans.count > FilterChain.maxPlans,

@@ -52,8 +52,10 @@ final class CamReducerTests: CamTestCase {
               sequence: sequence, timestampNanos: captured, source: "test")
     }
 
-    func ready(_ frame: Frame, at processed: UInt64, stats: CaptureStats = CaptureStats(), depth: DepthMaps? = nil) -> CamEvents.FrameReady {
-        CamEvents.FrameReady(frame: frame, input: frame.image, processedNanos: processed, sourceStats: stats, depth: depth)
+    func ready(_ frame: Frame, at processed: UInt64, stats: CaptureStats = CaptureStats(), depth: DepthMaps? = nil,
+               request: DepthRequest? = nil, skipped: Bool = false) -> CamEvents.FrameReady {
+        CamEvents.FrameReady(frame: frame, processedNanos: processed, sourceStats: stats, depth: depth,
+                             depthRequest: request, depthSkipped: skipped)
     }
 
     func maps() throws -> DepthMaps {
@@ -121,18 +123,23 @@ final class CamReducerTests: CamTestCase {
         await store.finish()
     }
 
-    /// Live: one frame at a time goes to the depth relay; frames due meanwhile are skipped; the map
-    /// goes to the writer and, for a chain that reads depth, back to the capture relay.
+    /// Live: one frame at a time goes to the depth relay (the capture relay took its place and made
+    /// the request); frames due meanwhile are skipped; the map goes to the writer and, for a chain
+    /// that reads depth, back to the capture relay, which frees the depth relay's place.
     func testLiveDepthOneFrameAtATimeAndTheMapGoesToTheChainAndTheWriter() async throws {
         let output = folder.appendingPathComponent("live").path
         let depth = SlowDepthFake(delayMicros: 300_000)
         let store = try await store({ $0.live = true; $0.depthEvery = 1; $0.outputDirectory = output },
                                     stages: [try MarbleStage(specs: ["depthmask:near=0,far=1"], gpu: false)], depth: depth)
-        await store.send(ready(try frame(5), at: 2_000_000), renders: 0) {
+        XCTAssertTrue(capture(store).resources.takeDepthSlot(), "the pump takes the depth relay's place for frame 5")
+        XCTAssertFalse(capture(store).resources.takeDepthSlot(), "one frame at a time")
+        let five = try frame(5)
+        let request = DepthRequest(image: five.image, modelSized: false, width: 4, height: 2)
+        await store.send(ready(five, at: 2_000_000, request: request), renders: 0) {
             $0.routed = 1
             $0.depthBusy = true
         }
-        await store.send(ready(try frame(6), at: 3_000_000), renders: 0) {
+        await store.send(ready(try frame(6), at: 3_000_000, skipped: true), renders: 0) {
             $0.routed = 2
             $0.depthSkipped = 1
         }
@@ -147,6 +154,7 @@ final class CamReducerTests: CamTestCase {
         }
         await store.runtime.drain()
         XCTAssertEqual(capture(store).resources.latestDepth.withLock { $0?.sequence }, 5, "the chain reads the newest map")
+        XCTAssertTrue(capture(store).resources.depthSlotFree, "the answer freed the depth relay's place")
         XCTAssertEqual(store.component.center.depth.state.estimated, 1)
         XCTAssertEqual(depth.calls.load(ordering: .relaxed), 1)
         XCTAssertEqual(capture(store).state.released, 2)
@@ -244,7 +252,7 @@ final class StatusReducerTests: CamTestCase {
         stats.droppedByConsumer = 1
         let map = try Image(width: 2, height: 2, format: .grayF32)
         let png = try Image(width: 2, height: 2, format: .gray16)
-        let first = CamEvents.FrameReady(frame: try frame(7), input: try frame(7).image, processedNanos: 3_000_000,
+        let first = CamEvents.FrameReady(frame: try frame(7), processedNanos: 3_000_000,
                                          sourceStats: stats, depthAge: 2)
         await store.send(first, renders: 0) {
             $0.frames = 1
@@ -255,7 +263,7 @@ final class StatusReducerTests: CamTestCase {
             $0.depthAge = 2
         }
         XCTAssertEqual(store.state.latency.percentile(50), 2.0)
-        let own = CamEvents.FrameReady(frame: try frame(8), input: try frame(8).image, processedNanos: 4_000_000,
+        let own = CamEvents.FrameReady(frame: try frame(8), processedNanos: 4_000_000,
                                        sourceStats: stats, depth: DepthMaps(map: map, png: png), depthAge: 0)
         await store.send(own, renders: 0) {
             $0.frames = 2

@@ -115,4 +115,82 @@ final class DepthChainTests: CamTestCase {
             }
         }
     }
+
+    /// Live frames stay on the device too (issue 14 item 2): each captured frame goes up once; a
+    /// frame sent to the depth relay is resized to the model's input on the GPU from that upload
+    /// and only the small picture comes back; the result comes back once, however many outputs
+    /// write it; a map goes up once, however many frames' `depthmask` read it.
+    func testLiveFramesGoUpOnceAndOnlyTheModelInputComesBack() async throws {
+        try requireGPU()
+        let size = FrameSize(width: 96, height: 64)
+        for spec in ["blur:sigma=1", "depthmask:near=0,far=2"] {
+            var s = CamSettings()
+            s.request = CaptureRequest(format: .auto, size: size, fps: 60)
+            s.frameLimit = 40
+            s.depthEvery = 1
+            s.outputDirectory = folder.appendingPathComponent("live-\(spec.prefix(4))").path
+            s.save = .every
+            let stage = try MarbleStage(specs: [spec], gpu: true)
+            let model = try DepthEstimatorStage()
+            let input = try XCTUnwrap(model.modelInputSize)
+            let app = CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], depth: model))
+            let summary = try await app.run()
+            XCTAssertTrue(summary.live)
+            let frames = Int(summary.frames)
+            XCTAssertEqual(summary.frames + summary.dropped, 40, "the live source drops what the pipeline cannot take")
+            XCTAssertEqual(summary.saved, summary.frames, "every frame processed is written")
+            let relay = app.root.center.depth.state
+            XCTAssertEqual(relay.failed, 0)
+            let estimates = relay.estimated
+            XCTAssertGreaterThan(estimates, 0)
+            XCTAssertEqual(summary.depthSaved, estimates, "every map written")
+            let t = stage.chain.transfers
+            let context = "\(spec): \(t), \(estimates) estimates, \(summary)"
+            let maps = t.uploads - frames
+            if stage.usesDepth {
+                XCTAssertTrue((1...Int(estimates)).contains(maps), "one upload a frame plus one a new map: \(context)")
+            } else {
+                XCTAssertEqual(maps, 0, "exactly one upload a captured frame: \(context)")
+            }
+            XCTAssertEqual(t.downloads, frames + Int(estimates), "one download a frame written plus one small one an estimate: \(context)")
+            XCTAssertEqual(t.downloadBytes, frames * size.width * size.height * 4 + Int(estimates) * input.width * input.height * 4, context)
+        }
+    }
+
+    /// The live depth map made from the model input resized on the GPU equals the CPU reference's
+    /// (the model run on the whole frame, GraniteML resizing on the CPU) — within 1 LSB of the
+    /// 16-bit map written, in practice equal: the resizes give the same bytes.
+    func testLiveDepthMapFromTheGPUModelInputEqualsTheCPUReference() async throws {
+        try requireGPU()
+        let (input, images) = try patternFolder(size: FrameSize(width: 96, height: 64))
+        let output = folder.appendingPathComponent("out")
+        var s = CamSettings()
+        s.source = .folder(input.path)
+        s.live = true
+        s.loopFolder = true
+        s.request.fps = 30
+        s.frameLimit = 12
+        s.depthEvery = 1
+        s.outputDirectory = output.path
+        let model = try DepthEstimatorStage()
+        let stage = try MarbleStage(specs: ["depth:pointSize=1"], gpu: true)
+        let summary = try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], encoder: CodecsEncoder(.png),
+                                                                 depth: model, decoder: DecoderSet.all)).run()
+        XCTAssertTrue(summary.live)
+        let written = try FileManager.default.contentsOfDirectory(atPath: output.path).filter { $0.hasPrefix("depth-") && $0.hasSuffix(".png") }
+        XCTAssertGreaterThan(written.count, 0)
+        XCTAssertEqual(UInt64(written.count), summary.depthSaved)
+        XCTAssertGreaterThan(stage.chain.transfers.downloadBytes - Int(summary.frames) * 96 * 64 * 4, 0, "model inputs came from the GPU")
+        for name in written {
+            let sequence = try XCTUnwrap(Int(name.dropFirst("depth-".count).dropLast(".png".count)))
+            let map = try Codecs.decodeFile(output.appendingPathComponent(name).path, options: DecodeOptions(keepGray: true))
+            let reference = try model.estimate16Bit(images[sequence % images.count])
+            XCTAssertEqual(map.format, .gray16)
+            XCTAssertEqual(map.width, reference.width)
+            let a = map.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+            let b = reference.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+            let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            XCTAssertLessThanOrEqual(worst, 1, "\(name): the live map equals the CPU reference's for frame \(sequence % images.count)")
+        }
+    }
 }

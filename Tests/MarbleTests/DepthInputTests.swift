@@ -77,4 +77,43 @@ struct DepthInputTests {
         _ = try pipeline.finish()
         #expect(plain.transfers.uploads - before.uploads == 4 && plain.transfers.downloads - before.downloads == 4)
     }
+
+    /// Live frames (issue 14 item 2): one upload a frame; the model's input made on the device
+    /// from it and read back only when asked; the newest map kept on the device and written again
+    /// only when its version changes (also at another size), each result equal to the CPU reference.
+    @Test func liveFramesSendEachMapUpOnce() throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | depthmask:near=0,far=0.5"), context: context)
+        let image = Fixtures.image(96, 64, format: .yuyv)
+        let expectedSmall = try Resampler.resize(try ColorConversion.rgba(image, range: chain.range), width: 28, height: 21, filter: .bilinear)
+        // No map yet: the luma fallback; the model's input asked for.
+        let first = try chain.apply(image, depth: nil, depthVersion: 0, depthInput: (width: 28, height: 21))
+        #expect(first.modelInput?.bytes == expectedSmall.bytes, "the device's model input equals the CPU resampler's")
+        #expect(first.image == (try chain.applyCPU(image)))
+        let map = Fixtures.depth(96, 64)
+        let mapped = try chain.applyCPU(image, depth: map)
+        for i in 0..<3 {
+            let out = try chain.apply(image, depth: map, depthVersion: 1, depthInput: i == 1 ? (width: 28, height: 21) : nil)
+            #expect(out.image == mapped, "frame \(i) read map 1")
+            #expect((out.modelInput != nil) == (i == 1))
+        }
+        // A new map at another size: the resident buffer is replaced, the plans bound to it go.
+        let small = Fixtures.depth(48, 32)
+        let second = try chain.apply(image, depth: small, depthVersion: 2, depthInput: nil)
+        #expect(second.image == (try chain.applyCPU(image, depth: small)))
+        let again = try chain.apply(image, depth: small, depthVersion: 2, depthInput: nil)
+        #expect(again.image == second.image)
+        let t = chain.transfers
+        #expect(t.uploads == 6 + 2, "six frames, two maps")
+        #expect(t.downloads == 6 + 2, "six results, two model inputs")
+        #expect(t.uploadBytes == 6 * image.bytes.count + (96 * 64 + 48 * 32) * 4)
+        // A chain without depth filters never sends a map up.
+        let plain = try FilterChain(FilterSpec.parseChain("blur:sigma=1"), context: context)
+        for version in 0..<3 {
+            _ = try plain.apply(image, depth: map, depthVersion: UInt64(version), depthInput: nil)
+        }
+        #expect(plain.transfers.uploads == 3)
+        // An empty model input size is a typed error.
+        #expect(throws: MarbleError.self) { _ = try plain.apply(image, depth: nil, depthVersion: 0, depthInput: (width: 0, height: 4)) }
+    }
 }
