@@ -18,7 +18,7 @@ final class CARWriter: BlockSink {
     private var blocks: DurableFile<IPFSError>?
     private var seen = Set<[UInt8]>()
 
-    init(path: String) throws {
+    init(path: String) throws(IPFSError) {
         self.path = path
         self.blocksPath = path + ".blocks.partial"
         let folder = (path as NSString).deletingLastPathComponent
@@ -35,7 +35,7 @@ final class CARWriter: BlockSink {
         unlink(blocksPath)
     }
 
-    func put(cid: CID, block: UnsafeRawBufferPointer) throws {
+    func put(cid: CID, block: UnsafeRawBufferPointer) throws(IPFSError) {
         let cidBytes = cid.bytes
         guard seen.insert(cidBytes).inserted, let blocks else { return }
         var head = Varint.encode(UInt64(cidBytes.count + block.count))

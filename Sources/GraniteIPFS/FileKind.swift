@@ -10,7 +10,7 @@ enum FileKind: Equatable {
     case symlink(target: String)
 
     /// The kind of `path`; throws ``IPFSError`` if it cannot be read or is a device, socket, fifo.
-    init(path: String) throws {
+    init(path: String) throws(IPFSError) {
         var st = stat()
         guard lstat(path, &st) == 0 else {
             throw IPFSError.unreadable(path: path, reason: String(cString: strerror(errno)))
@@ -29,7 +29,7 @@ enum FileKind: Equatable {
     }
 
     /// The names in directory `path`, sorted by their UTF-8 bytes.
-    static func sortedChildren(of path: String) throws -> [String] {
+    static func sortedChildren(of path: String) throws(IPFSError) -> [String] {
         do {
             return try FileManager.default.contentsOfDirectory(atPath: path)
                 .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -45,7 +45,7 @@ struct ChunkReader: ~Copyable {
     private let path: String
     private let buffer: UnsafeMutableRawBufferPointer
 
-    init(path: String, chunkSize: Int) throws {
+    init(path: String, chunkSize: Int) throws(IPFSError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw IPFSError.unreadable(path: path, reason: String(cString: strerror(errno))) }
         self.fd = fd
@@ -59,7 +59,7 @@ struct ChunkReader: ~Copyable {
     }
 
     /// The next chunk (valid until the next call), or nil at end of file.
-    mutating func next() throws -> UnsafeRawBufferPointer? {
+    mutating func next() throws(IPFSError) -> UnsafeRawBufferPointer? {
         var filled = 0
         while filled < buffer.count {
             let n = read(fd, buffer.baseAddress! + filled, buffer.count - filled)

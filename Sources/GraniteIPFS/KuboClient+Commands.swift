@@ -13,14 +13,14 @@ public struct AddedNode: Sendable, Hashable, Codable {
 
 extension KuboClient {
     /// The node's version (also a cheap reachability and auth check).
-    public func version() async throws -> KuboVersion {
+    public func version() async throws(KuboError) -> KuboVersion {
         try KuboAnswer.version(try json(try await call("version"), command: "version"), node: endpoint.baseURL)
     }
 
     /// The node's peer id and the multiaddrs it listens on (`id`), each made to end in `/p2p/ID`:
     /// the `origins` a pinning service is told to fetch from. Loopback and private addresses are
     /// kept (a service on the same host or network can use them).
-    public func id() async throws -> (peerID: String, addresses: [String]) {
+    public func id() async throws(KuboError) -> (peerID: String, addresses: [String]) {
         let object = try json(try await call("id", limit: 1 << 20), command: "id")
         guard let peer = object["ID"] as? String, !peer.isEmpty else {
             throw KuboError.badResponse(node: endpoint.baseURL, command: "id", reason: "no ID")
@@ -35,29 +35,37 @@ extension KuboClient {
     ///
     /// `cid-version`, `raw-leaves` and `chunker` are always sent, since node defaults vary by
     /// profile. Each entry of the node's answer must equal `expected` (computed here when nil);
-    /// a difference throws ``KuboError/cidMismatch(name:local:node:)``.
+    /// a difference throws ``KuboError/cidMismatch(name:local:node:)``; a file that cannot be read
+    /// here throws ``KuboError/local(_:)`` naming it.
     public func add(paths: [String], options: ImportOptions, pin: Bool = true, expected: ImportResult? = nil,
-                    progress: (@Sendable (AddProgress) -> Void)? = nil) async throws -> [AddedNode] {
-        let local = try expected ?? UnixFSImporter(options: options).importPaths(paths)
-        return try await add(parts: UploadPart.collect(paths: paths), options: options, pin: pin,
-                             expected: local.entries, progress: progress)
+                    progress: (@Sendable (AddProgress) -> Void)? = nil) async throws(KuboError) -> [AddedNode] {
+        let local: ImportResult, parts: [UploadPart]
+        do {
+            if let expected { local = expected } else { local = try UnixFSImporter(options: options).importPaths(paths) }
+            parts = try UploadPart.collect(paths: paths)
+        } catch {
+            throw .local(error)
+        }
+        return try await add(parts: parts, options: options, pin: pin, expected: local.entries, progress: progress)
     }
 
     /// Adds `data` as one file named `name`, verified against its local CID.
-    public func add(data: [UInt8], name: String = "data", options: ImportOptions, pin: Bool = true) async throws -> [AddedNode] {
-        let cid = try UnixFSImporter(options: options).cid(of: data)
-        var entries = [ImportedEntry(name: name, cid: cid, dagSize: 0, contentSize: UInt64(data.count), isDirectory: false)]
-        if options.wrapWithDirectory {
-            let dir = try UnixFSImporter(options: options).wrap(name: name, data: data)
-            entries.append(dir)
+    public func add(data: [UInt8], name: String = "data", options: ImportOptions, pin: Bool = true) async throws(KuboError) -> [AddedNode] {
+        var entries: [ImportedEntry]
+        do {
+            let importer = try UnixFSImporter(options: options)
+            entries = [ImportedEntry(name: name, cid: try importer.cid(of: data), dagSize: 0, contentSize: UInt64(data.count), isDirectory: false)]
+            if options.wrapWithDirectory { entries.append(try importer.wrap(name: name, data: data)) }
+        } catch {
+            throw .local(error)
         }
         return try await add(parts: [UploadPart(name: name, content: .bytes(data))], options: options, pin: pin,
                              expected: entries, progress: nil)
     }
 
     private func add(parts: [UploadPart], options: ImportOptions, pin: Bool, expected: [ImportedEntry],
-                     progress: (@Sendable (AddProgress) -> Void)?) async throws -> [AddedNode] {
-        try options.validate()
+                     progress: (@Sendable (AddProgress) -> Void)?) async throws(KuboError) -> [AddedNode] {
+        do { try options.validate() } catch { throw .local(error) }
         let query: [(String, String)] = [
             ("cid-version", "\(options.cidVersion)"), ("raw-leaves", "\(options.rawLeaves)"),
             ("chunker", options.chunker), ("wrap-with-directory", "\(options.wrapWithDirectory)"),
@@ -69,10 +77,12 @@ extension KuboClient {
         let bytes = expected.filter { !$0.name.contains("/") }.reduce(0) { $0 + Int(clamping: $1.contentSize) }
         let limit = (1 << 20) + parts.count * 4096 + bytes / 512
         let deadline = configuration.requestTimeout + .seconds(Double(bytes) / Double(max(configuration.minUploadRate, 1)))
-        _ = try await call("add", query: query, upload: parts, limit: limit, deadline: deadline) { line in
+        _ = try await call("add", query: query, upload: parts, limit: limit, deadline: deadline) { line throws(KuboError) in
             switch KuboAnswer.addEvent(line) {
             case let .added(name, hash, size)?:
-                let added = AddedNode(name: name, cid: try CID(hash), size: size)
+                let cid: CID
+                do throws(IPFSError) { cid = try CID(hash) } catch { throw .badResponse(node: node, command: "add", reason: error.description) }
+                let added = AddedNode(name: name, cid: cid, size: size)
                 collected.withLockedValue { $0.append(added) }
             case let .progress(step)?:
                 progress?(step)
@@ -93,19 +103,23 @@ extension KuboClient {
 
     /// Pins `cid` (recursively by default); returns the CIDs the node reports pinned.
     @discardableResult
-    public func pinAdd(_ cid: CID, recursive: Bool = true) async throws -> [CID] {
+    public func pinAdd(_ cid: CID, recursive: Bool = true) async throws(KuboError) -> [CID] {
         let object = try json(try await call("pin/add", query: [("arg", cid.description), ("recursive", "\(recursive)")]), command: "pin/add")
-        return try KuboAnswer.pins(object).map { try CID($0) }
+        do {
+            return try KuboAnswer.pins(object).map { text throws(IPFSError) in try CID(text) }
+        } catch {
+            throw .badResponse(node: endpoint.baseURL, command: "pin/add", reason: error.description)
+        }
     }
 
     /// Unpins `cid`.
-    public func pinRm(_ cid: CID, recursive: Bool = true) async throws {
+    public func pinRm(_ cid: CID, recursive: Bool = true) async throws(KuboError) {
         _ = try await call("pin/rm", query: [("arg", cid.description), ("recursive", "\(recursive)")])
     }
 
     /// The node's pins (of `type`: all, recursive, direct, indirect), as CID → pin type.
     /// With `cid`, only that one; a CID that is not pinned throws the node's error.
-    public func pinLs(_ cid: CID? = nil, type: String = "all") async throws -> [String: String] {
+    public func pinLs(_ cid: CID? = nil, type: String = "all") async throws(KuboError) -> [String: String] {
         var query = [("type", type)]
         if let cid { query.append(("arg", cid.description)) }
         let object = try json(try await call("pin/ls", query: query), command: "pin/ls")
@@ -114,11 +128,11 @@ extension KuboClient {
 
     /// The bytes of the file at `path` (`CID` or `/ipfs/CID/sub/path`); a file over `limit`
     /// bytes throws ``KuboError/tooLarge(node:command:limit:)`` as soon as the limit is passed.
-    public func cat(_ path: String, limit: Int = 1 << 30) async throws -> [UInt8] {
+    public func cat(_ path: String, limit: Int = 1 << 30) async throws(KuboError) -> [UInt8] {
         try await call("cat", query: [("arg", path)], limit: limit)
     }
 
-    private func json(_ body: [UInt8], command: String) throws -> [String: Any] {
+    private func json(_ body: [UInt8], command: String) throws(KuboError) -> [String: Any] {
         try KuboAnswer.object(body, node: endpoint.baseURL, command: command)
     }
 }

@@ -71,14 +71,14 @@ public struct KuboClient: Sendable {
     }
 
     /// What an NDJSON line of output is handed to; throw to abort.
-    typealias LineHandler = @Sendable ([String: Any]) throws -> Void
+    typealias LineHandler = @Sendable ([String: Any]) throws(KuboError) -> Void
 
     /// Runs `command` with retries; returns the whole body (for single-value outputs) after
     /// handing every NDJSON line to `onLine` when given. Every answer is bounded: more than
     /// `limit` bytes throws ``KuboError/tooLarge(node:command:limit:)``, and one not ended within
     /// `deadline` (default `requestTimeout`) throws ``KuboError/tooSlow(node:command:deadline:)``.
     func call(_ command: String, query: [(String, String)] = [], upload: [UploadPart]? = nil,
-              limit: Int = 64 << 20, deadline: Duration? = nil, onLine: LineHandler? = nil) async throws -> [UInt8] {
+              limit: Int = 64 << 20, deadline: Duration? = nil, onLine: LineHandler? = nil) async throws(KuboError) -> [UInt8] {
         var attempt = 1
         var backoff = configuration.initialBackoff
         while true {
@@ -88,7 +88,9 @@ public struct KuboClient: Sendable {
             } catch let error as KuboError where error.isTransient && attempt < configuration.maxAttempts {
                 logger.debug("retrying after transient failure", metadata: [
                     "command": "\(command)", "attempt": "\(attempt)", "error": "\(error)"])
-                try await Task.sleep(for: backoff * Double.random(in: 0.75...1.25))
+                do { try await Task.sleep(for: backoff * Double.random(in: 0.75...1.25)) } catch {
+                    throw .cancelled(node: endpoint.baseURL, command: command)
+                }
                 backoff = min(backoff * 2, configuration.maxBackoff)
                 attempt += 1
             }
@@ -96,8 +98,9 @@ public struct KuboClient: Sendable {
     }
 
     private func attemptCall(_ command: String, query: [(String, String)], upload: [UploadPart]?,
-                             limit: Int, deadline: Duration, onLine: LineHandler?) async throws -> [UInt8] {
+                             limit: Int, deadline: Duration, onLine: LineHandler?) async throws(KuboError) -> [UInt8] {
         let node = endpoint.baseURL
+        guard !Task.isCancelled else { throw .cancelled(node: node, command: command) }
         let started = ContinuousClock.now
         var request = HTTPClientRequest(url: url(command, query))
         request.method = .POST
@@ -114,7 +117,7 @@ public struct KuboClient: Sendable {
             throw Self.mapTransport(error, node: node, command: command, truncated: false)
         }
         guard response.status == .ok else {
-            let text = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+            let text = await Self.text(of: response.body)
             throw KuboAnswer.commandError(status: Int(response.status.code), text: text, node: node, command: command)
         }
         var whole: [UInt8] = []
@@ -137,7 +140,7 @@ public struct KuboClient: Sendable {
             }
         } catch let error as KuboError {
             throw error
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
+        } catch let error as HTTPClientError where error == .deadlineExceeded && !Task.isCancelled {
             throw KuboError.tooSlow(node: node, command: command, deadline: deadline)   // not retried
         } catch {
             throw Self.mapTransport(error, node: node, command: command, truncated: true)
@@ -149,7 +152,7 @@ public struct KuboClient: Sendable {
         return whole
     }
 
-    private func handle(line: [UInt8], onLine: LineHandler?, node: String, command: String) throws {
+    private func handle(line: [UInt8], onLine: LineHandler?, node: String, command: String) throws(KuboError) {
         guard let onLine, let object = try KuboAnswer.line(line, node: node, command: command) else { return }
         try onLine(object)
     }
@@ -163,10 +166,17 @@ public struct KuboClient: Sendable {
         return "\(endpoint.baseURL)/api/v0/\(command)" + (q.isEmpty ? "" : "?" + q)
     }
 
-    /// Transport failures: deadlines become `.timeout`, a body cut short `.truncated`, the rest `.unreachable`.
-    static func mapTransport(_ error: any Error, node: String, command: String, truncated: Bool) -> any Error {
-        if error is CancellationError { return error }
-        if let error = error as? IPFSError { return error }
+    /// An error answer's text (up to 64 KiB; empty when it cannot be read).
+    private static func text(of body: HTTPClientResponse.Body) async -> String {
+        do { return String(buffer: try await body.collect(upTo: 1 << 16)) } catch { return "" }
+    }
+
+    /// Transport failures: cancellation becomes `.cancelled`, an upload's unreadable file `.local`,
+    /// deadlines `.timeout`, a body cut short `.truncated`, the rest `.unreachable`.
+    static func mapTransport(_ error: any Error, node: String, command: String, truncated: Bool) -> KuboError {
+        if let error = error as? KuboError { return error }
+        if error is CancellationError || Task.isCancelled { return .cancelled(node: node, command: command) }
+        if let error = error as? IPFSError { return .local(error) }
         if let http = error as? HTTPClientError, [.deadlineExceeded, .readTimeout, .connectTimeout].contains(http) {
             return KuboError.timeout(node: node, command: command)
         }

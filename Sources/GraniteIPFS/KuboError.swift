@@ -26,6 +26,11 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
     case cidMismatch(name: String, local: String, node: String)
     /// The node's add output lacks an entry the upload contained.
     case missingEntry(name: String, node: String)
+    /// A local file of the command failed (an upload's input unreadable, options Kubo would
+    /// refuse): the ``IPFSError`` names the file.
+    case local(IPFSError)
+    /// The task was cancelled while the command ran or waited to be retried.
+    case cancelled(node: String, command: String)
 
     /// True for failures worth retrying with back-off: the network, timeouts, 5xx that are
     /// not known permanent command errors, truncated or broken streams.
@@ -64,6 +69,8 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
         case let .tooSlow(node, command, deadline): "IPFS node \(node) did not finish its answer to \(command) within \(deadline)"
         case let .cidMismatch(name, local, node): "CID mismatch for '\(e(name))': local \(local), node \(e(node))"
         case let .missingEntry(name, node): "IPFS node \(node) did not report '\(e(name))' in its add output"
+        case let .local(error): error.description
+        case let .cancelled(node, command): "\(command) on IPFS node \(node) cancelled"
         }
     }
 }

@@ -19,9 +19,9 @@ struct UploadPart: Sendable {
 
     /// The parts for `paths`, as `ipfs add -r` sends them: each directory before its
     /// contents, entries in byte order of their names, symlinks not followed.
-    static func collect(paths: [String]) throws -> [UploadPart] {
+    static func collect(paths: [String]) throws(IPFSError) -> [UploadPart] {
         var parts: [UploadPart] = []
-        func walk(_ path: String, _ name: String) throws {
+        func walk(_ path: String, _ name: String) throws(IPFSError) {
             switch try FileKind(path: path) {
             case .regular: parts.append(UploadPart(name: name, content: .file(path: path)))
             case let .symlink(target): parts.append(UploadPart(name: name, content: .symlink(target: target)))

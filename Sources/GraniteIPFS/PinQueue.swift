@@ -20,7 +20,7 @@ public actor PinQueue {
     private let wake: AsyncStream<Void>.Continuation
     private let wakeups: AsyncStream<Void>
     private var worker: Task<Void, Never>?
-    private var current: Task<PinReport, any Error>?
+    private var current: Task<Result<PinReport, PinError>, Never>?
     private var lastReport = PinReport()
 
     /// A queue over `pinner`, retrying pending jobs every `retryInterval`.
@@ -33,7 +33,7 @@ public actor PinQueue {
 
     /// Journals `paths` as new jobs (durable when this returns) and wakes the worker.
     @discardableResult
-    public func submit(_ paths: [String]) throws -> [PinJob] {
+    public func submit(_ paths: [String]) throws(PinError) -> [PinJob] {
         let jobs = try pinner.enqueue(paths: paths)
         wake.yield()
         return jobs
@@ -68,7 +68,7 @@ public actor PinQueue {
 
     /// Runs a pass now (after any pass in flight) and returns its report: what a program calls
     /// before it exits, to pin what it can while it still runs.
-    public func drain() async throws -> PinReport {
+    public func drain() async throws(PinError) -> PinReport {
         try await pass()
     }
 
@@ -78,23 +78,23 @@ public actor PinQueue {
         wake.yield()
         _ = await worker?.value
         worker = nil
-        if let current { _ = await current.result }
+        if let current { _ = await current.value }
         eventSink.finish()
     }
 
     /// The report of the latest pass.
     public var latestReport: PinReport { lastReport }
 
-    private func pass() async throws -> PinReport {
+    private func pass() async throws(PinError) -> PinReport {
         while let running = current {
-            _ = await running.result
+            _ = await running.value
             if current == running { current = nil }
         }
         let pinner = self.pinner
         let sink = eventSink
-        let task = Task { try await pinner.process { sink.yield($0) } }
+        let task = Task { await Pinner.result { () async throws(PinError) in try await pinner.process { sink.yield($0) } } }
         current = task
-        let result = await task.result
+        let result = await task.value
         if current == task { current = nil }
         let report = try result.get()
         lastReport = report

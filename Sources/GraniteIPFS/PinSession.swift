@@ -63,9 +63,10 @@ public final class PinSession: Sendable {
     /// Pinning through `client`, journaled in `journalPath`; `probeClient` (default: `client` with
     /// ``KuboClient/Configuration/quickProbe``) answers ``probe()`` and the check in ``finish(onEvent:)``.
     public init(client: KuboClient, probeClient: KuboClient? = nil, journalPath: String, options: ImportOptions = .init(),
-                concurrency: Int = 4, wait: Duration = PinSession.defaultWait, retryInterval: Duration = .seconds(5)) throws {
-        let journal = try PinJournal(path: journalPath)
-        pinner = try Pinner(client: client, journal: journal, options: options, concurrency: concurrency)
+                concurrency: Int = 4, wait: Duration = PinSession.defaultWait, retryInterval: Duration = .seconds(5)) throws(PinError) {
+        let journal: PinJournal
+        do { journal = try PinJournal(path: journalPath) } catch { throw .journal(error) }
+        do { pinner = try Pinner(client: client, journal: journal, options: options, concurrency: concurrency) } catch { throw .files(error) }
         queue = PinQueue(pinner: pinner, retryInterval: retryInterval)
         endpoint = client.endpoint.description
         self.probeClient = probeClient ?? client.with(configuration: .quickProbe)
@@ -80,8 +81,9 @@ public final class PinSession: Sendable {
     /// the one resolution every program uses.
     public static func resolve(api: String?, apiAuth: String?, journal: String?, wait: Duration = defaultWait,
                                attempts: Int = 4, options: ImportOptions = .init(), concurrency: Int = 4,
-                               retryInterval: Duration = .seconds(5)) throws -> PinSession {
-        let endpoint = try KuboEndpoint.resolve(option: api), auth = try KuboAuth.resolve(option: apiAuth)
+                               retryInterval: Duration = .seconds(5)) throws(PinError) -> PinSession {
+        let endpoint: KuboEndpoint, auth: KuboAuth?
+        do { (endpoint, auth) = (try KuboEndpoint.resolve(option: api), try KuboAuth.resolve(option: apiAuth)) } catch { throw .node(error) }
         var configuration = KuboClient.Configuration()
         configuration.maxAttempts = attempts
         return try PinSession(client: KuboClient(endpoint: endpoint, auth: auth, configuration: configuration),
@@ -107,7 +109,7 @@ public final class PinSession: Sendable {
     /// Journals `paths` (one job each, durable when this returns; `carPath` also gets the DAG
     /// as a CAR file) and wakes the worker. Never waits on the node.
     @discardableResult
-    public func submit(_ paths: [String], carPath: String? = nil) throws -> [PinJob] {
+    public func submit(_ paths: [String], carPath: String? = nil) throws(PinError) -> [PinJob] {
         let jobs = try pinner.enqueue(paths: paths, carPath: carPath)
         jobIDs.withLock { $0 += jobs.map(\.id) }
         queue.wakeWorker()
@@ -118,12 +120,13 @@ public final class PinSession: Sendable {
     /// the top-level names `excluding` accepts and the pin journal itself), the same DAG as `ipfs add -r --cid-version=N
     /// [--raw-leaves]` of the folder without them. Returns its root CID and every entry's CID,
     /// computed here (nothing is hashed twice). Never waits on the node.
-    public func submitFolder(_ folder: String, excluding: (String) -> Bool = { _ in false }) throws -> FolderCIDs {
+    public func submitFolder(_ folder: String, excluding: (String) -> Bool = { _ in false }) throws(PinError) -> FolderCIDs {
         let base = URL(fileURLWithPath: folder).standardizedFileURL.path
         let journal = URL(fileURLWithPath: pinner.journal.path).standardizedFileURL.path
         // The journal changes while it pins: never part of the folder (at its top level).
-        let paths = try FileKind.sortedChildren(of: folder).filter { !excluding($0) }.map { base + "/" + $0 }
-            .filter { $0 != journal }
+        let children: [String]
+        do { children = try FileKind.sortedChildren(of: folder) } catch { throw .files(error) }
+        let paths = children.filter { !excluding($0) }.map { base + "/" + $0 }.filter { $0 != journal }
         var options = pinner.options
         options.wrapWithDirectory = true
         let (jobs, result) = try pinner.enqueueImport(paths: paths, options: options)
@@ -171,7 +174,7 @@ public final class PinSession: Sendable {
     }
 
     /// Counts every job earlier runs left pending as this run's (`granite pin` finishes them all).
-    public func adoptPending() throws {
+    public func adoptPending() throws(PinJournalError) {
         let pending = try pinner.journal.state().pending.map(\.id)
         jobIDs.withLock { ids in ids += pending.filter { !ids.contains($0) } }
     }
@@ -207,15 +210,15 @@ public final class PinSession: Sendable {
             _ = try await probeClient.version()
         } catch {
             Task { await queue.stop() }   // a pass in flight ends on its own; nothing waits for it
-            switch error as? KuboError {
-            case .unreachable?, .timeout?, nil:
+            switch error {
+            case .unreachable, .timeout, .cancelled:
                 return outcome(ids, problem: "IPFS node at \(endpoint) not reachable", report: nil)
             default:   // it answered, with a refusal: say what it said
                 return outcome(ids, problem: "\(error)", report: nil)
             }
         }
         let lastActivity = Mutex(ContinuousClock.now)
-        let result = Mutex<Result<PinReport, any Error>?>(nil)
+        let result = Mutex<Result<PinReport, PinError>?>(nil)
         let watcher = Task {
             for await event in queue.events {
                 lastActivity.withLock { $0 = .now }
@@ -223,7 +226,7 @@ public final class PinSession: Sendable {
             }
         }
         let drain = Task {
-            let report = await Result(catching: { try await queue.drain() })
+            let report = await Pinner.result { () async throws(PinError) in try await queue.drain() }
             result.withLock { $0 = report }
         }
         while result.withLock({ $0 }) == nil, ContinuousClock.now < lastActivity.withLock({ $0 }) + wait {

@@ -80,7 +80,7 @@ public struct Pinner: Sendable {
     private let logger = Logger(label: "granite.ipfs.pinner")
 
     /// A pinner for `client` recording into `journal`.
-    public init(client: KuboClient, journal: PinJournal, options: ImportOptions, concurrency: Int = 4) throws {
+    public init(client: KuboClient, journal: PinJournal, options: ImportOptions, concurrency: Int = 4) throws(IPFSError) {
         try options.validate()
         self.client = client
         self.journal = journal
@@ -92,16 +92,16 @@ public struct Pinner: Sendable {
     ///
     /// One job per path, or one for all of them with `wrapWithDirectory`. With `carPath`, the
     /// DAG is also exported as a CARv1 file.
-    public func enqueue(paths: [String], carPath: String? = nil) throws -> [PinJob] {
+    public func enqueue(paths: [String], carPath: String? = nil) throws(PinError) -> [PinJob] {
         try enqueueImport(paths: paths, options: options, carPath: carPath).jobs
     }
 
     /// ``enqueue(paths:carPath:)`` with other import `options` (e.g. wrapped in a directory),
     /// returning the local import too (every entry's CID), so nothing is hashed twice.
-    public func enqueueImport(paths: [String], options: ImportOptions, carPath: String? = nil) throws -> (jobs: [PinJob], result: ImportResult) {
+    public func enqueueImport(paths: [String], options: ImportOptions, carPath: String? = nil) throws(PinError) -> (jobs: [PinJob], result: ImportResult) {
         let absolute = paths.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        let importer = try UnixFSImporter(options: options)
-        let result = try importer.importPaths(absolute, carPath: carPath)
+        let result: ImportResult
+        do { result = try UnixFSImporter(options: options).importPaths(absolute, carPath: carPath) } catch { throw .files(error) }
         let now = Date().timeIntervalSince1970
         let jobs: [PinJob]
         func files(under root: ImportedEntry) -> Int {
@@ -117,50 +117,59 @@ public struct Pinner: Sendable {
                        bytes: root.contentSize, files: files(under: root), queuedAt: now)
             }
         }
-        try journal.enqueue(jobs)
+        do { try journal.enqueue(jobs) } catch { throw .journal(error) }
         return (jobs, result)
     }
 
     /// Runs every pending job of the journal (this process's and earlier ones), `concurrency` at a time.
-    public func process(progress: (@Sendable (PinEvent) -> Void)? = nil) async throws -> PinReport {
-        let pending = try journal.state().pending
-        var report = PinReport()
-        try await withThrowingTaskGroup(of: (PinJob, Result<Void, any Error>).self) { group in
+    public func process(progress: (@Sendable (PinEvent) -> Void)? = nil) async throws(PinError) -> PinReport {
+        let pending: [PinJob]
+        do { pending = try journal.state().pending } catch { throw .journal(error) }
+        let journal = self.journal
+        // The group's children never throw (each job's outcome is a Result), so a plain task group
+        // serves and the one failure of the pass itself, the journal's, comes out as a Result too.
+        let outcome = await withTaskGroup(of: (PinJob, Result<Void, PinError>).self) { group -> Result<PinReport, PinError> in
+            var report = PinReport()
             var next = 0
             func launch() {
                 guard next < pending.count else { return }
                 let job = pending[next]
                 next += 1
-                group.addTask { (job, await Result(catching: { try await run(job, progress: progress) })) }
+                group.addTask { (job, await Self.result { () async throws(PinError) in try await run(job, progress: progress) }) }
             }
             for _ in 0..<concurrency { launch() }
-            while let (job, result) = try await group.next() {
+            while let (job, result) = await group.next() {
                 switch result {
                 case .success:
                     report.pinned.append(.init(paths: job.paths, cid: job.cid, bytes: job.bytes, files: job.files))
                     progress?(.pinned(job))
                 case let .failure(error):
-                    let permanent = Self.isPermanent(error)
-                    if permanent { try journal.markFailed(job.id, reason: "\(error)") }
-                    report.problems.append(.init(paths: job.paths, cid: job.cid, reason: "\(error)", willRetry: !permanent))
+                    if error.isPermanent {
+                        do throws(PinJournalError) { try journal.markFailed(job.id, reason: "\(error)") } catch {
+                            group.cancelAll()
+                            return .failure(.journal(error))
+                        }
+                    }
+                    report.problems.append(.init(paths: job.paths, cid: job.cid, reason: "\(error)", willRetry: !error.isPermanent))
                     progress?(.problem(job, "\(error)"))
                 }
                 launch()
             }
+            return .success(report)
         }
-        return report
+        return try outcome.get()
     }
 
     /// Queues `paths` and processes everything pending.
     public func pin(paths: [String], carPath: String? = nil,
-                    progress: (@Sendable (PinEvent) -> Void)? = nil) async throws -> PinReport {
+                    progress: (@Sendable (PinEvent) -> Void)? = nil) async throws(PinError) -> PinReport {
         _ = try enqueue(paths: paths, carPath: carPath)
         return try await process(progress: progress)
     }
 
     /// One job: add (root CID verified against the queued one), pin/add, then journal it done.
-    private func run(_ job: PinJob, progress: (@Sendable (PinEvent) -> Void)?) async throws {
-        try Task.checkCancellation()
+    private func run(_ job: PinJob, progress: (@Sendable (PinEvent) -> Void)?) async throws(PinError) {
+        guard !Task.isCancelled else { throw .cancelled }
         let present = job.paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
         if present {
             // The root CID from queue time is the check: a Merkle root covers every block below
@@ -175,53 +184,28 @@ public struct Pinner: Sendable {
                 // pin=false: only the verified CID gets pinned, by the pin/add below.
                 _ = try await client.add(paths: job.paths, options: job.options, pin: false,
                                          expected: ImportResult(entries: [root], roots: [root]), progress: onProgress)
-            } catch let error as KuboError {
-                guard case .cidMismatch = error else { throw error }
-                let now = try UnixFSImporter(options: job.options).importPaths(job.paths).roots.map(\.cid)
+            } catch {
+                guard case .cidMismatch = error else { throw .node(error) }
+                let now: [CID]
+                do { now = try UnixFSImporter(options: job.options).importPaths(job.paths).roots.map(\.cid) } catch { throw .files(error) }
                 if now != [job.cid] {
-                    throw PinnerError.contentChanged(paths: job.paths, queued: job.cid,
-                                                     now: now.map(\.description).joined(separator: ","))
+                    throw .contentChanged(paths: job.paths, queued: job.cid, now: now.map(\.description).joined(separator: ","))
                 }
-                throw error
+                throw .node(error)
             }
         } else {
             logger.info("source gone; pinning by CID only", metadata: ["cid": "\(job.cid)"])
         }
-        let pins = try await client.pinAdd(job.cid)
+        let pins: [CID]
+        do { pins = try await client.pinAdd(job.cid) } catch { throw .node(error) }
         guard pins.contains(job.cid) else {
-            throw KuboError.badResponse(node: client.endpoint.baseURL, command: "pin/add",
-                                        reason: "answer does not list \(job.cid)")
+            throw .node(.badResponse(node: client.endpoint.baseURL, command: "pin/add", reason: "answer does not list \(job.cid)"))
         }
-        try journal.markDone(job.id, cid: job.cid)
+        do { try journal.markDone(job.id, cid: job.cid) } catch { throw .journal(error) }
     }
 
-    /// Failures that no later run can fix: the content is not what was queued.
-    static func isPermanent(_ error: any Error) -> Bool {
-        switch error {
-        case is PinnerError, is IPFSError: true
-        case let error as KuboError:
-            if case .cidMismatch = error { true } else { false }
-        default: false
-        }
-    }
-}
-
-/// Errors of the pinning pass itself.
-public enum PinnerError: Error, Equatable, CustomStringConvertible {
-    /// The files no longer have the CID they were queued with.
-    case contentChanged(paths: [String], queued: CID, now: String)
-
-    /// A one-line message naming what failed and why.
-    public var description: String {
-        switch self {
-        case let .contentChanged(paths, queued, now):
-            "'\(paths.joined(separator: "', '"))' changed since queued: CID was \(queued), is now \(now)"
-        }
-    }
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
+    /// The outcome of `body` as a Result (typed: `Result(catching:)` has no async form).
+    static func result<Success>(_ body: () async throws(PinError) -> Success) async -> Result<Success, PinError> {
+        do { return .success(try await body()) } catch { return .failure(error) }
     }
 }

@@ -62,7 +62,7 @@ public final class RemotePinner: Sendable {
     }
 
     /// Journals `jobs` as wanted on the service (those not wanted there already); durable when this returns.
-    public func want(_ jobs: [PinJob]) throws {
+    public func want(_ jobs: [PinJob]) throws(PinJournalError) {
         let known = Set(try journal.remoteState(service: client.service).map(\.job.id))
         let new = jobs.map(\.id).filter { !known.contains($0) }
         wantedHere.withLock { $0.formUnion(new) }

@@ -3,7 +3,15 @@ import Crypto
 /// Receives each block of a DAG as it is built (a CAR file being written, a test).
 protocol BlockSink: AnyObject {
     /// Stores `block` under `cid`; called children first, the root last.
-    func put(cid: CID, block: UnsafeRawBufferPointer) throws
+    func put(cid: CID, block: UnsafeRawBufferPointer) throws(IPFSError)
+}
+
+extension BlockSink {
+    /// Stores `block` under `cid` (an array; `withUnsafeBytes` does not carry typed errors).
+    func put(cid: CID, bytes block: [UInt8]) throws(IPFSError) {
+        let result = block.withUnsafeBytes { raw in Result { () throws(IPFSError) in try put(cid: cid, block: raw) } }
+        try result.get()
+    }
 }
 
 /// One built node: its CID, cumulative DAG size (`Tsize`) and the file bytes under it.
@@ -34,7 +42,7 @@ struct UnixFSFileBuilder {
     }
 
     /// Adds one chunk: `options.chunkSize` bytes, or fewer for the last one.
-    mutating func addChunk(_ chunk: UnsafeRawBufferPointer) throws {
+    mutating func addChunk(_ chunk: UnsafeRawBufferPointer) throws(IPFSError) {
         leafCount += 1
         let leaf: DAGEntry
         if options.rawLeaves {
@@ -52,7 +60,7 @@ struct UnixFSFileBuilder {
             let cid = CID(version: options.cidVersion, codec: .dagPB, digest: Array(hasher.finalize()))
             if let sink {
                 let block = frame.prefix + Array(chunk) + frame.suffix
-                try block.withUnsafeBytes { try sink.put(cid: cid, block: $0) }
+                try sink.put(cid: cid, bytes: block)
             }
             let length = frame.prefix.count + chunk.count + frame.suffix.count
             leaf = DAGEntry(cid: cid, tsize: UInt64(length), fileSize: UInt64(chunk.count))
@@ -61,7 +69,7 @@ struct UnixFSFileBuilder {
     }
 
     /// Completes the DAG and returns its root (an empty file is one empty leaf, as in Kubo).
-    mutating func finish() throws -> DAGEntry {
+    mutating func finish() throws(IPFSError) -> DAGEntry {
         if leafCount == 0 {
             try addChunk(UnsafeRawBufferPointer(start: nil, count: 0))
         }
@@ -73,13 +81,13 @@ struct UnixFSFileBuilder {
         }
     }
 
-    private mutating func push(_ entry: DAGEntry, level: Int) throws {
+    private mutating func push(_ entry: DAGEntry, level: Int) throws(IPFSError) {
         if level == levels.count { levels.append([]) }
         levels[level].append(entry)
         if levels[level].count == ImportOptions.maxLinks { try pack(level) }
     }
 
-    private mutating func pack(_ level: Int) throws {
+    private mutating func pack(_ level: Int) throws(IPFSError) {
         let children = levels[level]
         levels[level] = []
         let sizes = children.map(\.fileSize)
@@ -88,7 +96,7 @@ struct UnixFSFileBuilder {
         let links = children.map { DagPB.Link(cid: $0.cid, name: [], tsize: $0.tsize) }
         let block = DagPB.node(links: links, data: data)
         let cid = CID(version: options.cidVersion, codec: .dagPB, block: block)
-        try block.withUnsafeBytes { try sink?.put(cid: cid, block: $0) }
+        try sink?.put(cid: cid, bytes: block)
         let tsize = UInt64(block.count) + children.reduce(0) { $0 + $1.tsize }
         try push(DAGEntry(cid: cid, tsize: tsize, fileSize: total), level: level + 1)
     }

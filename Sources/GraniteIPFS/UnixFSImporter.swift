@@ -39,7 +39,7 @@ public struct UnixFSImporter: Sendable {
     }
 
     /// The CID of `data` as one file.
-    public func cid(of data: some Collection<UInt8>) throws -> CID {
+    public func cid(of data: some Collection<UInt8>) throws(IPFSError) -> CID {
         try fileEntry(of: Array(data), sink: nil).cid
     }
 
@@ -47,8 +47,8 @@ public struct UnixFSImporter: Sendable {
     ///
     /// - Parameter progress: called with the number of file bytes read so far.
     public func importPaths(_ paths: [String], carPath: String? = nil,
-                            progress: ((UInt64) -> Void)? = nil) throws -> ImportResult {
-        let car = try carPath.map { try CARWriter(path: $0) }
+                            progress: ((UInt64) -> Void)? = nil) throws(IPFSError) -> ImportResult {
+        let car = try carPath.map { path throws(IPFSError) in try CARWriter(path: path) }
         var walk = Walk(options: options, sink: car, progress: progress)
         var roots: [ImportedEntry] = []
         var names = Set<String>()
@@ -66,16 +66,21 @@ public struct UnixFSImporter: Sendable {
         return ImportResult(entries: walk.entries, roots: roots)
     }
 
-    func fileEntry(of data: [UInt8], sink: (any BlockSink)?) throws -> DAGEntry {
+    func fileEntry(of data: [UInt8], sink: (any BlockSink)?) throws(IPFSError) -> DAGEntry {
         var builder = UnixFSFileBuilder(options: options, sink: sink)
-        try data.withUnsafeBytes { all in
-            var offset = 0
-            while offset < all.count {
-                let end = min(offset + options.chunkSize, all.count)
-                try builder.addChunk(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
-                offset = end
+        let chunkSize = options.chunkSize
+        // withUnsafeBytes does not carry typed errors: the chunks' outcome comes out in a Result.
+        let added = data.withUnsafeBytes { all in
+            Result { () throws(IPFSError) in
+                var offset = 0
+                while offset < all.count {
+                    let end = min(offset + chunkSize, all.count)
+                    try builder.addChunk(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                    offset = end
+                }
             }
         }
+        try added.get()
         return try builder.finish()
     }
 }
@@ -95,7 +100,7 @@ private struct Walk {
     }
 
     /// Adds `path` under output name `name`; returns its entry and its base name.
-    mutating func add(path: String, name: String) throws -> (ImportedEntry, String) {
+    mutating func add(path: String, name: String) throws(IPFSError) -> (ImportedEntry, String) {
         let base = String(name.split(separator: "/").last ?? "")
         switch try FileKind(path: path) {
         case .regular:
@@ -114,7 +119,7 @@ private struct Walk {
         case let .symlink(target):
             let block = DagPB.node(links: [], data: DagPB.unixfs(.symlink, data: Array(target.utf8)))
             let cid = CID(version: options.cidVersion, codec: .dagPB, block: block)
-            try block.withUnsafeBytes { try sink?.put(cid: cid, block: $0) }
+            try sink?.put(cid: cid, bytes: block)
             let entry = ImportedEntry(name: name, cid: cid, dagSize: UInt64(block.count), contentSize: 0, isDirectory: false)
             entries.append(entry)
             return (entry, base)
@@ -129,7 +134,7 @@ private struct Walk {
     }
 
     /// Builds a basic UnixFS directory of `children` (entry, link name), links sorted by name bytes.
-    mutating func directory(path: String, name: String, children: [(ImportedEntry, String)]) throws -> ImportedEntry {
+    mutating func directory(path: String, name: String, children: [(ImportedEntry, String)]) throws(IPFSError) -> ImportedEntry {
         let sorted = children.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
         // Kubo switches to a HAMT once name + CID bytes of all links reach 256 KiB.
         let estimate = sorted.reduce(0) { $0 + $1.1.utf8.count + $1.0.cid.bytes.count }
@@ -137,7 +142,7 @@ private struct Walk {
         let links = sorted.map { DagPB.Link(cid: $0.0.cid, name: Array($0.1.utf8), tsize: $0.0.dagSize) }
         let block = DagPB.node(links: links, data: DagPB.unixfs(.directory))
         let cid = CID(version: options.cidVersion, codec: .dagPB, block: block)
-        try block.withUnsafeBytes { try sink?.put(cid: cid, block: $0) }
+        try sink?.put(cid: cid, bytes: block)
         let entry = ImportedEntry(
             name: name, cid: cid,
             dagSize: UInt64(block.count) + sorted.reduce(0) { $0 + $1.0.dagSize },
@@ -149,7 +154,7 @@ private struct Walk {
 
 extension UnixFSImporter {
     /// The wrapping directory of one in-memory file named `name`.
-    func wrap(name: String, data: [UInt8]) throws -> ImportedEntry {
+    func wrap(name: String, data: [UInt8]) throws(IPFSError) -> ImportedEntry {
         let file = try fileEntry(of: data, sink: nil)
         let link = DagPB.Link(cid: file.cid, name: Array(name.utf8), tsize: file.tsize)
         let block = DagPB.node(links: [link], data: DagPB.unixfs(.directory))

@@ -3,20 +3,26 @@ import Foundation
 import Glibc
 #endif
 
-/// Errors starting the Kubo test node or a helper program.
+/// Errors starting a test server (the Kubo test node, the test pinning service) or a helper program.
 public enum StandinError: Error, Equatable, CustomStringConvertible {
-    /// A file the launch needs is missing.
-    case missing(path: String)
-    /// The node exited or printed something else before `READY http://127.0.0.1:PORT`.
-    case notStarted(output: String)
+    /// A file the launch of `server` needs is missing.
+    case missing(server: String, path: String)
+    /// `server` could not be launched, or exited or printed something else before
+    /// `READY http://127.0.0.1:PORT` (its last lines, or why it could not be launched).
+    case notStarted(server: String, output: String)
     /// A helper program exited with a non-zero status.
     case failed(program: String, status: Int32)
 
-    /// A one-line message naming what failed and why.
+    /// The name ``KuboStandinProcess`` gives in its errors.
+    public static let kuboTestNode = "kubo test node"
+    /// The name ``PinningServiceProcess`` gives in its errors.
+    public static let pinningService = "test pinning service"
+
+    /// A one-line message naming the server (or program), what failed and why.
     public var description: String {
         switch self {
-        case let .missing(path): "kubo test node: '\(path)' not found (run scripts/tiers/pre-ipfs.sh)"
-        case let .notStarted(output): "kubo test node did not start: \(output) (run scripts/tiers/pre-ipfs.sh)"
+        case let .missing(server, path): "\(server): '\(path)' not found (run scripts/tiers/pre-ipfs.sh)"
+        case let .notStarted(server, output): "\(server) did not start: \(output) (run scripts/tiers/pre-ipfs.sh)"
         case let .failed(program, status): "\(program) exited with status \(status)"
         }
     }
@@ -46,7 +52,7 @@ public final class KuboStandinProcess: @unchecked Sendable {
     ///   - port: 0 for a free one; a former node's port to restart it on the same address.
     ///   - repo: the node's folder (Kubo repo and pins); reuse it to keep what the node held.
     public convenience init(packageRoot: URL, options: [String] = [], port: Int = 0, repo: String,
-                            maxSeconds: Int = 240) throws {
+                            maxSeconds: Int = 240) throws(StandinError) {
         try self.init(python: packageRoot.appendingPathComponent(".venv/bin/python").path,
                       folder: packageRoot.appendingPathComponent("scripts/ipfs/kubo-testnode").path,
                       guardScript: packageRoot.appendingPathComponent("scripts/ipfs/standin-guard.py").path,
@@ -61,18 +67,23 @@ public final class KuboStandinProcess: @unchecked Sendable {
     ///   - guardScript: `scripts/ipfs/standin-guard.py`.
     ///   - options: extra node options (`--fail-rate 0.3`, `--auth bearer:T`, ...).
     public init(python: String, folder: String, guardScript: String, options: [String] = [],
-                port: Int = 0, repo: String, maxSeconds: Int = 240) throws {
+                port: Int = 0, repo: String, maxSeconds: Int = 240) throws(StandinError) {
+        let server = StandinError.kuboTestNode
         let script = folder + "/kubo-testnode.py"
         for path in [python, script, guardScript] where !FileManager.default.fileExists(atPath: path) {
-            throw StandinError.missing(path: path)
+            throw .missing(server: server, path: path)
         }
-        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        } catch {
+            throw .notStarted(server: server, output: "cannot create its repo '\(repo)': \(error.localizedDescription)")
+        }
         let logPath = repo + "/kubo-testnode.log"
-        let url = try GuardedChild.start(process, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
+        let url = try GuardedChild.start(process, server: server, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
                                          arguments: [script, "--port", "\(port)", "--repo", repo] + options, log: logPath)
         guard let port = Int(url.split(separator: ":").last ?? "") else {
             GuardedChild.stop(process)
-            throw StandinError.notStarted(output: "READY line without a port: \(url)")
+            throw .notStarted(server: server, output: "READY line without a port: \(url)")
         }
         self.port = port
         self.url = url
@@ -94,11 +105,11 @@ public final class KuboStandinProcess: @unchecked Sendable {
 /// SIGKILL after 2 s. The one copy of both, for every stand-in.
 enum GuardedChild {
     /// Runs `python guardScript maxSeconds arguments…` in `process`, its stderr into `log`; returns
-    /// the URL of its READY line, or kills it and throws ``StandinError/notStarted(output:)`` with
-    /// the last lines it wrote.
-    static func start(_ process: Process, python: String, guardScript: String, maxSeconds: Int,
-                      arguments: [String], log logPath: String) throws -> String {
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+    /// the URL of its READY line, or kills it and throws ``StandinError/notStarted(server:output:)``
+    /// naming `server` with the last lines it wrote.
+    static func start(_ process: Process, server: String, python: String, guardScript: String, maxSeconds: Int,
+                      arguments: [String], log logPath: String) throws(StandinError) -> String {
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [guardScript, "\(maxSeconds)"] + arguments
         let out = Pipe()
@@ -106,7 +117,7 @@ enum GuardedChild {
         let log = FileHandle(forWritingAtPath: logPath)
         process.standardError = log ?? FileHandle.nullDevice
         defer { try? log?.close() }  // the child has its own copy
-        try process.run()
+        do { try process.run() } catch { throw .notStarted(server: server, output: "cannot run \(python): \(error.localizedDescription)") }
         var text = ""
         while !text.contains("\n") {
             let data = out.fileHandleForReading.availableData
@@ -118,7 +129,7 @@ enum GuardedChild {
             while process.isRunning { usleep(10_000) }
             let written = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             let why = (text + written).split(separator: "\n").suffix(3).joined(separator: " | ")
-            throw StandinError.notStarted(output: why.isEmpty ? "no output" : why)
+            throw .notStarted(server: server, output: why.isEmpty ? "no output" : why)
         }
         return String(line.dropFirst("READY ".count))
     }

@@ -26,14 +26,14 @@ public final class PinningServiceProcess: @unchecked Sendable {
     ///     `--rate-500-after 0.3` (a POST processed, then answered 500), `--latency-ms 500`,
     ///     `--refuse-token`, `--fail-cid CID`, `--pin-delay S`, `--origin-api URL`, `--seed N`.
     ///   - log: where its stderr goes.
-    public init(packageRoot: URL, tokens: [String], options: [String] = [], log: String, maxSeconds: Int = 240) throws {
+    public init(packageRoot: URL, tokens: [String], options: [String] = [], log: String, maxSeconds: Int = 240) throws(StandinError) {
         python = packageRoot.appendingPathComponent(".venv/bin/python").path
         let script = packageRoot.appendingPathComponent("scripts/ipfs/pinning-service/pinning-service.py").path
         let guardScript = packageRoot.appendingPathComponent("scripts/ipfs/standin-guard.py").path
         for path in [python, script, guardScript] where !FileManager.default.fileExists(atPath: path) {
-            throw StandinError.missing(path: path)
+            throw .missing(server: StandinError.pinningService, path: path)
         }
-        url = try GuardedChild.start(process, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
+        url = try GuardedChild.start(process, server: StandinError.pinningService, python: python, guardScript: guardScript, maxSeconds: maxSeconds,
                                      arguments: [script, "--port", "0"] + tokens.flatMap { ["--token", $0] } + options,
                                      log: log)
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GraniteIPFS
 
 /// The pin options every program takes, with the same names, types and defaults: `granite pin`,
@@ -60,9 +61,10 @@ public struct PinOptions: ParsableArguments, Sendable {
 
     /// The pinning service `--service` names, recording into `journal`; nil without `--service`.
     /// The token comes from `--service-token-file` or `$GRANITE_PIN_SERVICE_TOKEN`.
-    public func remotePinner(journal: PinJournal, configuration: PinningServiceClient.Configuration = .init()) throws -> RemotePinner? {
+    public func remotePinner(journal: PinJournal, configuration: PinningServiceClient.Configuration = .init(),
+                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(PinningServiceError) -> RemotePinner? {
         guard let service else { return nil }
-        let token = try PinningServiceToken.resolve(file: serviceTokenFile, service: service)
+        let token = try PinningServiceToken.resolve(file: serviceTokenFile, service: service, environment: environment)
         return RemotePinner(client: try PinningServiceClient(service: service, token: token, configuration: configuration),
                             journal: journal)
     }
@@ -74,7 +76,7 @@ public struct PinOptions: ParsableArguments, Sendable {
 
     /// The pinning session these options name (node, credentials, journal, wait).
     public func session(options: ImportOptions = .init(), attempts: Int = 4, concurrency: Int = 4,
-                        retryInterval: Duration = .seconds(5)) throws -> PinSession {
+                        retryInterval: Duration = .seconds(5)) throws(PinError) -> PinSession {
         try PinSession.resolve(api: api, apiAuth: apiAuth, journal: pinJournal, wait: wait, attempts: attempts,
                                options: options, concurrency: concurrency, retryInterval: retryInterval)
     }

@@ -40,7 +40,7 @@ final class KuboClientTests: XCTestCase {
         do {
             _ = try await client.cat(v0[0].cid.description, limit: 5)
             XCTFail("a 12-byte file must exceed a 5-byte limit")
-        } catch let error as KuboError {
+        } catch {
             guard case .tooLarge(_, "cat", 5) = error else { return XCTFail("\(error)") }
         }
 
@@ -81,7 +81,7 @@ final class KuboClientTests: XCTestCase {
             let unpinned = try await client.add(data: [9, 9, 9], options: .init(), pin: false)
             _ = try await client.pinLs(unpinned[0].cid)
             XCTFail("pin/ls of an unpinned CID must fail")
-        } catch let error as KuboError {
+        } catch {
             guard case let .command(_, _, _, message, _) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(message.contains("not pinned"), message)
             XCTAssertFalse(error.isTransient)
@@ -131,7 +131,7 @@ final class KuboClientTests: XCTestCase {
         do {
             _ = try await client.version()
             XCTFail("must time out")
-        } catch let error as KuboError {
+        } catch {
             XCTAssertEqual(error, .timeout(node: node.url, command: "version"))
         }
         let value11 = try await node.client().version().version
@@ -159,7 +159,7 @@ final class KuboClientTests: XCTestCase {
         do {
             _ = try await client.version()
             XCTFail("nothing listens on port 9")
-        } catch let error as KuboError {
+        } catch {
             guard case .unreachable = error else { return XCTFail("\(error)") }
             XCTAssertTrue(error.isTransient)
         }

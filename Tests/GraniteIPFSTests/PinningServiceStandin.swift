@@ -21,7 +21,7 @@ final class PinningServiceStandin {
         let log = try TestSupport.tempDir(test).appendingPathComponent("pinning-service.log").path
         do {
             server = try PinningServiceProcess(packageRoot: TestSupport.root, tokens: [token], options: options, log: log)
-        } catch let error as StandinError {
+        } catch {
             try TestSupport.requirement(false, "\(error)")
             throw error
         }

@@ -16,21 +16,21 @@ import os
 import random
 import re
 import shutil
-import signal
 import socket
-import socketserver
 import sys
 import tempfile
 import threading
 import time
 import traceback
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import unixfs as U  # noqa: E402
 from kubo_core import Core, CoreError  # noqa: E402
+from testserver import LoopbackServer, StoppableSettings  # noqa: E402
 
 VERSION = {"Version": "0.22.0-standin", "Commit": "", "Repo": "14", "System": "amd64/linux", "Golang": "go1.19"}
 DENIED = ("Kubo RPC Access Denied: Please provide a valid authorization token as defined in "
@@ -506,11 +506,12 @@ def flag(q, name, default):
     raise CmdError('could not convert value "%s" to type "bool" (for option "-%s")' % (value, name))
 
 
-class Settings:
+class Settings(StoppableSettings):
     """The node and the fault switches, shared by every request thread."""
 
     def __init__(self, a, node, server):
-        self.node, self.server, self.lock, self.count, self.stopping = node, server, threading.Lock(), 0, False
+        super().__init__(server)
+        self.node, self.count = node, 0
         self.latency, self.fail_rate = a.latency_ms / 1000, a.fail_rate
         self.down_after, self.truncate_after, self.rng = a.down_after, a.truncate_after, random.Random(a.seed)
         self.huge_answer, self.trickle_answer, self.ansi_error = a.huge_answer, a.trickle_answer, a.ansi_error
@@ -537,18 +538,6 @@ class Settings:
         with self.lock:
             return self.rng.random()
 
-    def stop(self):
-        with self.lock:
-            if self.stopping:
-                return
-            self.stopping = True
-        threading.Thread(target=self.server.shutdown, daemon=True).start()
-
-
-class Server(ThreadingHTTPServer):
-    def server_bind(self):                       # no getfqdn(): it may wait on DNS
-        socketserver.TCPServer.server_bind(self)   # SO_REUSEADDR: restarts on the same port
-        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
 
 
 def main():
@@ -578,10 +567,9 @@ def main():
             node = Node(folder)
         except CoreError as e:
             sys.exit("kubo-testnode: %s" % e)
-        server = Server(("127.0.0.1", a.port), Handler)
+        server = LoopbackServer(("127.0.0.1", a.port), Handler)
         Handler.S = Settings(a, node, server)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: Handler.S.stop())
+        Handler.S.stop_on_signals()
         sys.stderr.write("kubo-testnode: Kubo core in %s (own network namespace: %s)\n"
                          % (folder, node.core.info["isolated"]))
         print("READY http://127.0.0.1:%d" % server.server_address[1], flush=True)

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import re
-import signal
 import sys
 import threading
 import time
@@ -32,9 +31,11 @@ import urllib.parse
 import urllib.request
 import uuid
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from testserver import LoopbackServer, StoppableSettings  # noqa: E402
 from openapi_core import OpenAPI  # noqa: E402
 from openapi_core.datatypes import RequestParameters  # noqa: E402
 from werkzeug.datastructures import Headers, ImmutableMultiDict  # noqa: E402
@@ -249,11 +250,11 @@ def name_matches(name, want, match):
     return name == want if match == "exact" else want in name
 
 
-class Settings:
+class Settings(StoppableSettings):
     """The store, the spec and the fault switches, shared by every request thread."""
 
     def __init__(self, a, server):
-        self.server, self.lock, self.stopping = server, threading.Lock(), False
+        super().__init__(server)
         self.spec = OpenAPI.from_file_path(a.spec)
         self.store = PinStore(a)
         self.tokens = {"Bearer " + t for t in a.token}
@@ -295,21 +296,6 @@ class Settings:
             return {"requests": dict(self.counts), "faults": dict(self.faults), "created": created,
                     "violations": list(self.violations)}
 
-    def stop(self):
-        with self.lock:
-            if self.stopping:
-                return
-            self.stopping = True
-        threading.Thread(target=self.server.shutdown, daemon=True).start()
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def server_bind(self):                       # no getfqdn(): it may wait on DNS
-        import socketserver
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
 
 
 def main():
@@ -329,10 +315,9 @@ def main():
     p.add_argument("--seed", type=int, default=0, help="seed of the fault rates")
     p.add_argument("--latency-ms", type=int, default=0, help="wait this long before each answer (slow service)")
     a = p.parse_args()
-    server = Server(("127.0.0.1", a.port), Handler)
+    server = LoopbackServer(("127.0.0.1", a.port), Handler)
     Handler.S = Settings(a, server)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: Handler.S.stop())
+    Handler.S.stop_on_signals()
     print("READY http://127.0.0.1:%d" % server.server_address[1], flush=True)
     try:
         server.serve_forever(poll_interval=0.1)
