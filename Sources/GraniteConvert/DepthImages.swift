@@ -33,19 +33,20 @@ public struct DepthImages: Sendable {
         depthPNG = try depth.encode(path: depthPath) { y, out in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { line in
                 map.values(row: y, into: line.baseAddress!)
-                for x in 0..<width {
-                    let v = scale.sample16(line[x], metric: metric)
-                    out[2 * x] = UInt8(v >> 8); out[2 * x + 1] = UInt8(v & 0xFF)
-                }
+                scale.samples16BigEndian(line.baseAddress!, count: width, metric: metric, into: out)
             }
         }
         var preview = try PNGRowEncoder(width: width, height: map.height, layout: .indexed(palette: ColorMap.palette), path: previewPath)
         preview.level = Self.zlibLevel
-        preview.filter = .none  // palette indices: deflate finds their runs directly
+        // Palette indices of an upscaled map repeat the row above for long stretches: the Up filter
+        // turns them into runs of zeros, which zlib's run-length strategy codes as well as its
+        // default matching does and faster (a 12 MP preview: ~0.3 MB, half of unfiltered level 1).
+        preview.filter = .up
+        preview.strategy = .rle
         previewPNG = try preview.encode(path: previewPath) { y, out in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { line in
                 map.values(row: y, into: line.baseAddress!)
-                for x in 0..<width { out[x] = scale.paletteIndex(line[x]) }
+                scale.paletteIndices(line.baseAddress!, count: width, into: out)
             }
         }
     }
