@@ -69,6 +69,18 @@ public struct PNGRowEncoder: Sendable {
         case up = 2
     }
 
+    /// zlib's compression strategy (`deflateInit2`'s `strategy`).
+    public enum Strategy: Int32, Sendable {
+        /// String matching at any distance (zlib's default).
+        case `default` = 0
+        /// Matching, favouring Huffman coding of small values (filtered rows).
+        case filtered = 1
+        /// Huffman coding only, no matching.
+        case huffmanOnly = 2
+        /// Runs of one byte only (distance 1): fast, and as good where the data is runs.
+        case rle = 3
+    }
+
     /// The image size.
     public let width: Int, height: Int
     /// The pixel layout.
@@ -77,6 +89,8 @@ public struct PNGRowEncoder: Sendable {
     public var level: Int32 = 1
     /// The row filter.
     public var filter: RowFilter = .sub
+    /// zlib's strategy.
+    public var strategy: Strategy = .default
     /// Bands compressed at once (default: the online cores); fewer when the image is short.
     public var bands: Int = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
@@ -161,7 +175,7 @@ public struct PNGRowEncoder: Sendable {
         let last = b == count - 1
         var result = Band()
         var stream = z_stream()
-        guard granite_deflateInit2(&stream, level, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK else {
+        guard granite_deflateInit2(&stream, level, -15, 8, strategy.rawValue) == Z_OK else {
             result.failure = "zlib deflateInit2 failed"
             return result
         }

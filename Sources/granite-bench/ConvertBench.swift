@@ -20,6 +20,7 @@ struct ConvertBench: AsyncParsableCommand {
     @Option(help: "Input height.") var height = 1080
     @Flag(help: "Skip the slow per-image `vips` command-line chain.") var skipVipsCLI = false
     @Flag(help: "Skip the WebP tools (granite, vipsthumbnail and cwebp writing WebP).") var skipWebP = false
+    @Flag(help: "Skip the AVIF tools (granite and vipsthumbnail writing AVIF).") var skipAVIF = false
 
     struct Tool {
         var name: String
@@ -77,6 +78,20 @@ struct ConvertBench: AsyncParsableCommand {
             }, ext: "webp", anchor: "vipsthumb webp"))
             }
         }
+        // AVIF output (issue 16), same run: granite (libavif + libaom, speed 8) against vipsthumbnail's
+        // heifsave (libheif + libaom) at its default effort 4 (aom speed 5) and at effort 1 (speed 8,
+        // granite's), all Q60; the output sizes say what each speed costs.
+        if !skipAVIF {
+            tools.append(Tool(name: "granite avif", note: "resize 50% + q60 AVIF (metadata kept, aom speed 8)", command: { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--format", "avif", "--quality", "60"])
+            }, ext: "avif", anchor: "vipsthumb avif"))
+            tools.append(Tool(name: "vipsthumb avif", note: "vipsthumbnail -o %s.avif[Q=60] (effort 4)", command: { _, o, f in
+                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.avif[Q=60]"])
+            }, ext: "avif", anchor: "vipsthumb avif"))
+            tools.append(Tool(name: "vipsthumb avif e1", note: "vipsthumbnail -o %s.avif[Q=60,effort=1]", command: { _, o, f in
+                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.avif[Q=60,effort=1]"])
+            }, ext: "avif", anchor: "vipsthumb avif"))
+        }
         if !skipVipsCLI {
             tools.append(Tool(name: "vips CLI chain", note: "vips resize 0.5 | vips sharpen, q85: one process pair per image") { _, o, f in
                 let script = "for f in \"$@\"; do b=$(basename \"$f\" .jpg); vips resize \"$f\" \"\(o)/$b.v\" 0.5 && vips sharpen \"\(o)/$b.v\" \"\(o)/$b.jpg[Q=85]\" && rm \"\(o)/$b.v\"; done"
@@ -88,6 +103,7 @@ struct ConvertBench: AsyncParsableCommand {
         print("load average at start: \(fixed(load[0]))")
         print("granite-bench convert: \(count) JPEGs \(width)x\(height), resize 50% + sharpen + q85, \(runs) runs, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         var results = [String: [ChildRun]]()
+        var outputBytes = [String: Int]()  // the last run's outputs, all files
         for r in 0..<runs {
             for tool in tools {
                 let out = dir + "/out-\(r)-\(tool.name.replacingOccurrences(of: " ", with: "-"))"
@@ -100,10 +116,14 @@ struct ConvertBench: AsyncParsableCommand {
                     print("  \(tool.name): run \(r + 1) exit \(run.status), \(produced)/\(count) outputs")
                 }
                 results[tool.name, default: []].append(run)
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+                outputBytes[tool.name] = names.filter { $0.hasSuffix("." + tool.ext) }.reduce(0) {
+                    $0 + (((try? FileManager.default.attributesOfItem(atPath: out + "/" + $1))?[.size] as? Int) ?? 0)
+                }
                 try? FileManager.default.removeItem(atPath: out)
             }
         }
-        print(pad("tool", 18) + pad("images/s", 10) + pad("(min-max)", 14) + pad("peak RSS", 12) + pad("vs its anchor", 28) + "notes")
+        print(pad("tool", 18) + pad("images/s", 10) + pad("(min-max)", 14) + pad("peak RSS", 12) + pad("output", 10) + pad("vs its anchor", 28) + "notes")
         for tool in tools {
             let s = summarize(results[tool.name]!)
             var ratio = "-"
@@ -112,7 +132,7 @@ struct ConvertBench: AsyncParsableCommand {
             }
             let rates = results[tool.name]!.map { Double(count) / $0.seconds }
             let range = "\(fixed(rates.min()!))-\(fixed(rates.max()!))"
-            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad(range, 14) + pad("\(s.peak / 1024) MiB", 12) + pad(ratio, 28) + tool.note)
+            print(pad(tool.name, 18) + pad(fixed(s.rate), 10) + pad(range, 14) + pad("\(s.peak / 1024) MiB", 12) + pad("\(fixed(Double(outputBytes[tool.name] ?? 0) / 1_048_576)) MiB", 10) + pad(ratio, 28) + tool.note)
         }
         if workDir == nil { try? FileManager.default.removeItem(atPath: dir) }
     }

@@ -43,7 +43,7 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
-    @Option(help: "Photos in flight at once (default 1; each photo's PNGs are already deflated on all cores).")
+    @Option(help: "Photos in flight at once (default 2, or 1 on one core: one photo's single-threaded steps, decoding and inference, overlap the other's PNG deflating).")
     var jobs: Int?
 
     func validate() throws {
@@ -67,7 +67,7 @@ struct DepthCommand: AsyncParsableCommand {
         }
         // `jobs` photos in flight (decode, resize, infer, upscale and PNG encoding are per photo).
         let modelSize = depthSize == "model", output = output
-        let jobs = max(1, min(self.jobs ?? 1, files.count))
+        let jobs = max(1, min(self.jobs ?? min(2, ProcessInfo.processInfo.activeProcessorCount), files.count))
         var failed = 0
         await withTaskGroup(of: (String, Result<(String, String), any Error>).self) { group in
             var next = 0

@@ -22,9 +22,11 @@ final class PNGRowEncoderTests: XCTestCase {
     }
 
     static func encode(_ bytes: [UInt8], width: Int, height: Int, layout: PNGRowEncoder.Layout,
-                       filter: PNGRowEncoder.RowFilter, bands: Int, level: Int32 = 1) throws -> [UInt8] {
+                       filter: PNGRowEncoder.RowFilter, bands: Int, level: Int32 = 1,
+                       strategy: PNGRowEncoder.Strategy = .default) throws -> [UInt8] {
         var encoder = try PNGRowEncoder(width: width, height: height, layout: layout)
         encoder.filter = filter
+        encoder.strategy = strategy
         encoder.bands = bands
         encoder.level = level
         let n = encoder.rowBytes
@@ -75,6 +77,22 @@ final class PNGRowEncoderTests: XCTestCase {
         }
     }
 
+    func testEveryStrategyRoundTrips() throws {
+        let width = 53, height = 70
+        let gray = Self.pattern(width: width, height: height, bytesPerPixel: 1, modulo: 5)  // short runs
+        for strategy in [PNGRowEncoder.Strategy.default, .filtered, .huffmanOnly, .rle] {
+            for filter in [PNGRowEncoder.RowFilter.none, .up] {
+                for bands in [1, 3] {
+                    let what = "strategy \(strategy), filter \(filter), \(bands) bands"
+                    let png = try Self.encode(gray, width: width, height: height, layout: .gray8, filter: filter, bands: bands, strategy: strategy)
+                    XCTAssertEqual(try Codecs.decode(png, options: DecodeOptions(keepGray: true)).bytes, gray, what)
+                    let raw = try Zlib.inflate(Self.idat(png), limit: 1 << 24, what: "IDAT")
+                    XCTAssertEqual(raw.count, height * (width + 1), what)
+                }
+            }
+        }
+    }
+
     func testIndexedAndGray16DecodeInImageMagick() throws {
         let width = 41, height = 90
         let dir = TestSupport.temporaryDirectory("pngrows")
@@ -82,7 +100,7 @@ final class PNGRowEncoderTests: XCTestCase {
         for i in 0..<200 { palette += [UInt8(i), UInt8(255 - i), UInt8(i / 2)] }
         let indices = Self.pattern(width: width, height: height, bytesPerPixel: 1, modulo: 200)
         try AtomicFile.write(try Self.encode(indices, width: width, height: height, layout: .indexed(palette: palette),
-                                             filter: .none, bands: 2), to: dir + "/p.png")
+                                             filter: .up, bands: 2, strategy: .rle), to: dir + "/p.png")
         let theirs = try TestSupport.magickRGBA(dir + "/p.png")
         var expected = [UInt8]()
         for i in indices {

@@ -2,7 +2,7 @@
 """The Python side of scripts/bench-depth: what `granite depth` does, with Pillow and ONNX Runtime.
 
 Usage: depth_ort.py MODEL OUTDIR PHOTO...
-For each photo: decode (Pillow, with its JPEG draft mode to at least 2 x 224 as granite does),
+For each photo: decode (Pillow, with its JPEG draft mode to at least 4 x 224 as granite does),
 antialiased bilinear resize to 224x224, FastDepth (ONNX Runtime, CPU), bilinear upscale of the
 map to the photo's size, and write NAME.depth.png (16-bit gray, millimetres) and NAME.preview.png
 (8-bit indexed, the same 256-entry viridis palette), as granite does; both PNGs at zlib level
@@ -48,7 +48,7 @@ def main():
         stem = os.path.splitext(os.path.basename(path))[0]
         with Image.open(path) as im:
             size = im.size
-            im.draft("RGB", (448, 448))
+            im.draft("RGB", (896, 896))
             x = np.asarray(im.convert("RGB").resize((224, 224), Image.Resampling.BILINEAR), dtype=np.uint8)[None]
         depth = session.run(None, {feed: x})[0].reshape(224, 224).astype(np.float32) * SCALE
         full = np.asarray(Image.fromarray(depth).resize(size, Image.Resampling.BILINEAR))

@@ -1,4 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
 import GraniteMedia
+
+/// Carries a buffer into `concurrentPerform`, whose iterations write disjoint elements of it.
+private struct UncheckedSendableBuffer<T>: @unchecked Sendable {
+    let value: UnsafeMutableBufferPointer<T>
+    init(_ value: UnsafeMutableBufferPointer<T>) { self.value = value }
+}
 
 /// A per-pixel depth estimate at the size of the image it came from.
 public struct DepthMap: Sendable, Equatable {
@@ -96,6 +106,66 @@ public struct NearnessScale: Sendable, Equatable {
         let n = nearness(v)
         return UInt8(min(max((n.isNaN ? 0 : n) * 255, 0), 255).rounded())
     }
+
+    /// ``sample16(_:metric:)`` of `count` values, each written big-endian (PNG's byte order) as
+    /// two bytes to `out`: the same samples, eight at a time.
+    public func samples16BigEndian(_ values: UnsafePointer<Float>, count: Int, metric: Bool, into out: UnsafeMutablePointer<UInt8>) {
+        let raw = UnsafeMutableRawPointer(out)
+        var i = 0
+        while i + 8 <= count {
+            let v = UnsafeRawPointer(values + i).loadUnaligned(as: SIMD8<Float>.self)
+            // Clamping before rounding gives what rounding then clamping gives (both ends are whole).
+            let c = metric ? pointwiseMin(pointwiseMax(v * 1000, SIMD8()), SIMD8(repeating: 65535))
+                           : (SIMD8(repeating: 1) - nearness8(v)) * 65535
+            let u = Self.wholeBits(Self.roundedHalfAway(c))
+            raw.storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: (u &>> 8) | ((u & 0xFF) &<< 8)), toByteOffset: 2 * i, as: SIMD8<UInt16>.self)
+            i += 8
+        }
+        while i < count {
+            let s = sample16(values[i], metric: metric)
+            out[2 * i] = UInt8(s >> 8); out[2 * i + 1] = UInt8(s & 0xFF)
+            i += 1
+        }
+    }
+
+    /// ``paletteIndex(_:)`` of `count` values into `out`: the same indices, eight at a time.
+    public func paletteIndices(_ values: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
+        let raw = UnsafeMutableRawPointer(out)
+        var i = 0
+        while i + 8 <= count {
+            var n = nearness8(UnsafeRawPointer(values + i).loadUnaligned(as: SIMD8<Float>.self))
+            n.replace(with: 0, where: n .!= n)  // NaN
+            let c = pointwiseMin(pointwiseMax(n * 255, SIMD8()), SIMD8(repeating: 255))
+            raw.storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: Self.wholeBits(Self.roundedHalfAway(c))), toByteOffset: i, as: SIMD8<UInt8>.self)
+            i += 8
+        }
+        while i < count { out[i] = paletteIndex(values[i]); i += 1 }
+    }
+
+    /// ``nearness(_:)`` of eight values (the same operations, so the same results).
+    @inline(__always)
+    func nearness8(_ v: SIMD8<Float>) -> SIMD8<Float> {
+        let span = hi - lo
+        guard span > 0 else { return SIMD8() }
+        return meaning == .depth ? (SIMD8(repeating: hi) - v) / SIMD8(repeating: span) : (v - SIMD8(repeating: lo)) / SIMD8(repeating: span)
+    }
+
+    /// `Float.rounded()` (half away from zero) of values in 0...2²², with plain vector arithmetic
+    /// (x86-64's baseline has no rounding instruction, and `rounded()` would call `roundf` per value).
+    @inline(__always)
+    static func roundedHalfAway(_ c: SIMD8<Float>) -> SIMD8<Float> {
+        let magic = SIMD8<Float>(repeating: 8_388_608)  // 2²³: adding it leaves no fraction bits
+        var t = (c + magic) - magic  // nearest, ties to even
+        t.replace(with: t - 1, where: t .> c)  // floor (c - t is then exact)
+        t.replace(with: t + 1, where: c - t .>= 0.5)
+        return t
+    }
+
+    /// Whole values in 0...65535 as integers (their bits below 2²³'s exponent).
+    @inline(__always)
+    static func wholeBits(_ t: SIMD8<Float>) -> SIMD8<UInt32> {
+        unsafeBitCast(t + SIMD8<Float>(repeating: 8_388_608), to: SIMD8<UInt32>.self) & 0xFFFF
+    }
 }
 
 /// A depth map read at a larger (or the same) size row by row: bilinear, the values
@@ -120,15 +190,37 @@ public struct ScaledDepthMap: Sendable {
         self.rows = rows
         // The range over the scaled rows themselves (bilinear stays inside the source's range, but
         // need not reach its ends).
-        var lo = Float.infinity, hi = -Float.infinity
-        var line = [Float](repeating: 0, count: width)
-        line.withUnsafeMutableBufferPointer { buffer in
-            for y in 0..<height {
-                rows.row(y, into: buffer.baseAddress!)
-                for v in buffer { lo = min(lo, v); hi = max(hi, v) }
-            }
-        }
+        let (lo, hi) = Self.range(of: rows)
         scale = NearnessScale(lo: lo, hi: hi, meaning: source.meaning)
+    }
+
+    /// The smallest and largest of `rows`' values, the rows read in bands on all cores, eight
+    /// values at a time.
+    static func range(of rows: Resampler.FloatRows) -> (lo: Float, hi: Float) {
+        let width = rows.width * rows.channels, height = rows.height
+        let bands = max(1, min(sysconf(Int32(_SC_NPROCESSORS_ONLN)), height / 64))
+        let found = UnsafeMutableBufferPointer<(Float, Float)>.allocate(capacity: bands)
+        defer { found.deallocate() }
+        let slots = UncheckedSendableBuffer(found)
+        DispatchQueue.concurrentPerform(iterations: bands) { b in
+            var lo8 = SIMD8<Float>(repeating: .infinity), hi8 = SIMD8<Float>(repeating: -.infinity)
+            var lo = Float.infinity, hi = -Float.infinity
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { line in
+                let p = line.baseAddress!
+                for y in height * b / bands..<height * (b + 1) / bands {
+                    rows.row(y, into: p)
+                    var x = 0
+                    while x + 8 <= width {
+                        let v = UnsafeRawPointer(p + x).loadUnaligned(as: SIMD8<Float>.self)
+                        lo8 = pointwiseMin(lo8, v); hi8 = pointwiseMax(hi8, v)
+                        x += 8
+                    }
+                    while x < width { lo = min(lo, p[x]); hi = max(hi, p[x]); x += 1 }
+                }
+            }
+            slots.value[b] = (min(lo, lo8.min()), max(hi, hi8.max()))
+        }
+        return (found.map(\.0).min()!, found.map(\.1).max()!)
     }
 
     /// Writes row `y`'s values (`width` of them) to `out`.
