@@ -19,8 +19,8 @@ struct ConvertBench: AsyncParsableCommand {
     @Option(help: "Input width.") var width = 1920
     @Option(help: "Input height.") var height = 1080
     @Flag(help: "Skip the slow per-image `vips` command-line chain.") var skipVipsCLI = false
-    @Flag(help: "Skip the WebP tools (granite, vipsthumbnail and cwebp writing WebP).") var skipWebP = false
-    @Flag(help: "Skip the AVIF tools (granite and vipsthumbnail writing AVIF).") var skipAVIF = false
+    @Flag(name: .customLong("skip-webp"), help: "Skip the WebP tools (granite, vipsthumbnail and cwebp writing WebP).") var skipWebP = false
+    @Flag(name: .customLong("skip-avif"), help: "Skip the AVIF tools (granite and vipsthumbnail writing AVIF).") var skipAVIF = false
 
     struct Tool {
         var name: String
