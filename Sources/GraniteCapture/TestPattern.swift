@@ -11,6 +11,7 @@ public struct TestPattern: Sendable {
     /// The rate the caption's time assumes.
     public let fps: Double
     private let barRow: [UInt8]   // two widths of bars, RGBA, so any scroll offset is one slice
+    private let rampRow: [UInt8]  // one row of the grey ramp band, RGBA
 
     /// Eight bars: white, yellow, cyan, green, magenta, red, blue, black (75% SMPTE-like levels).
     static let bars: [(UInt8, UInt8, UInt8)] = [
@@ -30,6 +31,12 @@ public struct TestPattern: Sendable {
             row[x * 4 + 2] = bar.2
         }
         barRow = row
+        var ramp = [UInt8](repeating: 255, count: size.width * 4)
+        for x in 0..<size.width {
+            let v = UInt8(x * 255 / max(1, size.width - 1))
+            ramp[x * 4] = v; ramp[x * 4 + 1] = v; ramp[x * 4 + 2] = v
+        }
+        rampRow = ramp
     }
 
     /// Glyph scale and caption origin for this size.
@@ -50,11 +57,12 @@ public struct TestPattern: Sendable {
     /// Renders frame `index` as `rgba8`.
     public func render(index: UInt64) -> Image {
         let w = size.width, h = size.height
-        var bytes = [UInt8](repeating: 0, count: w * h * 4)
         let rowBytes = w * 4
         let shift = Int(index * 4 % UInt64(w))
         let bandTop = h * 3 / 4
-        bytes.withUnsafeMutableBytes { out in
+        // Every byte is written below (bars, then the ramp band), so the array starts uninitialised.
+        var bytes = [UInt8](unsafeUninitializedCapacity: w * h * 4) { buffer, count in
+            let out = UnsafeMutableRawBufferPointer(buffer)
             barRow.withUnsafeBytes { bars in
                 let source = UnsafeRawBufferPointer(rebasing: bars[(shift * 4)..<(shift * 4 + rowBytes)])
                 for y in 0..<bandTop {
@@ -62,13 +70,14 @@ public struct TestPattern: Sendable {
                 }
             }
             // A grey ramp band with a white box bouncing across it.
-            for y in bandTop..<h {
-                for x in 0..<w {
-                    let v = UInt8(x * 255 / max(1, w - 1))
-                    let i = (y * w + x) * 4
-                    out[i] = v; out[i + 1] = v; out[i + 2] = v; out[i + 3] = 255
+            rampRow.withUnsafeBytes { ramp in
+                for y in bandTop..<h {
+                    UnsafeMutableRawBufferPointer(rebasing: out[(y * rowBytes)..<((y + 1) * rowBytes)]).copyMemory(from: ramp)
                 }
             }
+            count = w * h * 4
+        }
+        bytes.withUnsafeMutableBytes { out in
             let box = max(2, (h - bandTop) / 2)
             let travel = max(1, w - box)
             let phase = Int(index * 8 % UInt64(2 * travel))

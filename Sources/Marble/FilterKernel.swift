@@ -142,6 +142,7 @@ struct Shader: Sendable {
     static let blurBlock = Shader(name: "blur_block", words: SPIRV.blur_block)
     static let blurQuadRows = Shader(name: "blur_quad_rows", words: SPIRV.blur_quad_rows)
     static let blurQuadColumns = Shader(name: "blur_quad_columns", words: SPIRV.blur_quad_columns)
+    static let blurStrip = Shader(name: "blur_strip", words: SPIRV.blur_strip)
     static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)

@@ -12,8 +12,11 @@ package struct GaussianBlur: FilterKernel {
     /// How the GPU passes are written; only `unrolled` is used by the catalog, the others are
     /// kept to measure shader styles (`granite-bench filters --styles`).
     package enum Style: String, Sendable, CaseIterable {
-        /// Two 1-D passes, 8 outputs an invocation sliding over registers, spec-constant weights.
+        /// 16 outputs an invocation sliding over registers, spec-constant weights: on a CPU driver
+        /// one dispatch walking down strips (`blur_strip.comp`), on a GPU two 1-D passes.
         case blocked
+        /// `blocked`'s two 1-D passes on every device (what GPUs run; testable on lavapipe).
+        case twoPass
         /// Two 1-D passes, taps hand-unrolled, weights as specialization constants (up to 24 a side).
         case unrolled
         /// Two 1-D passes, a loop over weights read from a buffer.
@@ -26,6 +29,11 @@ package struct GaussianBlur: FilterKernel {
     static let unrolledTaps = 24
     /// Outputs per invocation in `blur_block.comp` and `blur_quad.glsl` (their BLOCK).
     static let block = 16
+    /// Rows a `blur_strip.comp` invocation walks down (its STRIP); 2·radius halo rows of each strip
+    /// are blurred along x twice (32, 64 and 128 cost the same on lavapipe at sigma 2).
+    static let stripRows = 64
+    /// The largest radius `blur_strip.comp` takes (its window of 2·radius + 1 rows lives in registers).
+    static let stripTaps = 12
     let weights: [UInt32]
     let amount: Float?
     var style = Style.blocked
@@ -64,7 +72,7 @@ package struct GaussianBlur: FilterKernel {
 
     /// The plain blur (blocked style, radius ≤ 24) converts YUYV while loading rows of whole quad pairs.
     func readsYUYV(width: Int) -> Bool {
-        amount == nil && style == .blocked && radius <= GaussianBlur.unrolledTaps && width % 8 == 0
+        amount == nil && (style == .blocked || style == .twoPass) && radius <= GaussianBlur.unrolledTaps && width % 8 == 0
     }
 
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] { [amount ?? 0] }
@@ -104,9 +112,19 @@ package struct GaussianBlur: FilterKernel {
         let weightSlice = BufferSlice(weightBuffer)
         if style == .direct2D {
             try io.dispatch(&recorder, .blur2D, spec: [radius], destination: blurred, aux: weightSlice, tile: (16, 16))
-        } else if style == .blocked && self.radius <= GaussianBlur.unrolledTaps {
+        } else if (style == .blocked || style == .twoPass) && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             let block = GaussianBlur.block
+            if style == .blocked, io.context.deviceKind == .cpu, amount == nil, self.radius <= GaussianBlur.stripTaps,
+               StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes) {
+                // A CPU driver: both directions in one dispatch, an invocation walking down a strip
+                // 16 pixels wide and `stripRows` tall (no intermediate image, no barrier), a SIMD
+                // batch (8 lanes on llvmpipe) of strips a workgroup. A pointwise epilogue rides along.
+                let rows = GaussianBlur.stripRows
+                try io.dispatch(&recorder, .blurStrip, spec: [radius, 0] + constants + [0, io.yuyvSource, UInt32(rows)],
+                                destination: blurred, tile: (8 * block, rows), local: (8, 1), quadTexels: [quadSource])
+                return
+            }
             if StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes), let quadRows = io.quadTexels(tmp, bytes: bytes) {
                 // Quad rows: 16 pixels an invocation in 16×4 groups, the source read through a quad
                 // texel view (YUYV converted on the way in); then quad columns (4 pixels × 16 rows an
