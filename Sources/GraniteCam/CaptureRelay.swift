@@ -16,6 +16,8 @@ struct CaptureParts: Sendable {
     let decoder: any ImageDecoder
     /// The depth model, in a non-live run with depth.
     let depth: (any DepthStage)?
+    /// The YUV layouts the live sinks write, which a GPU chain converts into on the device.
+    let yuvLayouts: [YUVLayout]
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -23,6 +25,7 @@ struct CaptureParts: Sendable {
         stages = pipeline.stages
         decoder = pipeline.decoder
         depth = pipeline.settings.isLive ? nil : pipeline.depth
+        yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
     }
 
     /// Whether a stage reads a depth map.
@@ -47,6 +50,20 @@ struct CaptureParts: Sendable {
         var current = image
         for stage in stages { current = try stage.process(current, depth: depth) }
         return current
+    }
+
+    /// ``process(_:depth:)`` into a frame, with its YUV made by the last stage when the sinks
+    /// take YUV and that stage can (``YUVOutputStage``: the GPU chain).
+    func process(_ frame: Frame, depth: Image?) throws -> Frame {
+        var out = frame
+        guard !yuvLayouts.isEmpty, let last = stages.last as? any YUVOutputStage else {
+            out.image = try process(frame.image, depth: depth)
+            return out
+        }
+        var current = frame.image
+        for stage in stages.dropLast() { current = try stage.process(current, depth: depth) }
+        (out.image, out.yuv) = try last.process(current, depth: depth, yuv: yuvLayouts)
+        return out
     }
 
     /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
@@ -287,7 +304,7 @@ enum CapturePump {
                             connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                         }
                     } else {
-                        out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                        out = try parts.process(frame, depth: chainWantsDepth ? chainDepth : nil)
                     }
                     connection.request(CamEvents.FrameReady(frame: out, input: frame.image, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge),

@@ -189,6 +189,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        let gpuLayouts = sinks.compactMap(\.gpuLayout)
+        if !filters.isEmpty, !cpuFilters, !gpuLayouts.isEmpty {
+            say("granite-cam: the chain's result is converted to \(gpuLayouts.map(\.description).joined(separator: ", ")) on the GPU")
+        }
         let depthStage: (any DepthStage)?
         do {
             depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel) : nil

@@ -1,5 +1,6 @@
 import Foundation
 import GraniteCapture
+import GraniteGPU
 import GraniteMedia
 import GraniteTesting
 import XCTest
@@ -72,6 +73,42 @@ final class Y4MPipeTests: XCTestCase {
 
     func testY4M444IntoFFmpegMatchesTheFiles() throws {
         try check(chroma: "y4m:444", pixFmt: "yuv444p", meanLimit: 1, maxLimit: 3)
+    }
+
+    /// With a GPU filter chain the pipe's YUV is made on the device (`yuv_out.comp`): byte for byte
+    /// what the CPU conversion makes of the file the same run wrote (odd size: edge chroma too).
+    func testGPUConvertedPipeEqualsTheFilesConvertedOnTheCPU() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        let cam = try camBinary()
+        for (chroma, layout) in [("y4m", YUVLayout.i420), ("y4m:444", .planar444)] {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let w = 161, h = 91
+            let y4m = dir.appendingPathComponent("stream.y4m").path
+            let run = try shell("'\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames 6 --out '\(dir.path)/files' "
+                                + "--image-format ppm --status-hz 1 --filter 'blur:sigma=1 | brightness:amount=0.05' --pipe \(chroma) > '\(y4m)'")
+            XCTAssertEqual(run.status, 0, run.err)
+            XCTAssertTrue(run.err.contains("converted to \(layout) on the GPU"), run.err)
+            let stream = try [UInt8](Data(contentsOf: URL(fileURLWithPath: y4m)))
+            let headerEnd = try XCTUnwrap(stream.firstIndex(of: 10))
+            let frameBytes = layout.byteCount(width: w, height: h)
+            let frames = (stream.count - headerEnd - 1) / (6 + frameBytes)
+            XCTAssertEqual(stream.count, headerEnd + 1 + frames * (6 + frameBytes), "whole frames")
+            let sidecar = try String(contentsOfFile: "\(dir.path)/files/frames.jsonl", encoding: .utf8).split(separator: "\n")
+            XCTAssertEqual(frames, sidecar.count)
+            XCTAssertGreaterThan(frames, 0)
+            for (k, line) in sidecar.enumerated() {
+                let file = line.split(separator: "\"file\":\"")[1].split(separator: "\"")[0]
+                let rgb = try ppmPixels("\(dir.path)/files/\(file)", width: w, height: h)
+                var rgba = [UInt8]()
+                for i in stride(from: 0, to: rgb.count, by: 3) { rgba += [rgb[i], rgb[i + 1], rgb[i + 2], 255] }
+                let expected = ColorConversion.yuv(try Image(width: w, height: h, format: .rgba8, bytes: rgba), layout: layout, vectorised: false)
+                let start = headerEnd + 1 + k * (6 + frameBytes) + 6
+                XCTAssertEqual(Array(stream[(start - 6)..<start]), Array("FRAME\n".utf8))
+                XCTAssertTrue(Array(stream[start..<(start + frameBytes)]) == expected, "\(chroma) frame \(k) (\(file)) equals the CPU conversion of the file")
+            }
+        }
     }
 
     func testReaderGoingAwayEndsCleanly() throws {
