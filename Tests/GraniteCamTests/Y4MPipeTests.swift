@@ -111,6 +111,26 @@ final class Y4MPipeTests: XCTestCase {
         }
     }
 
+    /// The capture relay's parts ask a GPU chain for the sinks' layouts: the frame leaves the
+    /// stage with its YUV made on the device (nothing left for the sink to convert).
+    func testGPUChainHandsTheSinksTheirYUV() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30), Y4MSink(fd: -1, chroma: .s444, fps: 30)]
+        let pipeline = try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"])], sinks: sinks)
+        let parts = CaptureParts(pipeline)
+        XCTAssertEqual(parts.yuvLayouts, [.i420, .planar444])
+        let image = TestPattern(size: FrameSize(width: 33, height: 17)).render(index: 1)
+        let out = try parts.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil)
+        XCTAssertEqual(out.image, try MarbleStage(specs: ["invert"]).process(image))
+        for layout in parts.yuvLayouts {
+            let bytes = try XCTUnwrap(out.yuv[layout], "\(layout) made on the GPU")
+            XCTAssertTrue(bytes == ColorConversion.yuv(out.image, layout: layout, vectorised: false), "\(layout)")
+        }
+        // The CPU reference chain makes none: the sinks convert.
+        let cpu = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"], gpu: false)], sinks: sinks))
+        XCTAssertTrue(try cpu.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil).yuv.isEmpty)
+    }
+
     func testReaderGoingAwayEndsCleanly() throws {
         let cam = try camBinary()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
@@ -155,6 +175,19 @@ final class Y4MPipeTests: XCTestCase {
 
 /// A V4L2 output whose YU12 rows are padded (bytesperline > width) gets re-strided rows.
 final class PaddedYU12Tests: XCTestCase {
+    /// The layout a V4L2 node asks the GPU for is the bytes the CPU packing writes for it.
+    func testNodeLayoutsAreWhatTheCPUPacks() throws {
+        var bytes = [UInt8]()
+        for i in 0..<(14 * 5) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }
+        let image = try Image(width: 14, height: 5, format: .rgba8, bytes: bytes)
+        for (format, bpl) in [(VideoOutputFormat.yuyv, 0), (.yuyv, 28), (.yuyv, 40), (.yu12, 14), (.yu12, 32)] {
+            let layout = try XCTUnwrap(V4L2OutputSink.layout(format, bytesPerLine: max(bpl, format.minimumBytesPerLine(width: 14))))
+            XCTAssertEqual(ColorConversion.yuv(image, layout: layout, vectorised: false),
+                           try ColorConversion.packed(image, as: format, bytesPerLine: bpl), "\(format) bytesperline \(bpl)")
+        }
+        XCTAssertNil(V4L2OutputSink.layout(.rgb24, bytesPerLine: 42))
+    }
+
     func testPaddedRowsAreReStrided() throws {
         var bytes = [UInt8]()
         for i in 0..<(14 * 5) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }
