@@ -96,11 +96,15 @@ final class YUVOutputs: @unchecked Sendable {
     private func record(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> Recorded {
         let bytes = layout.byteCount(width: width, height: height)
         let words = (bytes + 3) / 4
-        let grid = (width: min(YUVOutputs.gridWidth, (words + 63) / 64 * 64), height: (words + YUVOutputs.gridWidth - 1) / YUVOutputs.gridWidth)
+        let (luma, chroma) = layout.strides(width: width)
+        // Rows of whole words: one invocation per word of a row (no division per byte); else
+        // the output as one run of words, each byte placed by division.
+        let rows = luma % 4 == 0 && chroma % 4 == 0
+        let grid = rows ? (width: max(luma, chroma) / 4, height: height + 2 * layout.chromaRows(height: height))
+            : (width: min(YUVOutputs.gridWidth, (words + 63) / 64 * 64), height: (words + YUVOutputs.gridWidth - 1) / YUVOutputs.gridWidth)
         let output = try pool.take(size: words * 4)
         let params = try pool.take(size: StepIO.floatCapacity * 4)
         let sequence = try CommandSequence(context: pool.context)
-        let (luma, chroma) = layout.strides(width: width)
         let kind: UInt32
         switch layout {
         case .yuyv: kind = 0
@@ -115,7 +119,7 @@ final class YUVOutputs: @unchecked Sendable {
                         scratchImage: { (w, h) throws(GPUError) in try pool.takeImage(width: w, height: h) })
         try sequence.record { (recorder) throws(GPUError) in
             recorder.section = "yuv \(layout)"
-            try io.dispatch(&recorder, .yuvOut, spec: [kind], a: SIMD4(Int32(luma), Int32(chroma), Int32(bytes), 0))
+            try io.dispatch(&recorder, .yuvOut, spec: [kind, rows ? 1 : 0], a: SIMD4(Int32(luma), Int32(chroma), Int32(bytes), 0))
         }
         return Recorded(source: source, sequence: sequence, output: output, params: params, bytes: bytes)
     }

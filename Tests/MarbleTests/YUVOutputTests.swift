@@ -6,8 +6,11 @@ import Testing
 /// RGB → YUV on the device (`yuv_out.comp`, issue 15): the bytes GraniteMedia's CPU conversion
 /// writes (its scalar reference formulas), for odd and even sizes and padded strides.
 struct YUVOutputTests {
+    /// Padded strides of whole words (the shader's ROWS path, one invocation per word of a row)
+    /// and not (a byte's place found by division); chroma rows longer than luma rows too.
     static let layouts: [YUVLayout] = [.i420, .planar444, .yuyv(stride: 0),
-                                       .planar420(lumaStride: 40, chromaStride: 24), .yuyv(stride: 84)]
+                                       .planar420(lumaStride: 40, chromaStride: 24), .yuyv(stride: 84),
+                                       .planar420(lumaStride: 37, chromaStride: 21), .planar420(lumaStride: 36, chromaStride: 44)]
 
     /// The largest difference between two byte arrays of one size (-1: the sizes differ).
     static func maxDiff(_ a: [UInt8], _ b: [UInt8]) -> Int {
