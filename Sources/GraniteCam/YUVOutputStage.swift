@@ -12,9 +12,10 @@ public protocol YUVOutputStage: FrameStage {
 }
 
 extension MarbleStage: YUVOutputStage {
-    /// On the GPU, one more dispatch per layout over the chain's result; the CPU reference makes none.
+    /// On a GPU, one more dispatch per layout over the chain's result; the CPU reference, and a
+    /// CPU device (lavapipe, ``FilterChain/convertsYUVOnDevice``), make none.
     public func process(_ image: Image, depth: Image?, yuv layouts: [YUVLayout]) throws -> (image: Image, yuv: [YUVLayout: [UInt8]]) {
-        guard gpu, !layouts.isEmpty else { return (try process(image, depth: depth), [:]) }
+        guard gpu, !layouts.isEmpty, chain.convertsYUVOnDevice else { return (try process(image, depth: depth), [:]) }
         let out = try chain.apply(image, depth: depth, yuv: layouts, rgba: true)
         guard let rgba = out.image else { preconditionFailure("rgba was asked for") }
         return (rgba, out.yuv)

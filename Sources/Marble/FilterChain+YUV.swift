@@ -1,3 +1,4 @@
+import Foundation
 import GraniteGPU
 import GraniteMedia
 
@@ -46,6 +47,19 @@ extension FilterChain {
             if rgba { result.image = try plan.finish(transfers: counter) }
             return result
         }
+    }
+}
+
+extension FilterChain {
+    /// Whether converting the result to YUV on the device beats the CPU's vectorised conversion:
+    /// on a GPU, yes; on a CPU device (lavapipe: the "GPU" is the same cores, and the shader
+    /// costs about 20× the vectorised rows at 1280×720) no, unless `GRANITE_GPU_YUV=1` asks for
+    /// it anyway (the tests, to exercise the path on lavapipe). False when there is no device.
+    public var convertsYUVOnDevice: Bool {
+        if ProcessInfo.processInfo.environment["GRANITE_GPU_YUV"] == "1" { return true }
+        let kind = lock.withLock { try? bufferPool().context.deviceKind }
+        guard let kind else { return false }
+        return kind != .cpu
     }
 }
 

@@ -190,7 +190,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let gpuLayouts = sinks.compactMap(\.gpuLayout)
-        if !filters.isEmpty, !cpuFilters, !gpuLayouts.isEmpty {
+        if !gpuLayouts.isEmpty, let marble = (stages.first as? LiveChainStage)?.stage as? MarbleStage ?? stages.first as? MarbleStage,
+           marble.gpu, marble.chain.convertsYUVOnDevice {
             say("granite-cam: the chain's result is converted to \(gpuLayouts.map(\.description).joined(separator: ", ")) on the GPU")
         }
         let depthStage: (any DepthStage)?
