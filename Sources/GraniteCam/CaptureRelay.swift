@@ -21,6 +21,8 @@ struct CaptureParts: Sendable {
     /// The live depth model's input size, when it takes a picture already resized to it (made from
     /// the frame the chain uploaded, on the GPU; nil: the relay gets the frame as captured).
     let liveDepthInput: (width: Int, height: Int)?
+    /// The YUV layouts the live sinks write, which a GPU chain converts into on the device.
+    let yuvLayouts: [YUVLayout]
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -30,6 +32,7 @@ struct CaptureParts: Sendable {
         depth = pipeline.settings.isLive ? nil : pipeline.depth
         liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil ? pipeline.settings.depthEvery : nil
         liveDepthInput = liveDepthEvery == nil ? nil : pipeline.depth?.modelInputSize
+        yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
     }
 
     /// Whether a stage reads a depth map.
@@ -66,6 +69,20 @@ struct CaptureParts: Sendable {
         }
         let small = try depthInput.map { try DepthImage.modelInput(image, size: $0) }
         return (try process(image, depth: depth), small)
+    }
+
+    /// ``process(_:depth:)`` into a frame, with its YUV made by the last stage when the sinks
+    /// take YUV and that stage can (``YUVOutputStage``: the GPU chain).
+    func process(_ frame: Frame, depth: Image?) throws -> Frame {
+        var out = frame
+        guard !yuvLayouts.isEmpty, let last = stages.last as? any YUVOutputStage else {
+            out.image = try process(frame.image, depth: depth)
+            return out
+        }
+        var current = frame.image
+        for stage in stages.dropLast() { current = try stage.process(current, depth: depth) }
+        (out.image, out.yuv) = try last.process(current, depth: depth, yuv: yuvLayouts)
+        return out
     }
 
     /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
@@ -332,7 +349,8 @@ enum CapturePump {
                         if let failure = result.failure {
                             connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                         }
-                    } else if live {
+                    } else if live && parts.liveDepthEvery != nil {
+                        // A live run with depth: the newest map in, the model's input out (YUV on the CPU).
                         let size = wantsDepth ? parts.liveDepthInput : nil
                         let result = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil,
                                                        version: depthVersion, depthInput: size)
@@ -342,7 +360,7 @@ enum CapturePump {
                                                    width: frame.image.width, height: frame.image.height)
                         }
                     } else {
-                        out.image = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil)
+                        out = try parts.process(frame, depth: chainWantsDepth ? chainDepth : nil)
                     }
                     connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge,

@@ -14,6 +14,13 @@ public protocol FrameSink: AnyObject, Sendable {
     func write(_ frame: Frame) throws(SinkError)
     /// Flushes and lets go of the output (called once, after the last frame).
     func finish()
+    /// The YUV layout it writes, so a GPU chain can convert its result on the device
+    /// (``Frame/yuv``); nil (the default) for a sink that takes RGB.
+    var gpuLayout: YUVLayout? { get }
+}
+
+extension FrameSink {
+    public var gpuLayout: YUVLayout? { nil }
 }
 
 /// Why a sink could not take a frame.

@@ -8,7 +8,8 @@ import Synchronization
 /// The device is opened and negotiated when the sink is made (so a wrong node fails before the
 /// run starts) and again if the frames turn out another size than asked (a camera that adjusted
 /// it). An odd frame width loses its last column (the node is negotiated at an even width).
-/// Frames are packed by ``ColorConversion/packed(_:as:bytesPerLine:)`` (BT.601 limited range).
+/// Frames are packed by ``ColorConversion/packed(_:as:bytesPerLine:)`` (BT.601 limited range),
+/// or arrive as YUYV/YU12 a GPU chain made on the device (``Frame/yuv``, ``gpuLayout``).
 public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `V4L2Output` is not thread-safe; every use is inside `device`'s lock (and the
     // sink relay calls from one executor anyway).
@@ -56,7 +57,12 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
             }
             let bytes: [UInt8]
             do {
-                bytes = try ColorConversion.packed(image, as: out.format, bytesPerLine: out.bytesPerLine)
+                if frame.width == even.width, let layout = V4L2OutputSink.layout(out.format, bytesPerLine: out.bytesPerLine),
+                   let converted = frame.yuv[layout] {
+                    bytes = converted
+                } else {
+                    bytes = try ColorConversion.packed(image, as: out.format, bytesPerLine: out.bytesPerLine)
+                }
             } catch {
                 throw .frame(sink: path, sequence: frame.sequence, reason: "\(error)")
             }
@@ -68,6 +74,21 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         device.withLock { slot in
             slot?.close()
             slot = nil
+        }
+    }
+
+    /// The YUV layout of the negotiated format (YUYV, YU12 with the node's strides), for a GPU
+    /// chain to convert into; nil for RGB24/BGR24 (packed on the CPU).
+    public var gpuLayout: YUVLayout? {
+        device.withLock { d in d.flatMap { V4L2OutputSink.layout($0.format, bytesPerLine: $0.bytesPerLine) } }
+    }
+
+    /// The bytes ``ColorConversion/packed(_:as:bytesPerLine:)`` writes for `format`, as a layout.
+    static func layout(_ format: VideoOutputFormat, bytesPerLine: Int) -> YUVLayout? {
+        switch format {
+        case .yuyv: return .yuyv(stride: bytesPerLine)
+        case .yu12: return .planar420(lumaStride: bytesPerLine, chromaStride: bytesPerLine / 2)
+        case .rgb24, .bgr24: return nil
         }
     }
 

@@ -12,7 +12,8 @@ import Synchronization
 ///  header  YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg XYSCSS=420JPEG XCOLORRANGE=LIMITED\n
 ///  frame   FRAME\n  Y (W×H)  U  V   (4:2:0: ⌈W/2⌉×⌈H/2⌉ each; 4:4:4: W×H each)
 /// ```
-/// BT.601 limited range (``ColorConversion/appendPlanarYUV(_:subsampled:to:)``); 4:2:0 chroma
+/// BT.601 limited range (``ColorConversion/appendPlanarYUV(_:subsampled:to:)``, or the same
+/// bytes a GPU chain made on the device, ``Frame/yuv``); 4:2:0 chroma
 /// is sited between the luma samples (`C420jpeg`, each chroma sample the mean of a 2×2 block).
 /// The header is written with the first frame (its size); a later frame of another size is an
 /// error, as Y4M cannot change size. A closed reader (EPIPE; SIGPIPE must be ignored) is
@@ -64,7 +65,11 @@ public final class Y4MSink: FrameSink {
         if first { bytes += Array(header(width: w, height: h).utf8) }
         bytes += Array("FRAME\n".utf8)
         do {
-            try ColorConversion.appendPlanarYUV(frame.image, subsampled: chroma == .s420, to: &bytes)
+            if let converted = frame.yuv[layout] {
+                bytes += converted
+            } else {
+                try ColorConversion.appendPlanarYUV(frame.image, subsampled: chroma == .s420, to: &bytes)
+            }
         } catch {
             throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
         }
@@ -72,6 +77,11 @@ public final class Y4MSink: FrameSink {
     }
 
     public func finish() {}
+
+    /// Unpadded planes: 4:2:0 or 4:4:4.
+    public var gpuLayout: YUVLayout? { layout }
+
+    private var layout: YUVLayout { chroma == .s420 ? .i420 : .planar444 }
 
     private func writeAll(_ bytes: [UInt8]) throws(SinkError) {
         var offset = 0

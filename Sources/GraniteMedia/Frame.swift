@@ -11,6 +11,10 @@ public struct Frame: Sendable, Equatable {
     public var timestampNanos: UInt64
     /// What produced the frame (a device path, a folder, `testpattern`).
     public var source: String
+    /// The image already converted to YUV where it was made (a GPU filter chain's result,
+    /// converted on the device), by layout; outputs use these bytes instead of converting
+    /// ``image`` again. Empty for most frames.
+    public var yuv: [YUVLayout: [UInt8]] = [:]
 
     public init(image: Image, sequence: UInt64, timestampNanos: UInt64, source: String) {
         self.image = image

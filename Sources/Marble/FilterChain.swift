@@ -18,15 +18,17 @@ public final class FilterChain: @unchecked Sendable {
     public let range: ColorRange
     let kernels: [any FilterKernel]
     private let requestedContext: GPUContext?
-    private let lock = NSLock()
+    let lock = NSLock()
     private var plans: [ChainPlan] = []
     private var pool: BufferPool?
     private static let maxPlans = 4
     /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.
     private var started: [Int: ChainPlan] = [:]
-    private let transferCounter = TransferCounter()
+    let transferCounter = TransferCounter()
     /// The newest depth map on the device for live frames (``apply(_:time:depth:depthVersion:depthInput:)``).
     private var resident: (buffer: GPUBuffer, width: Int, height: Int, version: UInt64?)?
+    /// The recorded YUV conversions of the plans' results (`FilterChain+YUV.swift`).
+    let yuvOutputs = YUVOutputs()
 
     /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
     /// one download of the result, plus one upload of a depth map when given one (a live frame's:
@@ -219,7 +221,7 @@ public final class FilterChain: @unchecked Sendable {
     /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
     var lastRecordedSteps: Int? { lock.withLock { plans.last?.recordedSteps } }
 
-    private func plan(for key: ChainPlan.Key) throws(MarbleError) -> ChainPlan {
+    func plan(for key: ChainPlan.Key) throws(MarbleError) -> ChainPlan {
         if let index = plans.firstIndex(where: { $0.key == key }) {
             let plan = plans.remove(at: index)
             plans.append(plan)
@@ -238,7 +240,7 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// The pool plans take their buffers from, made on the first GPU run (call under `lock`).
-    private func bufferPool() throws(MarbleError) -> BufferPool {
+    func bufferPool() throws(MarbleError) -> BufferPool {
         if let pool { return pool }
         let context: GPUContext
         if let requestedContext {
@@ -252,7 +254,7 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.
-    private static func shape(of image: Image, depth: Image?, slot: Int) throws(MarbleError) -> (ChainPlan.Key, DepthPlane?) {
+    static func shape(of image: Image, depth: Image?, slot: Int) throws(MarbleError) -> (ChainPlan.Key, DepthPlane?) {
         let depthPlane = try FilterChain.depthPlane(depth)
         _ = try InputConversion.shaderFormat(image.format)
         let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,

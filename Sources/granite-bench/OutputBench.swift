@@ -5,6 +5,7 @@ import ArgumentParser
 import GraniteCam
 import GraniteCapture
 import GraniteMedia
+import Marble
 
 /// `granite-bench outputs`: frames/s and CPU per frame of granite-cam's live outputs — the Y4M
 /// pipe (`--pipe y4m`) and a V4L2 output (`--v4l2-out`, when a device is given) — against ffmpeg
@@ -33,14 +34,27 @@ struct OutputBench: ParsableCommand {
         let y4m = try median { try measure(Y4MSink(fd: devNull, chroma: .s420, fps: 30), size: frameSize) }
         let ffY4M = try median { try ffmpeg(["-f", "yuv4mpegpipe", "-y", "/dev/null"], size: frameSize) }
         report("y4m pipe (4:2:0) to /dev/null", y4m, ffY4M)
+        gpuConversion(frameSize, devNull: devNull, ffmpeg: ffY4M)
         conversionAlone(frameSize)
         if let v4l2Out {
             do {
                 let sink = try V4L2OutputSink(path: v4l2Out, size: frameSize, fps: 1000, preference: [.yuyv])
                 let v4l2 = try median { try measure(sink, size: frameSize) }
+                var gpu: Sample?
+                if let layout = sink.gpuLayout {
+                    let chain = try FilterChain([])
+                    gpu = try median {
+                        try measure(sink, size: frameSize) { frame in
+                            var converted = frame
+                            converted.yuv = try chain.apply(frame.image, yuv: [layout], rgba: false).yuv
+                            return converted
+                        }
+                    }
+                }
                 sink.finish()
                 let ffV4L2 = try median { try ffmpeg(["-f", "v4l2", v4l2Out], size: frameSize, pixFmt: "yuyv422") }
                 report("v4l2 out (YUYV) to \(v4l2Out)", v4l2, ffV4L2)
+                if let gpu { report("v4l2 out (YUYV), YUV made on the GPU", gpu, ffV4L2) }
             } catch {
                 print("v4l2 out: \(v4l2Out): \(error)")
             }
@@ -67,15 +81,37 @@ struct OutputBench: ParsableCommand {
     }
 
     /// Renders the test pattern and hands every frame to `sink` (what the SinkRelay does per frame).
-    func measure(_ sink: any FrameSink, size: FrameSize) throws -> Sample {
+    /// `prepare` runs on each frame first (the GPU conversion).
+    func measure(_ sink: any FrameSink, size: FrameSize, prepare: (Frame) throws -> Frame = { $0 }) throws -> Sample {
         let pattern = TestPattern(size: size)
         let cpu0 = cpuSeconds(), t0 = monotonicNanos()
         for i in 0..<frames {
             let frame = Frame(image: pattern.render(index: UInt64(i)), sequence: UInt64(i), timestampNanos: monotonicNanos(), source: "bench")
-            try sink.write(frame)
+            try sink.write(try prepare(frame))
         }
         let wall = Double(monotonicNanos() - t0) / 1e9, cpu = cpuSeconds() - cpu0
         return Sample(fps: Double(frames) / wall, cpuMillisPerFrame: cpu * 1000 / Double(frames))
+    }
+
+    /// The y4m pipe with the frame's YUV made on the GPU (Marble's `yuv_out.comp`, what
+    /// granite-cam does after a GPU chain): each RGBA frame goes up, is converted there and only
+    /// the 4:2:0 bytes come back. CPU time counts the driver's threads too (lavapipe is the CPU).
+    func gpuConversion(_ size: FrameSize, devNull: Int32, ffmpeg: Sample) {
+        do {
+            let chain = try FilterChain([])
+            let sink = Y4MSink(fd: devNull, chroma: .s420, fps: 30)
+            let sample = try median {
+                try measure(sink, size: size) { frame in
+                    let out = try chain.apply(frame.image, yuv: [.i420], rgba: false)
+                    var converted = frame
+                    converted.yuv = out.yuv
+                    return converted
+                }
+            }
+            report("y4m pipe (4:2:0), YUV made on the GPU", sample, ffmpeg)
+        } catch {
+            print("y4m pipe, YUV made on the GPU: not measured: \(error)")
+        }
     }
 
     /// The RGB → YUV 4:2:0 and YUYV conversions by themselves, vectorised and the scalar reference (the formulas

@@ -189,6 +189,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        let gpuLayouts = sinks.compactMap(\.gpuLayout)
+        if !gpuLayouts.isEmpty, let marble = (stages.first as? LiveChainStage)?.stage as? MarbleStage ?? stages.first as? MarbleStage,
+           marble.gpu, marble.chain.convertsYUVOnDevice {
+            say("granite-cam: the chain's result is converted to \(gpuLayouts.map(\.description).joined(separator: ", ")) on the GPU")
+        }
         let depthStage: (any DepthStage)?
         do {
             depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel) : nil

@@ -1,5 +1,6 @@
 import Foundation
 import GraniteCapture
+import GraniteGPU
 import GraniteMedia
 import GraniteTesting
 import XCTest
@@ -74,6 +75,65 @@ final class Y4MPipeTests: XCTestCase {
         try check(chroma: "y4m:444", pixFmt: "yuv444p", meanLimit: 1, maxLimit: 3)
     }
 
+    /// With a GPU filter chain the pipe's YUV is made on the device (`yuv_out.comp`): byte for byte
+    /// what the CPU conversion makes of the file the same run wrote (odd size: edge chroma too).
+    func testGPUConvertedPipeEqualsTheFilesConvertedOnTheCPU() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        let cam = try camBinary()
+        for (chroma, layout) in [("y4m", YUVLayout.i420), ("y4m:444", .planar444)] {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let w = 161, h = 91
+            let y4m = dir.appendingPathComponent("stream.y4m").path
+            // GRANITE_GPU_YUV=1: on lavapipe too (a CPU device otherwise converts on the CPU).
+            let run = try shell("GRANITE_GPU_YUV=1 '\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames 6 --out '\(dir.path)/files' "
+                                + "--image-format ppm --status-hz 1 --filter 'blur:sigma=1 | brightness:amount=0.05' --pipe \(chroma) > '\(y4m)'")
+            XCTAssertEqual(run.status, 0, run.err)
+            XCTAssertTrue(run.err.contains("converted to \(layout) on the GPU"), run.err)
+            let stream = try [UInt8](Data(contentsOf: URL(fileURLWithPath: y4m)))
+            let headerEnd = try XCTUnwrap(stream.firstIndex(of: 10))
+            let frameBytes = layout.byteCount(width: w, height: h)
+            let frames = (stream.count - headerEnd - 1) / (6 + frameBytes)
+            XCTAssertEqual(stream.count, headerEnd + 1 + frames * (6 + frameBytes), "whole frames")
+            let sidecar = try String(contentsOfFile: "\(dir.path)/files/frames.jsonl", encoding: .utf8).split(separator: "\n")
+            XCTAssertEqual(frames, sidecar.count)
+            XCTAssertGreaterThan(frames, 0)
+            for (k, line) in sidecar.enumerated() {
+                let file = line.split(separator: "\"file\":\"")[1].split(separator: "\"")[0]
+                let rgb = try ppmPixels("\(dir.path)/files/\(file)", width: w, height: h)
+                var rgba = [UInt8]()
+                for i in stride(from: 0, to: rgb.count, by: 3) { rgba += [rgb[i], rgb[i + 1], rgb[i + 2], 255] }
+                let expected = ColorConversion.yuv(try Image(width: w, height: h, format: .rgba8, bytes: rgba), layout: layout, vectorised: false)
+                let start = headerEnd + 1 + k * (6 + frameBytes) + 6
+                XCTAssertEqual(Array(stream[(start - 6)..<start]), Array("FRAME\n".utf8))
+                XCTAssertTrue(Array(stream[start..<(start + frameBytes)]) == expected, "\(chroma) frame \(k) (\(file)) equals the CPU conversion of the file")
+            }
+        }
+    }
+
+    /// The capture relay's parts ask a GPU chain for the sinks' layouts: the frame leaves the
+    /// stage with its YUV made on the device (nothing left for the sink to convert).
+    func testGPUChainHandsTheSinksTheirYUV() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        setenv("GRANITE_GPU_YUV", "1", 1)
+        defer { unsetenv("GRANITE_GPU_YUV") }
+        let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30), Y4MSink(fd: -1, chroma: .s444, fps: 30)]
+        let pipeline = try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"])], sinks: sinks)
+        let parts = CaptureParts(pipeline)
+        XCTAssertEqual(parts.yuvLayouts, [.i420, .planar444])
+        let image = TestPattern(size: FrameSize(width: 33, height: 17)).render(index: 1)
+        let out = try parts.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil)
+        XCTAssertEqual(out.image, try MarbleStage(specs: ["invert"]).process(image))
+        for layout in parts.yuvLayouts {
+            let bytes = try XCTUnwrap(out.yuv[layout], "\(layout) made on the GPU")
+            XCTAssertTrue(bytes == ColorConversion.yuv(out.image, layout: layout, vectorised: false), "\(layout)")
+        }
+        // The CPU reference chain makes none: the sinks convert.
+        let cpu = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"], gpu: false)], sinks: sinks))
+        XCTAssertTrue(try cpu.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil).yuv.isEmpty)
+    }
+
     func testReaderGoingAwayEndsCleanly() throws {
         let cam = try camBinary()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
@@ -118,6 +178,19 @@ final class Y4MPipeTests: XCTestCase {
 
 /// A V4L2 output whose YU12 rows are padded (bytesperline > width) gets re-strided rows.
 final class PaddedYU12Tests: XCTestCase {
+    /// The layout a V4L2 node asks the GPU for is the bytes the CPU packing writes for it.
+    func testNodeLayoutsAreWhatTheCPUPacks() throws {
+        var bytes = [UInt8]()
+        for i in 0..<(14 * 5) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }
+        let image = try Image(width: 14, height: 5, format: .rgba8, bytes: bytes)
+        for (format, bpl) in [(VideoOutputFormat.yuyv, 0), (.yuyv, 28), (.yuyv, 40), (.yu12, 14), (.yu12, 32)] {
+            let layout = try XCTUnwrap(V4L2OutputSink.layout(format, bytesPerLine: max(bpl, format.minimumBytesPerLine(width: 14))))
+            XCTAssertEqual(ColorConversion.yuv(image, layout: layout, vectorised: false),
+                           try ColorConversion.packed(image, as: format, bytesPerLine: bpl), "\(format) bytesperline \(bpl)")
+        }
+        XCTAssertNil(V4L2OutputSink.layout(.rgb24, bytesPerLine: 42))
+    }
+
     func testPaddedRowsAreReStrided() throws {
         var bytes = [UInt8]()
         for i in 0..<(14 * 5) { bytes += [UInt8(i * 37 % 256), UInt8(i * 91 % 256), UInt8(i * 13 % 256), 255] }

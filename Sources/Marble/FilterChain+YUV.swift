@@ -1,0 +1,149 @@
+import Foundation
+import GraniteGPU
+import GraniteMedia
+
+/// What a chain run with YUV outputs gives back: the `rgba8` result when it was asked for, and
+/// the result in each asked ``YUVLayout``, converted on the device (`yuv_out.comp`).
+public struct ChainOutput: Sendable {
+    /// The result as `rgba8`, or nil when only YUV was read back.
+    public var image: Image?
+    /// The result's size.
+    public var width: Int
+    /// The result's size.
+    public var height: Int
+    /// The result's bytes in each layout asked for.
+    public var yuv: [YUVLayout: [UInt8]]
+}
+
+extension FilterChain {
+    /// Runs the chain on the GPU and converts its result to YUV there: each of `layouts` is one
+    /// more dispatch over the result (GraniteMedia's BT.601 limited-range formulas, the bytes
+    /// ``ColorConversion/yuv(_:layout:vectorised:)`` writes on the CPU), and only those bytes come
+    /// back, plus the `rgba8` result when `rgba` (4:2:0 alone reads 1.5 bytes a pixel, not 4).
+    ///
+    /// ```
+    ///  frame ─up─► convert ─► filters ─► result ─yuv_out─► YUV bytes ─down─► ChainOutput.yuv
+    ///                                          └─(rgba)────────────────down─► ChainOutput.image
+    /// ```
+    /// An empty chain (`FilterChain([])`) converts an `rgba8` image on the device and nothing else.
+    public func apply(_ image: Image, depth: Image? = nil, time: Float = 0, yuv layouts: [YUVLayout],
+                      rgba: Bool = true) throws(MarbleError) -> ChainOutput {
+        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
+        return try lock.locked { () throws(MarbleError) -> ChainOutput in
+            let plan = try plan(for: key)
+            try plan.start(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
+            let (w, h) = plan.outputSize
+            var result = ChainOutput(image: nil, width: w, height: h, yuv: [:])
+            let pool = try bufferPool()
+            let counter = transferCounter
+            try MarbleError.gpu { () throws(GPUError) in
+                try plan.sequence.wait()
+                for layout in layouts where result.yuv[layout] == nil {
+                    let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
+                    counter.download(bytes.count)
+                    result.yuv[layout] = bytes
+                }
+            }
+            if rgba { result.image = try plan.finish(transfers: counter) }
+            return result
+        }
+    }
+}
+
+extension FilterChain {
+    /// Whether converting the result to YUV on the device beats the CPU's vectorised conversion:
+    /// on a GPU, yes; on a CPU device (lavapipe: the "GPU" is the same cores, and the shader
+    /// costs about 20× the vectorised rows at 1280×720) no, unless `GRANITE_GPU_YUV=1` asks for
+    /// it anyway (the tests, to exercise the path on lavapipe). False when there is no device.
+    public var convertsYUVOnDevice: Bool {
+        if ProcessInfo.processInfo.environment["GRANITE_GPU_YUV"] == "1" { return true }
+        let kind = lock.withLock { try? bufferPool().context.deviceKind }
+        guard let kind else { return false }
+        return kind != .cpu
+    }
+}
+
+extension Shader {
+    static let yuvOut = Shader(name: "yuv_out", words: SPIRV.yuv_out)
+}
+
+/// The YUV conversions recorded so far, one command buffer per result buffer, size and layout
+/// (a chain keeps a few plans, so a few of these); used under the chain's lock.
+final class YUVOutputs: @unchecked Sendable {
+    private struct Key: Hashable {
+        let source: ObjectIdentifier
+        let width: Int
+        let height: Int
+        let layout: YUVLayout
+    }
+
+    private struct Recorded {
+        let source: GPUBuffer
+        let sequence: CommandSequence
+        let output: GPUBuffer
+        let params: GPUBuffer
+        let bytes: Int
+    }
+
+    private var recorded: [Key: Recorded] = [:]
+    private static let capacity = 8
+    /// Output words a row of the dispatch grid (a multiple of the 64-wide workgroup), so
+    /// a 4K frame stays inside every device's group-count limits.
+    static let gridWidth = 16384
+
+    /// Converts the `width`×`height` `rgba8` pixels in `source` (written by a finished
+    /// submission) to `layout` and reads the bytes back.
+    func convert(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> [UInt8] {
+        let key = Key(source: ObjectIdentifier(source), width: width, height: height, layout: layout)
+        let entry: Recorded
+        if let known = recorded[key] {
+            entry = known
+        } else {
+            if recorded.count >= YUVOutputs.capacity { clear(into: pool) }
+            entry = try record(source, width: width, height: height, layout: layout, pool: pool)
+            recorded[key] = entry
+        }
+        try entry.sequence.run()
+        return try entry.output.read(count: entry.bytes)
+    }
+
+    private func record(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> Recorded {
+        let bytes = layout.byteCount(width: width, height: height)
+        let words = (bytes + 3) / 4
+        let (luma, chroma) = layout.strides(width: width)
+        // Rows of whole words: one invocation per word of a row (no division per byte); else
+        // the output as one run of words, each byte placed by division.
+        let rows = luma % 4 == 0 && chroma % 4 == 0
+        let grid = rows ? (width: max(luma, chroma) / 4, height: height + 2 * layout.chromaRows(height: height))
+            : (width: min(YUVOutputs.gridWidth, (words + 63) / 64 * 64), height: (words + YUVOutputs.gridWidth - 1) / YUVOutputs.gridWidth)
+        let output = try pool.take(size: words * 4)
+        let params = try pool.take(size: StepIO.floatCapacity * 4)
+        let sequence = try CommandSequence(context: pool.context)
+        let kind: UInt32
+        switch layout {
+        case .yuyv: kind = 0
+        case .planar420: kind = 1
+        case .planar444: kind = 2
+        }
+        let io = StepIO(context: pool.context, source: BufferSlice(source), destination: BufferSlice(output),
+                        sourceSize: (width, height), destinationSize: grid,
+                        params: BufferSlice(params, offset: 0, size: StepIO.floatCapacity * 4),
+                        depth: BufferSlice(params, offset: 0, size: StepIO.floatCapacity * 4), depthSize: (0, 0),
+                        scratch: { (size) throws(GPUError) in try pool.take(size: size) },
+                        scratchImage: { (w, h) throws(GPUError) in try pool.takeImage(width: w, height: h) })
+        try sequence.record { (recorder) throws(GPUError) in
+            recorder.section = "yuv \(layout)"
+            try io.dispatch(&recorder, .yuvOut, spec: [kind, rows ? 1 : 0], a: SIMD4(Int32(luma), Int32(chroma), Int32(bytes), 0))
+        }
+        return Recorded(source: source, sequence: sequence, output: output, params: params, bytes: bytes)
+    }
+
+    /// Hands every buffer back to `pool` (nothing is running: each conversion is waited for).
+    func clear(into pool: BufferPool) {
+        for entry in recorded.values {
+            pool.give(entry.output)
+            pool.give(entry.params)
+        }
+        recorded.removeAll()
+    }
+}

@@ -1,0 +1,71 @@
+import GraniteGPU
+import GraniteMedia
+import Testing
+@testable import Marble
+
+/// RGB → YUV on the device (`yuv_out.comp`, issue 15): the bytes GraniteMedia's CPU conversion
+/// writes (its scalar reference formulas), for odd and even sizes and padded strides.
+struct YUVOutputTests {
+    /// Padded strides of whole words (the shader's ROWS path, one invocation per word of a row)
+    /// and not (a byte's place found by division); chroma rows longer than luma rows too.
+    static let layouts: [YUVLayout] = [.i420, .planar444, .yuyv(stride: 0),
+                                       .planar420(lumaStride: 40, chromaStride: 24), .yuyv(stride: 84),
+                                       .planar420(lumaStride: 37, chromaStride: 21), .planar420(lumaStride: 36, chromaStride: 44)]
+
+    /// The largest difference between two byte arrays of one size (-1: the sizes differ).
+    static func maxDiff(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard a.count == b.count else { return -1 }
+        return zip(a, b).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
+    }
+
+    @Test(arguments: [(33, 17), (32, 18), (1, 1), (3, 2), (37, 1)])
+    func deviceConversionEqualsTheCPUReference(size: (Int, Int)) throws {
+        let context = try Fixtures.gpu()
+        let (w, h) = size
+        let image = Fixtures.image(w, h)
+        // An empty chain: the rgba8 frame goes up, is converted there, only the YUV comes down.
+        let chain = try FilterChain([], context: context)
+        let out = try chain.apply(image, yuv: YUVOutputTests.layouts, rgba: false)
+        #expect(out.image == nil && out.width == w && out.height == h)
+        for layout in YUVOutputTests.layouts {
+            let gpu = try #require(out.yuv[layout])
+            let cpu = ColorConversion.yuv(image, layout: layout, vectorised: false)
+            let diff = YUVOutputTests.maxDiff(gpu, cpu)
+            // Integer formulas on both sides: equal, not merely within a level.
+            #expect(diff == 0, "\(layout) at \(w)x\(h): max diff \(diff) (byte counts \(gpu.count) / \(cpu.count))")
+        }
+        #expect(chain.transfers.downloadBytes == YUVOutputTests.layouts.map { $0.byteCount(width: w, height: h) }.reduce(0, +),
+                "only the YUV bytes come back")
+    }
+
+    @Test func afterAFilterChainWithTheRGBAResult() throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | brightness:amount=0.1"), context: context)
+        let frame = Fixtures.image(65, 31, format: .yuyv)
+        for _ in 0..<2 {
+            let out = try chain.apply(frame, yuv: [.i420, .yuyv(stride: 136)], rgba: true)
+            let rgba = try #require(out.image)
+            #expect(rgba == (try chain.apply(frame)), "the RGBA result is the chain's")
+            for (layout, bytes) in out.yuv {
+                let cpu = ColorConversion.yuv(rgba, layout: layout, vectorised: false)
+                #expect(YUVOutputTests.maxDiff(bytes, cpu) == 0, "\(layout)")
+            }
+        }
+    }
+
+    @Test func vectorisedAndScalarCPUAgree() {
+        let image = Fixtures.image(53, 9)
+        for layout in YUVOutputTests.layouts {
+            #expect(ColorConversion.yuv(image, layout: layout, vectorised: true) == ColorConversion.yuv(image, layout: layout, vectorised: false), "\(layout)")
+        }
+    }
+
+    @Test func halfTheDownloadFor420() throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("sobel"), context: context)
+        let frame = Fixtures.image(64, 48)
+        let before = chain.transfers.downloadBytes
+        _ = try chain.apply(frame, yuv: [.i420], rgba: false)
+        #expect(chain.transfers.downloadBytes - before == 64 * 48 * 3 / 2, "4:2:0 reads 1.5 bytes a pixel back, not 4")
+    }
+}
