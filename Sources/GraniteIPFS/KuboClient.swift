@@ -85,7 +85,7 @@ public struct KuboClient: Sendable {
             do {
                 return try await attemptCall(command, query: query, upload: upload, limit: limit,
                                              deadline: deadline ?? configuration.requestTimeout, onLine: onLine)
-            } catch let error as KuboError where error.isTransient && attempt < configuration.maxAttempts {
+            } catch where error.isTransient && attempt < configuration.maxAttempts {
                 logger.debug("retrying after transient failure", metadata: [
                     "command": "\(command)", "attempt": "\(attempt)", "error": "\(error)"])
                 do { try await Task.sleep(for: backoff * Double.random(in: 0.75...1.25)) } catch {
