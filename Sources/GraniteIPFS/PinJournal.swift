@@ -102,9 +102,20 @@ public final class PinJournal: Sendable {
         try append(jobs.map { Record(op: "queue", job: $0) })
     }
 
-    /// Records job `id` as pinned with `cid`; durable when this returns.
+    /// Records job `id` as pinned with `cid`. Written at once but not synced at once: the next
+    /// durable record or ``sync()`` makes it durable. A crash before that leaves the job pending,
+    /// so a later run pins the same CID again, which the node's pin set absorbs (jobs are
+    /// idempotent); waiting for an fsync per pinned job would cost more than that rare re-pin.
     public func markDone(_ id: String, cid: CID) throws(PinJournalError) {
-        try append([Record(op: "done", id: id, cid: cid)])
+        try append([Record(op: "done", id: id, cid: cid)], durable: false)
+    }
+
+    /// Makes every record written so far durable (one fsync, none when nothing is pending).
+    public func sync() throws(PinJournalError) {
+        try syncs.waitDurable(syncs.latest()) { () throws(PinJournalError) in
+            let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
+            try file.sync()
+        }
     }
 
     /// Records job `id` as failed for good, with the reason.
@@ -219,12 +230,12 @@ public final class PinJournal: Sendable {
 
     // MARK: - File access
 
-    /// Appends `records` and returns once they are on disk. Appends from several threads share
+    /// Appends `records` and, when `durable`, returns once they are on disk. Appends from several threads share
     /// fsyncs (group commit): each write is done under the file lock, then one thread syncs the
     /// file for every append written so far while the others wait for that sync, so N jobs
     /// finishing together cost about one fsync, not N — and no caller returns before its own
     /// records are durable.
-    private func append(_ records: [Record]) throws(PinJournalError) {
+    private func append(_ records: [Record], durable: Bool = true) throws(PinJournalError) {
         let bytes = try encode(records)
         try withLock(LOCK_EX) { fd throws(PinJournalError) in
             // A crash mid-append may have left a torn last line: end it before ours.
@@ -237,7 +248,9 @@ public final class PinJournal: Sendable {
             let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.append(prefix + bytes)
         }
-        try syncs.waitDurable(syncs.written()) { () throws(PinJournalError) in
+        let ticket = syncs.written()
+        guard durable else { return }
+        try syncs.waitDurable(ticket) { () throws(PinJournalError) in
             let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
             try file.sync()
         }
@@ -332,6 +345,13 @@ final class GroupCommit: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         writtenCount += 1
+        return writtenCount
+    }
+
+    /// The ticket of the newest append written (0: none yet).
+    func latest() -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
         return writtenCount
     }
 

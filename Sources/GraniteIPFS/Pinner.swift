@@ -157,6 +157,8 @@ public struct Pinner: Sendable {
             }
             return .success(report)
         }
+        // The pass's "done" records, written without waiting for a sync each, become durable here.
+        do { try journal.sync() } catch { throw .journal(error) }
         return try outcome.get()
     }
 
