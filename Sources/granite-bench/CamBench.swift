@@ -83,7 +83,7 @@ struct CamBench: AsyncParsableCommand {
             }
             let g = EndToEnd.median(granite), f = EndToEnd.median(ffmpeg)
             print("\(size): granite-cam \(g.describe(frames: frames)) | ffmpeg \(f.describe(frames: frames))"
-                  + " | granite/ffmpeg \(fmt(g.fps / f.fps))x fps, \(fmt(g.cpuPerFrame / f.cpuPerFrame))x CPU/frame")
+                  + " | granite/ffmpeg \(String(format: "%.2f", g.fps / f.fps))x fps, \(String(format: "%.2f", g.cpuPerFrame / f.cpuPerFrame))x CPU/frame")
             if g.processed != UInt64(frames) { print("\(size): warning: granite-cam processed \(g.processed) of \(frames) frames") }
             if depth {
                 for _ in 0..<runs { withDepth.append(try runGraniteCam(size: size, chain: chain + " | depth", depth: true)) }
