@@ -329,6 +329,9 @@ class Handler(BaseHTTPRequestHandler):
                     traceback.print_exc()
                     e = "test node: internal error: %r" % e
                 if self.started:                 # output already went out: the error rides the trailer
+                    # Read the rest of the request first: closing a socket with unread input makes
+                    # the kernel send a reset, which can reach the client before the trailer.
+                    body.drain()
                     self.finish_body(str(e))
                 else:
                     body.drain()
