@@ -1,0 +1,1 @@
+../../../Sources/GraniteIPFS/IPFSError.swift
