@@ -112,10 +112,7 @@ public final class PinJournal: Sendable {
 
     /// Makes every record written so far durable (one fsync, none when nothing is pending).
     public func sync() throws(PinJournalError) {
-        try syncs.waitDurable(syncs.latest()) { () throws(PinJournalError) in
-            let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
-            try file.sync()
-        }
+        try syncs.waitDurable(syncs.latest(), sync: syncFile)
     }
 
     /// Records job `id` as failed for good, with the reason.
@@ -250,10 +247,13 @@ public final class PinJournal: Sendable {
         }
         let ticket = syncs.written()
         guard durable else { return }
-        try syncs.waitDurable(ticket) { () throws(PinJournalError) in
-            let file = try DurableFile(path: self.path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
-            try file.sync()
-        }
+        try syncs.waitDurable(ticket, sync: syncFile)
+    }
+
+    /// One fsync of the journal file (what ``GroupCommit`` shares among appends).
+    private func syncFile() throws(PinJournalError) {
+        let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
+        try file.sync()
     }
 
     private let syncs = GroupCommit()
