@@ -63,14 +63,23 @@ struct ConvertBench: AsyncParsableCommand {
         } else {
             print("pyvips anchor skipped: \(python) missing (run scripts/bench-convert, which installs pyvips into .venv)")
         }
+        /// granite converting to `format` at `quality` and vipsthumbnail saving the same format with
+        /// `vipsOptions`, the second the first's anchor.
+        func formatRows(_ format: String, quality: Int, graniteNote: String, vipsOptions: String, vipsNote: String = "") {
+            let anchor = "vipsthumb \(format)"
+            tools.append(Tool(name: "granite \(format)", note: "resize 50% + q\(quality) \(graniteNote)", command: { i, o, _ in
+                (granite, ["convert", i, "-o", o, "--resize", "50%", "--format", format, "--quality", "\(quality)"])
+            }, ext: format, anchor: anchor))
+            tools.append(vipsRow(anchor, format: format, options: vipsOptions, anchor: anchor, note: vipsNote))
+        }
+        func vipsRow(_ name: String, format: String, options: String, anchor: String, note: String = "") -> Tool {
+            Tool(name: name, note: "vipsthumbnail -o %s.\(format)[\(options)]\(note)", command: { _, o, f in
+                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.\(format)[\(options)]"])
+            }, ext: format, anchor: anchor)
+        }
         // WebP output (issue 16), same run: granite against vipsthumbnail's WebP saver and cwebp, all Q80.
         if !skipWebP {
-            tools.append(Tool(name: "granite webp", note: "resize 50% + q80 WebP (metadata kept)", command: { i, o, _ in
-                (granite, ["convert", i, "-o", o, "--resize", "50%", "--format", "webp", "--quality", "80"])
-            }, ext: "webp", anchor: "vipsthumb webp"))
-            tools.append(Tool(name: "vipsthumb webp", note: "vipsthumbnail -o %s.webp[Q=80]", command: { _, o, f in
-                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.webp[Q=80]"])
-            }, ext: "webp", anchor: "vipsthumb webp"))
+            formatRows("webp", quality: 80, graniteNote: "WebP (metadata kept)", vipsOptions: "Q=80")
             if !FileManager.default.isExecutableFile(atPath: "/usr/bin/cwebp") { print("cwebp anchor skipped: /usr/bin/cwebp missing (Debian package webp)") } else {
             tools.append(Tool(name: "cwebp", note: "cwebp -q 80 -resize, one process per image", command: { _, o, f in
                 let script = "for f in \"$@\"; do b=$(basename \"$f\" .jpg); cwebp -quiet -q 80 -resize \(halfW) \(halfH) \"$f\" -o \"\(o)/$b.webp\" || exit 1; done"
@@ -82,15 +91,8 @@ struct ConvertBench: AsyncParsableCommand {
         // heifsave (libheif + libaom) at its default effort 4 (aom speed 5) and at effort 1 (speed 8,
         // granite's), all Q60; the output sizes say what each speed costs.
         if !skipAVIF {
-            tools.append(Tool(name: "granite avif", note: "resize 50% + q60 AVIF (metadata kept, aom speed 8)", command: { i, o, _ in
-                (granite, ["convert", i, "-o", o, "--resize", "50%", "--format", "avif", "--quality", "60"])
-            }, ext: "avif", anchor: "vipsthumb avif"))
-            tools.append(Tool(name: "vipsthumb avif", note: "vipsthumbnail -o %s.avif[Q=60] (effort 4)", command: { _, o, f in
-                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.avif[Q=60]"])
-            }, ext: "avif", anchor: "vipsthumb avif"))
-            tools.append(Tool(name: "vipsthumb avif e1", note: "vipsthumbnail -o %s.avif[Q=60,effort=1]", command: { _, o, f in
-                ("vipsthumbnail", f + ["--size", "\(halfW)x\(halfH)", "-o", o + "/%s.avif[Q=60,effort=1]"])
-            }, ext: "avif", anchor: "vipsthumb avif"))
+            formatRows("avif", quality: 60, graniteNote: "AVIF (metadata kept, aom speed 8)", vipsOptions: "Q=60", vipsNote: " (effort 4)")
+            tools.append(vipsRow("vipsthumb avif e1", format: "avif", options: "Q=60,effort=1", anchor: "vipsthumb avif"))
         }
         if !skipVipsCLI {
             tools.append(Tool(name: "vips CLI chain", note: "vips resize 0.5 | vips sharpen, q85: one process pair per image") { _, o, f in
