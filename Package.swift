@@ -49,8 +49,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // Runs other programs (tests, test servers, the benchmark): output, status, peak memory, CPU time.
+        .target(name: "GraniteProcess", dependencies: ["GraniteMedia"]),
+        .testTarget(name: "GraniteProcessTests", dependencies: ["GraniteProcess"]),
         .target(name: "GraniteTesting", dependencies: [
-            "Granite",
+            "Granite", "GraniteProcess",
             .product(name: "CustomDump", package: "swift-custom-dump"),
             .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
         ]),
@@ -75,7 +78,7 @@ let package = Package(
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
-            "GraniteIPFS", "GraniteIPFSTesting",
+            "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess",
             "GraniteML",
             "GraniteCam", "GraniteCapture",
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -123,7 +126,7 @@ let package = Package(
             "GraniteIPFS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Launches kubo-standin (loopback Kubo RPC) for the tests and granite-bench; no IPFS code.
-        .target(name: "GraniteIPFSTesting"),
+        .target(name: "GraniteIPFSTesting", dependencies: ["GraniteProcess"]),
         .testTarget(name: "GraniteIPFSTests", dependencies: ["GraniteIPFS", "GraniteIPFSTesting", "GraniteTesting", "GranitePinOptions"]),
 
         // MARK: GraniteML (issue 5) — ONNX models on OpenBLAS, and the depth estimator.
@@ -159,6 +162,6 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
-                                                           "GraniteIPFS", "GraniteIPFSTesting", "Marble", "GraniteGPU"]),
+                                                           "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess", "Marble", "GraniteGPU"]),
     ]
 )

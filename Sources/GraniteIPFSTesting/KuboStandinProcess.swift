@@ -1,4 +1,5 @@
 import Foundation
+import GraniteProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,8 +11,8 @@ public enum StandinError: Error, Equatable, CustomStringConvertible {
     /// `server` could not be launched, or exited or printed something else before
     /// `READY http://127.0.0.1:PORT` (its last lines, or why it could not be launched).
     case notStarted(server: String, output: String)
-    /// A helper program exited with a non-zero status.
-    case failed(program: String, status: Int32)
+    /// `server` is running but did not answer a request for its test figures (`why`).
+    case noAnswer(server: String, why: String)
 
     /// The name ``KuboStandinProcess`` gives in its errors.
     public static let kuboTestNode = "kubo test node"
@@ -23,7 +24,7 @@ public enum StandinError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .missing(server, path): "\(server): '\(path)' not found (run scripts/tiers/pre-ipfs.sh)"
         case let .notStarted(server, output): "\(server) did not start: \(output) (run scripts/tiers/pre-ipfs.sh)"
-        case let .failed(program, status): "\(program) exited with status \(status)"
+        case let .noAnswer(server, why): "\(server) did not answer: \(why)"
         }
     }
 }
@@ -144,24 +145,5 @@ enum GuardedChild {
         while process.isRunning, Date() < end { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         while process.isRunning, Date() < end.addingTimeInterval(3) { usleep(10_000) }
-    }
-}
-
-/// Runs helper programs (the aleph-cid oracle, Python anchors) and captures their output.
-public enum ChildProcess {
-    /// Runs `program` with `args`; returns its stdout, throws ``StandinError/failed(program:status:)``.
-    public static func run(_ program: String, _ args: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = args
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning { usleep(5_000) }
-        guard process.terminationStatus == 0 else {
-            throw StandinError.failed(program: program, status: process.terminationStatus)
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

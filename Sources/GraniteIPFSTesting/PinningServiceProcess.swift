@@ -1,4 +1,5 @@
 import Foundation
+import GraniteProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,9 +55,15 @@ public final class PinningServiceProcess: @unchecked Sendable {
     }
 
     /// Asks it for ``Stats`` (`GET /_test/stats`, outside the API).
-    public func stats() throws -> Stats {
-        let text = try ChildProcess.run(python, ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/_test/stats', timeout=10).read().decode())", url])
-        return try JSONDecoder().decode(Stats.self, from: Data(text.utf8))
+    public func stats() throws(StandinError) -> Stats {
+        let server = StandinError.pinningService
+        let text: String
+        do {
+            text = try ChildProgram.output(python, ["-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1] + '/_test/stats', timeout=10).read().decode())", url])
+        } catch { throw .noAnswer(server: server, why: error.description) }
+        do { return try JSONDecoder().decode(Stats.self, from: Data(text.utf8)) } catch {
+            throw .noAnswer(server: server, why: "GET /_test/stats answered something that is not its figures: \(error)")
+        }
     }
 
     /// Stops it and returns once it has exited (SIGTERM, SIGKILL after 2 s).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GraniteProcess
 import Foundation
 import GraniteIPFS
 import GraniteIPFSTesting
@@ -80,7 +81,7 @@ struct CIDBench: AsyncParsableCommand {
                 cid = h.finalize()
                 print(cid, time.perf_counter() - t)
             """
-        let lines = try GraniteIPFSTesting.ChildProcess.run(python, ["-c", script, file, "\(version)", "\(runs)"]).split(separator: "\n")
+        let lines = try ChildProgram.output(python, ["-c", script, file, "\(version)", "\(runs)"]).split(separator: "\n")
         let parsed = lines.map { $0.split(separator: " ") }
         guard let cid = parsed.first?.first else { throw ValidationError("aleph-cid printed nothing") }
         return (String(cid), parsed.compactMap { Double($0.last ?? "") }.map { megabytes / $0 })
@@ -181,7 +182,7 @@ struct CIDBench: AsyncParsableCommand {
             pin(root)
             print(time.perf_counter() - t, t_root, root)
             """
-        let words = try GraniteIPFSTesting.ChildProcess.run(python, ["-c", script, url, dir]).split(separator: " ")
+        let words = try ChildProgram.output(python, ["-c", script, url, dir]).split(separator: " ")
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard words.count == 3, let seconds = Double(words[0]), let root = Double(words[1]) else {
             throw ValidationError("python anchor printed no time")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GraniteProcess
 import Foundation
 import GraniteCam
 import GraniteCapture
@@ -135,8 +136,8 @@ struct CamBench: AsyncParsableCommand {
                          "--filter", chain, "--status-hz", "1"]
         if cpu { arguments.append("--cpu-filters") }
         if depth { arguments.append("--depth") }
-        let run = try ChildProcess.run(siblingExecutable("granite-cam"), arguments, stdoutPath: log)
-        guard run.status == 0 else { throw ValidationError("granite-cam exited \(run.status)") }
+        let run = try ChildProgram.run(siblingExecutable("granite-cam"), arguments, stdout: .file(log), stderr: .discard)
+        guard run.shellStatus == 0 else { throw ValidationError("granite-cam exited \(run.shellStatus)") }
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return EndToEnd(seconds: run.seconds, cpuSeconds: run.cpuSeconds, peakKiB: run.peakKiB,
                         processed: Self.number(before: " frames in ", in: output) ?? 0,
@@ -152,10 +153,10 @@ struct CamBench: AsyncParsableCommand {
 
     /// ffmpeg as a child: `frames` frames of testsrc2 through the graph, start-up included.
     func runFFmpeg(size: FrameSize) throws -> EndToEnd {
-        let run = try ChildProcess.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-f", "lavfi",
+        let run = try ChildProgram.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-f", "lavfi",
                                                   "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
-                                                  "-vf", ffmpegChain, "-threads", "\(ffmpegThreads)", "-f", "null", "-"])
-        guard run.status == 0 else { throw ValidationError("ffmpeg exited \(run.status)") }
+                                                  "-vf", ffmpegChain, "-threads", "\(ffmpegThreads)", "-f", "null", "-"], stdout: .discard, stderr: .discard)
+        guard run.shellStatus == 0 else { throw ValidationError("ffmpeg exited \(run.shellStatus)") }
         return EndToEnd(seconds: run.seconds, cpuSeconds: run.cpuSeconds, peakKiB: run.peakKiB, processed: UInt64(frames), depthMaps: 0)
     }
 

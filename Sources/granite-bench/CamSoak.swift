@@ -1,4 +1,5 @@
 import ArgumentParser
+import GraniteProcess
 import Foundation
 import Granite
 import GraniteCam
@@ -113,17 +114,11 @@ struct CamSoak {
         let ffmpeg = ["ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error", "-re", "-f", "lavfi",
                       "-i", "testsrc2=size=\(size):rate=\(Int(fps))", "-frames:v", "\(frames)",
                       "-vf", ffmpegChain, "-f", "null", "-"]
-        let timeTool = "/usr/bin/time", report = NSTemporaryDirectory() + "granite-soak-ffmpeg-\(getpid()).rss"
-        let timed = FileManager.default.isExecutableFile(atPath: timeTool)
-        defer { try? FileManager.default.removeItem(atPath: report) }
-        let run = timed ? try ChildProcess.run(timeTool, ["-f", "%M", "-o", report] + ffmpeg)
-                        : try ChildProcess.run(ffmpeg[0], Array(ffmpeg.dropFirst()))
-        guard run.status == 0 else { throw ValidationError("ffmpeg exited \(run.status)") }
-        let peak = timed ? (try? String(contentsOfFile: report, encoding: .utf8))
-            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.map { "\(mb($0)) MB" } : nil
+        let run = try ChildProgram.run(ffmpeg[0], Array(ffmpeg.dropFirst()), stdout: .discard, stderr: .discard)
+        guard run.shellStatus == 0 else { throw ValidationError("ffmpeg exited \(run.shellStatus)") }
         print("\(size): ffmpeg -re testsrc2 + \"\(ffmpegChain)\": \(frames) frames in \(fmt(run.seconds)) s → "
               + "\(fmt(Double(frames) / run.seconds)) fps (ffmpeg never drops; it fell behind real time by \(fmt(max(0, run.seconds - anchorSeconds))) s)"
-              + ", peak RSS \(peak ?? "not measured (no \(timeTool))")")
+              + ", peak RSS \(mb(run.peakKiB)) MB")
     }
 
     func mb(_ kib: Int) -> String { fmt(Double(kib) * 1024 / 1e6) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GraniteProcess
 import Foundation
 import GraniteCodecs
 import GraniteMedia
@@ -104,7 +105,7 @@ struct ConvertBench: AsyncParsableCommand {
         _ = getloadavg(&load, 3)
         print("load average at start: \(fixed(load[0]))")
         print("granite-bench convert: \(count) JPEGs \(width)x\(height), resize 50% + sharpen + q85, \(runs) runs, \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        var results = [String: [ChildRun]]()
+        var results = [String: [ChildProgram.Result]]()
         var outputBytes = [String: Int]()  // the last run's outputs, all files
         for r in 0..<runs {
             for tool in tools {
@@ -112,10 +113,10 @@ struct ConvertBench: AsyncParsableCommand {
                 try? FileManager.default.removeItem(atPath: out)
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 let (program, args) = tool.command(input, out, files)
-                let run = try ChildProcess.run(program, args)
+                let run = try ChildProgram.run(program, args, stdout: .discard, stderr: .discard)
                 let produced = (try? FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix("." + tool.ext) }.count) ?? 0
-                if run.status != 0 || produced != count {
-                    print("  \(tool.name): run \(r + 1) exit \(run.status), \(produced)/\(count) outputs")
+                if run.shellStatus != 0 || produced != count {
+                    print("  \(tool.name): run \(r + 1) exit \(run.shellStatus), \(produced)/\(count) outputs")
                 }
                 results[tool.name, default: []].append(run)
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
@@ -140,7 +141,7 @@ struct ConvertBench: AsyncParsableCommand {
     }
 
     /// Median images/s and median peak RSS (KiB) of the runs.
-    func summarize(_ runs: [ChildRun]) -> (rate: Double, peak: Int) {
+    func summarize(_ runs: [ChildProgram.Result]) -> (rate: Double, peak: Int) {
         let rates = runs.map { Double(count) / $0.seconds }.sorted()
         let peaks = runs.map(\.peakKiB).sorted()
         return (rates[rates.count / 2], peaks[peaks.count / 2])

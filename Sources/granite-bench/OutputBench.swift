@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import GraniteProcess
 import GraniteCam
 import GraniteCapture
 import GraniteMedia
@@ -142,8 +143,8 @@ struct OutputBench: ParsableCommand {
     func ffmpeg(_ output: [String], size: FrameSize, pixFmt: String = "yuv420p") throws -> Sample {
         let arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size.width)x\(size.height):rate=30",
                          "-frames:v", String(frames), "-pix_fmt", pixFmt] + output
-        let run = try ChildProcess.run("ffmpeg", arguments)
-        guard run.status == 0 else { throw ValidationError("ffmpeg exited with status \(run.status)") }
+        let run = try ChildProgram.run("ffmpeg", arguments, stdout: .discard, stderr: .discard)
+        guard run.shellStatus == 0 else { throw ValidationError("ffmpeg exited with status \(run.shellStatus)") }
         return Sample(fps: Double(frames) / run.seconds, cpuMillisPerFrame: run.cpuSeconds * 1000 / Double(frames))
     }
 

@@ -172,7 +172,7 @@ final class ConvertDepthPinTests: XCTestCase {
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: out, toPath: copy)
             try FileManager.default.removeItem(atPath: copy + "/manifest.json")
-            let oracle = try ChildProcess.run(python, ["-c", "import aleph_cid, sys; print(aleph_cid.hash_folder(sys.argv[1], cid_version=1))", copy])
+            let oracle = try ChildProgram.output(python, ["-c", "import aleph_cid, sys; print(aleph_cid.hash_folder(sys.argv[1], cid_version=1))", copy])
             XCTAssertEqual(oracle.trimmingCharacters(in: .whitespacesAndNewlines), root, "aleph-cid agrees on the folder CID")
             let pins = try await client.pinLs(type: "recursive")
             XCTAssertEqual(pins[root], "recursive", "the folder is pinned")

@@ -14,7 +14,7 @@ final class ConvertPinServiceTests: XCTestCase {
         let input = ConvertFixtures.folder("psa-in"), out = ConvertFixtures.folder("psa-out")
         let state = ConvertFixtures.folder("psa-state")
         let python = Self.root.appendingPathComponent(".venv/bin/python").path
-        let ok = (try? ChildProcess.run(python, ["-c", "import openapi_core"])) != nil
+        let ok = (try? ChildProgram.output(python, ["-c", "import openapi_core"])) != nil
         try Prerequisite.require(ok, "openapi-core not installed in \(python) (run scripts/tiers/pre-ipfs.sh)")
         let node: KuboStandinProcess, service: PinningServiceProcess
         do {

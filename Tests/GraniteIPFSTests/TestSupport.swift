@@ -63,6 +63,6 @@ enum TestSupport {
 
     /// Runs a program, returns its stdout; throws if it exits non-zero.
     static func run(_ program: String, _ args: [String]) throws -> String {
-        try ChildProcess.run(program, args)
+        try ChildProgram.output(program, args)
     }
 }
