@@ -12,6 +12,8 @@ GRANITE_APT_PACKAGES=(
 )
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
+# Only scripts/bench-vivid-outputs needs these: v4l2loopback built by DKMS for the VM's kernel.
+GRANITE_APT_LOOPBACK_PACKAGES=(linux-headers-amd64 v4l2loopback-dkms)
 
 # ensure_apt PKG...: installs what is missing; near-instant when everything is present.
 ensure_apt() {

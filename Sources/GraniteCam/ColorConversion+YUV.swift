@@ -39,50 +39,56 @@ extension ColorConversion {
         }
     }
 
-    /// YU12 (I420) with luma rows `bytesPerLine` apart and chroma rows half that, as V4L2's
-    /// single-plane YU12 lays them out; a node that pads its rows gets re-strided rows, padding zero.
-    static func packedYU12(_ image: Image, bytesPerLine: Int) throws(MediaError) -> [UInt8] {
-        let rgba = try rgba(image)
-        let w = rgba.width, h = rgba.height
-        let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
-        var out = [UInt8](repeating: 0, count: lumaStride * h + 2 * chromaStride * ((h + 1) / 2))
-        out.withUnsafeMutableBufferPointer { all in
-            planes(rgba, subsampled: true, into: all.baseAddress!, lumaStride: lumaStride, chromaStride: chromaStride)
+    /// The bytes ``pack(_:as:bytesPerLine:into:)`` writes for a `width`×`height` frame.
+    static func packedByteCount(width w: Int, height h: Int, as format: VideoOutputFormat, bytesPerLine: Int = 0) -> Int {
+        if format == .yu12 {
+            let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
+            return lumaStride * h + 2 * chromaStride * ((h + 1) / 2)
         }
-        return out
+        return max(bytesPerLine, format.minimumBytesPerLine(width: w)) * h
     }
 
     /// `image` in a V4L2 output's pixel layout, rows `bytesPerLine` apart (0: packed).
     public static func packed(_ image: Image, as format: VideoOutputFormat, bytesPerLine: Int = 0) throws(MediaError) -> [UInt8] {
-        if format == .yu12 { return try packedYU12(image, bytesPerLine: bytesPerLine) }
         let rgba = try rgba(image)
-        let w = rgba.width, h = rgba.height
-        let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
-        var out = [UInt8](repeating: 0, count: row * h)
-        if format == .yuyv {
-            out.withUnsafeMutableBufferPointer { p in
-                if vectorised { packedYUYV(rgba, into: p.baseAddress!, stride: row) } else { packedYUYVReference(rgba, into: p.baseAddress!, stride: row) }
-            }
-            return out
+        let count = packedByteCount(width: rgba.width, height: rgba.height, as: format, bytesPerLine: bytesPerLine)
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialised in
+            pack(rgba, as: format, bytesPerLine: bytesPerLine, into: UnsafeMutableRawBufferPointer(buffer))
+            initialised = count
         }
-        rgba.bytes.withUnsafeBufferPointer { src in
-            out.withUnsafeMutableBufferPointer { dst in
+    }
+
+    /// Writes `rgba` (`rgba8`) into `out` (``packedByteCount(width:height:as:bytesPerLine:)``
+    /// bytes, e.g. a device's mmap buffer) in a V4L2 output's layout, rows `bytesPerLine` apart
+    /// (0: packed); padding bytes are zero. Every byte is set.
+    static func pack(_ rgba: Image, as format: VideoOutputFormat, bytesPerLine: Int, into out: UnsafeMutableRawBufferPointer) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, h = rgba.height
+        precondition(out.count >= packedByteCount(width: w, height: h, as: format, bytesPerLine: bytesPerLine))
+        let base = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        switch format {
+        case .yu12:
+            let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
+            if lumaStride > w || chromaStride > (w + 1) / 2 { out.initializeMemory(as: UInt8.self, repeating: 0) }
+            planes(rgba, subsampled: true, into: base, lumaStride: lumaStride, chromaStride: chromaStride)
+        case .yuyv:
+            let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
+            if row > format.minimumBytesPerLine(width: w) { out.initializeMemory(as: UInt8.self, repeating: 0) }
+            if vectorised { packedYUYV(rgba, into: base, stride: row) } else { packedYUYVReference(rgba, into: base, stride: row) }
+        case .rgb24, .bgr24:
+            let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
+            if row > format.minimumBytesPerLine(width: w) { out.initializeMemory(as: UInt8.self, repeating: 0) }
+            let (first, last) = format == .rgb24 ? (0, 2) : (2, 0)
+            rgba.bytes.withUnsafeBufferPointer { src in
                 for yy in 0..<h {
                     let s = yy * w * 4, d = yy * row
-                    switch format {
-                    case .rgb24, .bgr24:
-                        let (first, last) = format == .rgb24 ? (0, 2) : (2, 0)
-                        for x in 0..<w {
-                            dst[d + x * 3] = src[s + x * 4 + first]
-                            dst[d + x * 3 + 1] = src[s + x * 4 + 1]
-                            dst[d + x * 3 + 2] = src[s + x * 4 + last]
-                        }
-                    case .yuyv, .yu12:
-                        break
+                    for x in 0..<w {
+                        base[d + x * 3] = src[s + x * 4 + first]
+                        base[d + x * 3 + 1] = src[s + x * 4 + 1]
+                        base[d + x * 3 + 2] = src[s + x * 4 + last]
                     }
                 }
             }
         }
-        return out
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// The device is opened and negotiated when the sink is made (so a wrong node fails before the
 /// run starts) and again if the frames turn out another size than asked (a camera that adjusted
 /// it). An odd frame width loses its last column (the node is negotiated at an even width).
-/// Frames are packed by ``ColorConversion/packed(_:as:bytesPerLine:)`` (BT.601 limited range),
+/// Frames are packed by ``ColorConversion/pack(_:as:bytesPerLine:into:)`` (BT.601 limited range)
+/// straight into the device's buffer,
 /// or arrive as YUYV/YU12 a GPU chain made on the device (``Frame/yuv``, ``gpuLayout``).
 public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `V4L2Output` is not thread-safe; every use is inside `device`'s lock (and the
@@ -55,18 +56,27 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
             guard out.size == even else {
                 throw .frame(sink: path, sequence: frame.sequence, reason: "the device takes \(out.size), the frames are \(even)")
             }
-            let bytes: [UInt8]
-            do {
+            do throws(CaptureError) {
                 if frame.width == even.width, let layout = V4L2OutputSink.layout(out.format, bytesPerLine: out.bytesPerLine),
                    let converted = frame.yuv[layout] {
-                    bytes = converted
+                    try out.write(converted)
                 } else {
-                    bytes = try ColorConversion.packed(image, as: out.format, bytesPerLine: out.bytesPerLine)
+                    // Converted straight into the device's buffer (no frame-sized copy).
+                    let count = ColorConversion.packedByteCount(width: image.width, height: image.height, as: out.format,
+                                                                bytesPerLine: out.bytesPerLine)
+                    try out.write(byteCount: count) { buffer in
+                        if buffer.count == count {
+                            ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: buffer)
+                        } else {   // a device with smaller buffers than the format says: convert, then cut
+                            let whole = [UInt8](unsafeUninitializedCapacity: count) { all, n in
+                                ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: UnsafeMutableRawBufferPointer(all))
+                                n = count
+                            }
+                            whole.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
+                        }
+                    }
                 }
-            } catch {
-                throw .frame(sink: path, sequence: frame.sequence, reason: "\(error)")
-            }
-            do throws(CaptureError) { try out.write(bytes) } catch { throw .capture(error) }
+            } catch { throw .capture(error) }
         }
     }
 

@@ -12,7 +12,7 @@ import Synchronization
 ///  header  YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg XYSCSS=420JPEG XCOLORRANGE=LIMITED\n
 ///  frame   FRAME\n  Y (W×H)  U  V   (4:2:0: ⌈W/2⌉×⌈H/2⌉ each; 4:4:4: W×H each)
 /// ```
-/// BT.601 limited range (``ColorConversion/appendPlanarYUV(_:subsampled:to:)``, or the same
+/// BT.601 limited range (``ColorConversion/planarYUV(_:subsampled:into:lumaStride:chromaStride:)``, or the same
 /// bytes a GPU chain made on the device, ``Frame/yuv``); 4:2:0 chroma
 /// is sited between the luma samples (`C420jpeg`, each chroma sample the mean of a 2×2 block).
 /// The header is written with the first frame (its size); a later frame of another size is an
@@ -30,8 +30,19 @@ public final class Y4MSink: FrameSink {
     private let fd: Int32
     private let chroma: Chroma
     private let fps: Double?
-    private let size = Mutex<(width: Int, height: Int)?>(nil)
+    /// The stream's size once the header is out, and the planes buffer the CPU conversion
+    /// reuses frame after frame (no allocation, no zero fill per frame).
+    private struct State {
+        var size: (width: Int, height: Int)?
+        var planes: [UInt8] = []
+    }
+    private let state = Mutex(State())
     public let name: String
+
+    /// What the sink asks of a pipe: 1 MiB (Linux's default `pipe-max-size`) instead of 64 KiB,
+    /// so a 720p 4:2:0 frame (1.4 MB) crosses in two writes instead of 22 (each one a wake-up
+    /// of the reader). A refusal (an older kernel, a lower limit) leaves the pipe as it is.
+    static let pipeBytes: Int32 = 1 << 20
 
     /// A sink writing to `fd` (not closed by ``finish()``) at `fps` (stated in the header).
     public init(fd: Int32 = 1, chroma: Chroma = .s420, fps: Double?, name: String = "y4m pipe") {
@@ -50,30 +61,43 @@ public final class Y4MSink: FrameSink {
 
     public func write(_ frame: Frame) throws(SinkError) {
         let w = frame.width, h = frame.height
-        var bytes: [UInt8] = []
-        let first: Bool = try size.withLock { (known: inout (width: Int, height: Int)?) throws(SinkError) -> Bool in
-            if let known {
+        try state.withLock { (state: inout State) throws(SinkError) in
+            var prefix = "FRAME\n"
+            if let known = state.size {
                 guard known == (w, h) else {
                     throw .frame(sink: name, sequence: frame.sequence,
                                  reason: "size changed from \(known.width)x\(known.height) to \(w)x\(h); a Y4M stream has one size")
                 }
-                return false
-            }
-            known = (w, h)
-            return true
-        }
-        if first { bytes += Array(header(width: w, height: h).utf8) }
-        bytes += Array("FRAME\n".utf8)
-        do {
-            if let converted = frame.yuv[layout] {
-                bytes += converted
             } else {
-                try ColorConversion.appendPlanarYUV(frame.image, subsampled: chroma == .s420, to: &bytes)
+                state.size = (w, h)
+                prefix = header(width: w, height: h) + prefix
+                Y4MSink.widenPipe(fd)
             }
-        } catch {
-            throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
+            let head = Array(prefix.utf8)
+            // A GPU chain's bytes go out as they are; otherwise convert into the reused buffer.
+            var failure: SinkError?
+            if let converted = frame.yuv[layout] {
+                converted.withUnsafeBytes { body in
+                    do throws(SinkError) { try writeAll(head, body) } catch { failure = error }
+                }
+                if let failure { throw failure }
+                return
+            }
+            let rgba: Image
+            do { rgba = try ColorConversion.rgba(frame.image) } catch {
+                throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
+            }
+            let subsampled = chroma == .s420
+            let cw = subsampled ? (w + 1) / 2 : w, ch = subsampled ? (h + 1) / 2 : h
+            let count = w * h + 2 * cw * ch
+            if state.planes.count != count { state.planes = [UInt8](repeating: 0, count: count) }
+            state.planes.withUnsafeMutableBytes { planes in
+                ColorConversion.planes(rgba, subsampled: subsampled, into: planes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                       lumaStride: w, chromaStride: cw)
+                do throws(SinkError) { try writeAll(head, UnsafeRawBufferPointer(planes)) } catch { failure = error }
+            }
+            if let failure { throw failure }
         }
-        try writeAll(bytes)
     }
 
     public func finish() {}
@@ -83,12 +107,26 @@ public final class Y4MSink: FrameSink {
 
     private var layout: YUVLayout { chroma == .s420 ? .i420 : .planar444 }
 
-    private func writeAll(_ bytes: [UInt8]) throws(SinkError) {
+    /// `head` then `body` with one `writev` a round (a short write carries on where it stopped).
+    private func writeAll(_ head: [UInt8], _ body: UnsafeRawBufferPointer) throws(SinkError) {
+        let total = head.count + body.count
         var offset = 0
-        while offset < bytes.count {
+        while offset < total {
             do {
                 let n = try systemCall("write", device: name) {
-                    bytes.withUnsafeBytes { raw in Int32(truncatingIfNeeded: Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)) }
+                    head.withUnsafeBytes { headBytes in
+                        var parts: [iovec] = []
+                        if offset < head.count {
+                            parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress! + offset),
+                                               iov_len: head.count - offset))
+                        }
+                        let bodyOffset = max(0, offset - head.count)
+                        if body.count > bodyOffset {
+                            parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + bodyOffset),
+                                               iov_len: body.count - bodyOffset))
+                        }
+                        return Int32(truncatingIfNeeded: writev(fd, parts, Int32(parts.count)))
+                    }
                 }
                 offset += Int(n)
             } catch let .systemCall(_, _, code) where code == EPIPE {
@@ -100,5 +138,13 @@ public final class Y4MSink: FrameSink {
                 throw .capture(error)
             }
         }
+    }
+
+    /// Asks a pipe for ``pipeBytes`` of buffer (`F_SETPIPE_SZ`); anything else is left alone.
+    static func widenPipe(_ fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return }
+        let setPipeSize: Int32 = 1031   // F_SETPIPE_SZ (Linux's F_LINUX_SPECIFIC_BASE + 7)
+        _ = fcntl(fd, setPipeSize, pipeBytes)
     }
 }

@@ -146,8 +146,23 @@ public final class V4L2Output {
     /// Writes one frame of ``frameBytes`` bytes (shorter is padded with zeros, longer cut);
     /// waits up to `timeoutMillis` for the device to hand a buffer back.
     public func write(_ bytes: [UInt8], timeoutMillis: Int32 = 2000) throws(CaptureError) {
+        try write(byteCount: bytes.count, timeoutMillis: timeoutMillis) { buffer in
+            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
+        }
+    }
+
+    /// Writes one frame that `fill` draws straight into the device's buffer (mmap streaming: no
+    /// copy of the frame) or into a scratch buffer for `write()`: `fill` gets `byteCount` bytes
+    /// (fewer if the device's buffers are smaller) and must set all of them; the rest of the
+    /// buffer, up to ``frameBytes``, is zeroed. Waits up to `timeoutMillis` for a free buffer.
+    public func write(byteCount: Int, timeoutMillis: Int32 = 2000,
+                      fill: (UnsafeMutableRawBufferPointer) -> Void) throws(CaptureError) {
         guard fd >= 0 else { throw .systemCall(device: path, call: "write (closed)", errno: EBADF) }
         if !streams {
+            let bytes = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, count in
+                fill(UnsafeMutableRawBufferPointer(buffer))
+                count = byteCount
+            }
             var offset = 0
             while offset < bytes.count {
                 do {
@@ -165,8 +180,8 @@ public final class V4L2Output {
         if free.isEmpty { try reclaim(timeoutMillis) }
         let index = free.removeFirst()
         let mapped = ring[Int(index)]
-        let count = min(bytes.count, mapped.length)
-        bytes.withUnsafeBytes { mapped.pointer.copyMemory(from: $0.baseAddress!, byteCount: count) }
+        let count = min(byteCount, mapped.length)
+        fill(UnsafeMutableRawBufferPointer(start: mapped.pointer, count: count))
         if count < mapped.length { memset(mapped.pointer + count, 0, mapped.length - count) }
         var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, index: index)
         buf.bytesused = UInt32(min(max(count, frameBytes), mapped.length))

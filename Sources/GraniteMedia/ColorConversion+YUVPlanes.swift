@@ -115,12 +115,23 @@ extension ColorConversion {
         UnsafeMutableRawPointer(to).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: lanes), as: SIMD8<UInt8>.self)
     }
 
-    /// `(66r + 129g + 25b + 128) >> 8 + 16`: never outside 16...235, so no clamp.
+    /// `(66r + 129g + 25b + 128) >> 8 + 16` of 16 RGBA pixels: never outside 16...235, so no
+    /// clamp; the sum is at most 220 · 255 + 128 = 56228, so 16-bit lanes hold it (twice as many
+    /// lanes a register as 32-bit ones, and SSE2 multiplies 16-bit lanes in one instruction).
+    @inline(__always)
+    private static func luma16(_ px: SIMD16<UInt32>) -> SIMD16<UInt16> {
+        let mask = SIMD16<UInt32>(repeating: 0xFF)
+        let r = SIMD16<UInt16>(truncatingIfNeeded: px & mask)
+        let g = SIMD16<UInt16>(truncatingIfNeeded: (px &>> 8) & mask)
+        let b = SIMD16<UInt16>(truncatingIfNeeded: (px &>> 16) & mask)
+        return ((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16
+    }
+
     private static func lumaRow(_ src: UnsafeRawPointer, width w: Int, into y: UnsafeMutablePointer<UInt8>) {
         var x = 0
         while x + 16 <= w {
-            let (r, g, b) = channels16(src + x * 4)
-            store(((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16, y + x)
+            let lanes = luma16(src.advanced(by: x * 4).loadUnaligned(as: SIMD16<UInt32>.self))
+            UnsafeMutableRawPointer(y + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: lanes), as: SIMD16<UInt8>.self)
             x += 16
         }
         let p = src.assumingMemoryBound(to: UInt8.self)
@@ -134,13 +145,17 @@ extension ColorConversion {
     private static func yuyvRow(_ src: UnsafeRawPointer, width w: Int, into d: UnsafeMutablePointer<UInt8>) {
         var x = 0
         while x + 16 <= w {
-            let (r, g, b) = channels16(src + x * 4)
-            let y = ((66 &* r &+ 129 &* g &+ 25 &* b &+ 128) &>> 8) &+ 16
-            let two = Lanes8(repeating: 2)
-            let (u, v) = chroma((r.evenHalf &+ r.oddHalf) &* two, (g.evenHalf &+ g.oddHalf) &* two, (b.evenHalf &+ b.oddHalf) &* two)
-            // Each pair as one little-endian word: Y0, U, Y1, V.
-            let words = y.evenHalf | (u &<< 8) | (y.oddHalf &<< 16) | (v &<< 24)
-            UnsafeMutableRawPointer(d + x * 2).storeBytes(of: SIMD8<UInt32>(truncatingIfNeeded: words), as: SIMD8<UInt32>.self)
+            let px = src.advanced(by: x * 4).loadUnaligned(as: SIMD16<UInt32>.self)
+            let y = luma16(px)
+            // Red and blue (green and alpha) of a pixel in one word's halves: a pair's sums fit too.
+            let rb = px & pairMask, ga = (px &>> 8) & pairMask
+            let rbSum = rb.evenHalf &+ rb.oddHalf, gSum = ga.evenHalf &+ ga.oddHalf
+            let (u, v) = chroma(Lanes8(truncatingIfNeeded: (rbSum & 0x1FF) &<< 1), Lanes8(truncatingIfNeeded: (gSum & 0x1FF) &<< 1),
+                                Lanes8(truncatingIfNeeded: (rbSum &>> 16) & 0x1FF) &<< 1)
+            // U and V interleaved as 16-bit lanes (U | V << 16 per pair, little-endian), each under
+            // its pixel's Y: Y0, U, Y1, V.
+            let uv = unsafeBitCast(SIMD8<UInt32>(truncatingIfNeeded: u | (v &<< 16)), to: SIMD16<UInt16>.self)
+            UnsafeMutableRawPointer(d + x * 2).storeBytes(of: y | (uv &<< 8), as: SIMD16<UInt16>.self)
             x += 16
         }
         let p = src.assumingMemoryBound(to: UInt8.self)
@@ -156,13 +171,16 @@ extension ColorConversion {
         }
     }
 
-    /// Cb and Cr from sums of four samples, clamped to 0...255 (as ``cb(_:_:_:)`` / ``cr(_:_:_:)``).
+    private static let pairMask = SIMD16<UInt32>(repeating: 0x00FF_00FF)
+
+    /// Cb and Cr from sums of four samples (as ``cb(_:_:_:)`` / ``cr(_:_:_:)``). Their clamp never
+    /// acts for sums of real samples (0...1020 each): the extremes, −112 · 1020 and 112 · 1020,
+    /// give 16 and 240, so the vector form leaves it out (SSE2 has no 32-bit min/max).
     @inline(__always)
     private static func chroma<L: SIMD>(_ r: L, _ g: L, _ b: L) -> (L, L) where L.Scalar == Int32 {
-        let lo = L(repeating: 0), hi = L(repeating: 255)
         let u = ((-38 &* r &- 74 &* g &+ 112 &* b &+ 512) &>> 10) &+ 128
         let v = ((112 &* r &- 94 &* g &- 18 &* b &+ 512) &>> 10) &+ 128
-        return (u.clamped(lowerBound: lo, upperBound: hi), v.clamped(lowerBound: lo, upperBound: hi))
+        return (u, v)
     }
 
     private static func chroma444Row(_ src: UnsafeRawPointer, width w: Int, cb u: UnsafeMutablePointer<UInt8>, cr v: UnsafeMutablePointer<UInt8>) {
@@ -188,13 +206,16 @@ extension ColorConversion {
                                      cb u: UnsafeMutablePointer<UInt8>, cr v: UnsafeMutablePointer<UInt8>) {
         var cx = 0
         // 8 chroma samples = 16 pixels of each row; only whole pairs (an odd last column is scalar).
+        // Red and blue (green and alpha) of a pixel ride in one word's halves; the sums of four
+        // samples (at most 1020) stay inside each half.
         while cx * 2 + 16 <= w {
-            let (r0, g0, b0) = channels16(row0 + cx * 8)
-            let (r1, g1, b1) = channels16(row1 + cx * 8)
-            let r = r0.evenHalf &+ r0.oddHalf &+ r1.evenHalf &+ r1.oddHalf
-            let g = g0.evenHalf &+ g0.oddHalf &+ g1.evenHalf &+ g1.oddHalf
-            let b = b0.evenHalf &+ b0.oddHalf &+ b1.evenHalf &+ b1.oddHalf
-            let (cbs, crs) = chroma(r, g, b)
+            let p0 = row0.advanced(by: cx * 8).loadUnaligned(as: SIMD16<UInt32>.self)
+            let p1 = row1.advanced(by: cx * 8).loadUnaligned(as: SIMD16<UInt32>.self)
+            let rb = (p0 & pairMask) &+ (p1 & pairMask), ga = ((p0 &>> 8) & pairMask) &+ ((p1 &>> 8) & pairMask)
+            let rbSum = rb.evenHalf &+ rb.oddHalf, gSum = ga.evenHalf &+ ga.oddHalf
+            // (Masking to 10 bits changes no sum but lets the compiler multiply in 16-bit lanes.)
+            let (cbs, crs) = chroma(Lanes8(truncatingIfNeeded: rbSum & 0x3FF), Lanes8(truncatingIfNeeded: gSum & 0x3FF),
+                                    Lanes8(truncatingIfNeeded: (rbSum &>> 16) & 0x3FF))
             store(cbs, u + cx)
             store(crs, v + cx)
             cx += 8

@@ -155,6 +155,38 @@ final class Y4MPipeTests: XCTestCase {
         XCTAssertFalse(names.contains { $0.hasSuffix(".partial") })
     }
 
+    /// Frame after frame through the reused planes buffer: the header once, then `FRAME` and the
+    /// planes of each frame (not the previous one's), in one stream; the pipe is widened to 1 MiB.
+    func testSinkStreamsEachFrameIntoAWidenedPipe() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { close(fds[0]) }
+        let sink = Y4MSink(fd: fds[1], chroma: .s420, fps: 30)
+        let pattern = TestPattern(size: FrameSize(width: 34, height: 9))
+        let frames = (0..<3).map { Frame(image: pattern.render(index: UInt64($0 * 7)), sequence: UInt64($0), timestampNanos: 0, source: "test") }
+        for frame in frames { try sink.write(frame) }
+        XCTAssertGreaterThanOrEqual(fcntl(fds[1], 1032 /* F_GETPIPE_SZ */), Int32(Y4MSink.pipeBytes), "the pipe is widened")
+        close(fds[1])
+        var got: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            got += chunk[..<n]
+        }
+        var expected = Array(sink.header(width: 34, height: 9).utf8)
+        for frame in frames {
+            expected += Array("FRAME\n".utf8)
+            try ColorConversion.appendPlanarYUV(frame.image, subsampled: true, to: &expected)
+        }
+        XCTAssertEqual(got.count, expected.count)
+        XCTAssertTrue(got == expected, "the stream is the header and each frame's own planes")
+        XCTAssertThrowsError(try sink.write(Frame(image: TestPattern(size: FrameSize(width: 8, height: 8)).render(index: 0),
+                                                  sequence: 9, timestampNanos: 0, source: "test"))) { error in
+            XCTAssertTrue("\(error)".contains("size changed from 34x9 to 8x8"), "\(error)")
+        }
+    }
+
     func testConversionRoundTripsThroughTheYUVDecode() throws {
         // RGBA → YUYV (this file's encode) → RGBA (ColorConversion's decode): one pair of formulas.
         var bytes = [UInt8]()

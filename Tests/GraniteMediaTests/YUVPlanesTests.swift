@@ -55,6 +55,24 @@ final class YUVPlanesTests: XCTestCase {
         }
     }
 
+    /// The vector rows leave out the chroma clamp (it never acts on sums of real samples): the
+    /// most saturated colours, every 0/255 mix in every 2×2 and pair arrangement, still equal
+    /// the clamped scalar formulas.
+    func testSaturatedColoursNeedNoClamp() throws {
+        let corners: [[UInt8]] = (0..<8).map { [$0 & 1 == 0 ? 0 : 255, $0 & 2 == 0 ? 0 : 255, $0 & 4 == 0 ? 0 : 255, 255] }
+        var bytes: [UInt8] = []
+        for i in 0..<(64 * 16) { bytes += corners[(i * 5 + i / 64) % 8] }
+        let image = try Image(width: 64, height: 16, format: .rgba8, bytes: bytes)
+        for subsampled in [true, false] {
+            XCTAssertEqual(planes(image, subsampled: subsampled, pad: 0, reference: false),
+                           planes(image, subsampled: subsampled, pad: 0, reference: true), subsampled ? "4:2:0" : "4:4:4")
+        }
+        var fast = [UInt8](repeating: 0, count: 64 * 2 * 16), slow = fast
+        fast.withUnsafeMutableBufferPointer { ColorConversion.packedYUYV(image, into: $0.baseAddress!, stride: 128) }
+        slow.withUnsafeMutableBufferPointer { ColorConversion.packedYUYVReference(image, into: $0.baseAddress!, stride: 128) }
+        XCTAssertEqual(fast, slow, "YUYV")
+    }
+
     func testKnownValues() throws {
         // White, black, pure red, pure blue in a 2x2 block: the BT.601 limited-range corners.
         let quad = try Image(width: 2, height: 2, format: .rgba8,
