@@ -85,6 +85,14 @@ struct CaptureParts: Sendable {
         return out
     }
 
+    /// The YUV the sinks take, made by the last stage from the result it just made, when it can
+    /// (the GPU chain; see ``YUVOutputStage/resultYUV(_:)``): for the runs that made their frame
+    /// with depth, which do not go through the frame-level `process(_:depth:)`.
+    func resultYUV() throws -> [YUVLayout: [UInt8]] {
+        guard !yuvLayouts.isEmpty, let last = stages.last as? any YUVOutputStage else { return [:] }
+        return try last.resultYUV(yuvLayouts)
+    }
+
     /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
     /// makes the model's input itself (the GPU chain) and a model that takes one, the frame goes
     /// to the device once and the model gets it resized there; otherwise the model resizes the
@@ -344,17 +352,19 @@ enum CapturePump {
                         // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
                         let result = try parts.process(frame.image, depthFrom: depthModel)
                         out.image = result.image
+                        out.yuv = try parts.resultYUV()
                         depth = result.depth
                         if depth != nil { depthAge = 0 }
                         if let failure = result.failure {
                             connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                         }
                     } else if live && parts.liveDepthEvery != nil {
-                        // A live run with depth: the newest map in, the model's input out (YUV on the CPU).
+                        // A live run with depth: the newest map in, the model's input out.
                         let size = wantsDepth ? parts.liveDepthInput : nil
                         let result = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil,
                                                        version: depthVersion, depthInput: size)
                         out.image = result.image
+                        out.yuv = try parts.resultYUV()
                         if wantsDepth {
                             request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
                                                    width: frame.image.width, height: frame.image.height)

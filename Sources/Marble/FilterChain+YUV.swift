@@ -34,19 +34,39 @@ extension FilterChain {
             try plan.start(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
             let (w, h) = plan.outputSize
             var result = ChainOutput(image: nil, width: w, height: h, yuv: [:])
-            let pool = try bufferPool()
-            let counter = transferCounter
-            try MarbleError.gpu { () throws(GPUError) in
-                try plan.sequence.wait()
-                for layout in layouts where result.yuv[layout] == nil {
-                    let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
-                    counter.download(bytes.count)
-                    result.yuv[layout] = bytes
-                }
-            }
-            if rgba { result.image = try plan.finish(transfers: counter) }
+            result.yuv = try convertResult(of: plan, to: layouts)
+            if rgba { result.image = try plan.finish(transfers: transferCounter) }
             return result
         }
+    }
+
+    /// The result of this chain's latest run (any `apply`: the live and depth-input ones too),
+    /// converted on the device to each of `layouts` and read back, as ``apply(_:depth:time:yuv:rgba:)``
+    /// does in one call. The result is still on the device until the chain's next run, so a run
+    /// that went its own way (a depth map made from the frame, the newest map resident) still hands
+    /// the sinks their YUV without converting on the CPU. Empty when the chain has not run yet.
+    public func resultYUV(_ layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
+        try lock.locked { () throws(MarbleError) -> [YUVLayout: [UInt8]] in
+            guard let plan = plans.last else { return [:] }  // most recently used last
+            return try convertResult(of: plan, to: layouts)
+        }
+    }
+
+    /// Waits for `plan`'s submission and converts its output to each of `layouts` (call under `lock`).
+    private func convertResult(of plan: ChainPlan, to layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
+        let (w, h) = plan.outputSize
+        let pool = try bufferPool()
+        let counter = transferCounter
+        var yuv: [YUVLayout: [UInt8]] = [:]
+        try MarbleError.gpu { () throws(GPUError) in
+            try plan.sequence.wait()
+            for layout in layouts where yuv[layout] == nil {
+                let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
+                counter.download(bytes.count)
+                yuv[layout] = bytes
+            }
+        }
+        return yuv
     }
 }
 

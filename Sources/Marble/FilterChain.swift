@@ -19,7 +19,7 @@ public final class FilterChain: @unchecked Sendable {
     let kernels: [any FilterKernel]
     private let requestedContext: GPUContext?
     let lock = NSLock()
-    private var plans: [ChainPlan] = []
+    var plans: [ChainPlan] = []
     private var pool: BufferPool?
     private static let maxPlans = 4
     /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.

@@ -80,7 +80,10 @@ final class Y4MPipeTests: XCTestCase {
     func testGPUConvertedPipeEqualsTheFilesConvertedOnTheCPU() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
         let cam = try camBinary()
-        for (chroma, layout) in [("y4m", YUVLayout.i420), ("y4m:444", .planar444)] {
+        // The live run with --depth (the newest map resident, the model's input made on the device)
+        // and the non-live one (each frame's own map) take their own chain calls: their YUV too.
+        for (chroma, layout, depth) in [("y4m", YUVLayout.i420, ""), ("y4m:444", .planar444, ""),
+                                        ("y4m", .i420, "--depth --depth-every 2"), ("y4m", .i420, "--no-live --depth")] {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("granite-y4m-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: dir) }
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -88,7 +91,8 @@ final class Y4MPipeTests: XCTestCase {
             let y4m = dir.appendingPathComponent("stream.y4m").path
             // GRANITE_GPU_YUV=1: on lavapipe too (a CPU device otherwise converts on the CPU).
             let run = try shell("GRANITE_GPU_YUV=1 '\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames 6 --out '\(dir.path)/files' "
-                                + "--image-format ppm --status-hz 1 --filter 'blur:sigma=1 | brightness:amount=0.05' --pipe \(chroma) > '\(y4m)'")
+                                + "--image-format ppm --status-hz 1 --filter 'blur:sigma=1 | brightness:amount=0.05 | depthmask:near=0,far=1' "
+                                + "\(depth) --pipe \(chroma) > '\(y4m)'")
             XCTAssertEqual(run.status, 0, run.err)
             XCTAssertTrue(run.err.contains("converted to \(layout) on the GPU"), run.err)
             let stream = try [UInt8](Data(contentsOf: URL(fileURLWithPath: y4m)))
@@ -107,7 +111,8 @@ final class Y4MPipeTests: XCTestCase {
                 let expected = ColorConversion.yuv(try Image(width: w, height: h, format: .rgba8, bytes: rgba), layout: layout, vectorised: false)
                 let start = headerEnd + 1 + k * (6 + frameBytes) + 6
                 XCTAssertEqual(Array(stream[(start - 6)..<start]), Array("FRAME\n".utf8))
-                XCTAssertTrue(Array(stream[start..<(start + frameBytes)]) == expected, "\(chroma) frame \(k) (\(file)) equals the CPU conversion of the file")
+                XCTAssertTrue(Array(stream[start..<(start + frameBytes)]) == expected,
+                              "\(chroma) \(depth) frame \(k) (\(file)) equals the CPU conversion of the file")
             }
         }
     }
@@ -132,6 +137,34 @@ final class Y4MPipeTests: XCTestCase {
         // The CPU reference chain makes none: the sinks convert.
         let cpu = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"], gpu: false)], sinks: sinks))
         XCTAssertTrue(try cpu.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil).yuv.isEmpty)
+    }
+
+    /// The runs with depth take the chain's own calls (a live frame with the newest map resident and
+    /// the model's input made on the device; a frame with a map made from it); the sinks still get
+    /// their YUV from the device, converted from that very result.
+    func testGPUChainHandsTheSinksTheirYUVWithDepth() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        setenv("GRANITE_GPU_YUV", "1", 1)
+        defer { unsetenv("GRANITE_GPU_YUV") }
+        let specs = ["blur:sigma=1", "depthmask:near=0.2,far=0.6"]
+        let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30)]
+        let parts = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: specs)], sinks: sinks))
+        let image = TestPattern(size: FrameSize(width: 45, height: 27)).render(index: 3)
+        var ramp = [Float](repeating: 0, count: 45 * 27)
+        for i in ramp.indices { ramp[i] = Float(i % 45) / 44 }
+        let map = try Image(width: 45, height: 27, floats: ramp)
+        // Live: the newest map resident, the model's input made on the device.
+        let live = try parts.process(image, depth: map, version: 7, depthInput: (16, 16))
+        XCTAssertEqual(live.modelInput?.width, 16)
+        let liveYUV = try XCTUnwrap(try parts.resultYUV()[.i420], "the live depth run's YUV made on the GPU")
+        XCTAssertTrue(liveYUV == ColorConversion.yuv(live.image, layout: .i420, vectorised: false), "live")
+        // Non-live: a map made from this frame (the estimate answers with the ramp flipped).
+        let stage = try XCTUnwrap(parts.stages[0] as? any DepthInputStage)
+        let flipped = try Image(width: 45, height: 27, floats: ramp.map { 1 - $0 })
+        let own = try stage.process(image, depthInput: (16, 16)) { _ in flipped }
+        XCTAssertNotEqual(own, live.image, "another map, another picture")
+        let ownYUV = try XCTUnwrap(try parts.resultYUV()[.i420], "the depth-input run's YUV made on the GPU")
+        XCTAssertTrue(ownYUV == ColorConversion.yuv(own, layout: .i420, vectorised: false), "own map")
     }
 
     func testReaderGoingAwayEndsCleanly() throws {
