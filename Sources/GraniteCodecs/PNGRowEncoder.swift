@@ -257,10 +257,23 @@ public struct PNGRowEncoder: Sendable {
             f.update(from: row, count: n)
         case .sub:
             for i in 0..<min(bpp, n) { f[i] = row[i] }
-            if n > bpp { for i in bpp..<n { f[i] = row[i] &- row[i - bpp] } }
+            if n > bpp { Self.subtract(row + bpp, row, count: n - bpp, into: f + bpp) }
         case .up:
-            for i in 0..<n { f[i] = row[i] &- above[i] }
+            Self.subtract(row, above, count: n, into: f)
         }
+    }
+
+    /// `out[i] = a[i] &- b[i]` for `count` bytes, sixteen at a time (the plain loop was not
+    /// vectorised: ~17 ms a 12 MP depth map and its preview).
+    @inline(__always)
+    static func subtract(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        while i + 16 <= count {
+            let d = UnsafeRawPointer(a + i).loadUnaligned(as: SIMD16<UInt8>.self) &- UnsafeRawPointer(b + i).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(out + i).storeBytes(of: d, as: SIMD16<UInt8>.self)
+            i += 16
+        }
+        while i < count { out[i] = a[i] &- b[i]; i += 1 }
     }
 
     /// The PNG file around a zlib stream of the filtered rows: IHDR, PLTE, IDAT chunks of at most 1 MiB, IEND.
