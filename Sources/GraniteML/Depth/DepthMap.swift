@@ -222,10 +222,9 @@ public struct ScaledDepthMap: Sendable {
                     var x = 0
                     while x + 8 <= width {
                         let v = UnsafeRawPointer(p + x).loadUnaligned(as: SIMD8<Float>.self)
-                        // Bit selects: `pointwiseMin`/`pointwiseMax` were out-of-line calls (~13 ms a 12 MP map).
-                        let below = NearnessScale.bits(v .< lo8), above = NearnessScale.bits(v .> hi8)
-                        lo8 = unsafeBitCast((NearnessScale.bits(v) & below) | (NearnessScale.bits(lo8) & ~below), to: SIMD8<Float>.self)
-                        hi8 = unsafeBitCast((NearnessScale.bits(v) & above) | (NearnessScale.bits(hi8) & ~above), to: SIMD8<Float>.self)
+                        // Vector-vector `replace` becomes one compare and blend; `pointwiseMin`/`pointwiseMax`
+                        // were out-of-line calls (12 M values: 1.2 ms against 15.5 ms).
+                        lo8.replace(with: v, where: v .< lo8); hi8.replace(with: v, where: v .> hi8)
                         x += 8
                     }
                     while x < width { lo = min(lo, p[x]); hi = max(hi, p[x]); x += 1 }
