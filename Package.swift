@@ -92,9 +92,10 @@ let package = Package(
         // Color management and image metadata (issue 16): ICC transforms, PNG chunk (de)compression.
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
-        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CWebP", "CAVIF"]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CDeflate", "CWebP", "CAVIF"]),
         .target(name: "GraniteConvert", dependencies: [
             "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -7,7 +7,7 @@ GRANITE_APT_PACKAGES=(
   pkg-config libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers
   libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   python3-venv imagemagick libvips-tools libonnx-testdata
-  liblcms2-dev zlib1g-dev libimage-exiftool-perl libwebp-dev libavif-dev libavif-bin
+  liblcms2-dev zlib1g-dev libdeflate-dev libimage-exiftool-perl libwebp-dev libavif-dev libavif-bin
   lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 webp ffmpeg
 )
 # Only the VM test tier (vivid under qemu) needs these.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CDeflate
 import CZlib
 import Dispatch
 
@@ -17,7 +18,10 @@ import Dispatch
 /// Each band is a raw deflate stream of its filtered rows ending in a sync flush (the last band
 /// finishes the stream), so the bands concatenated after one zlib header, with the Adler-32s
 /// combined, form one valid zlib stream (as pigz joins its blocks); a band's first row may
-/// still use the row above it (the Up filter), which the band produces again for itself.
+/// still use the row above it (the Up filter), which the band produces again for itself. The
+/// Adler-32s are libdeflate's (vectorised; zlib's is a scalar loop, 7.8 ms against 1.4 ms on a
+/// 12 MP depth map's rows). Several images of one height can come from one pass over the rows
+/// (``encode(_:paths:rows:)``: a depth PNG and its preview from each scaled row computed once).
 ///
 /// ```
 /// rows(y) ─► filter ─► deflate (band 0 on core 0) ┐
@@ -116,36 +120,166 @@ public struct PNGRowEncoder: Sendable {
     /// ask again for the row just above its first one.
     public func encode(path: String = "(memory)",
                        rows: @Sendable (_ y: Int, _ out: UnsafeMutablePointer<UInt8>) -> Void) throws(CodecError) -> [UInt8] {
-        guard (0...9).contains(level) else { throw .encode(path: path, reason: "zlib level must be 0...9, got \(level)") }
-        let count = max(1, min(bands, height / 16))
-        let results = UnsafeMutableBufferPointer<Band?>.allocate(capacity: count)
-        results.initialize(repeating: nil)
-        defer { results.deinitialize(); results.deallocate() }
-        let slots = UncheckedSendable(results)
-        let encoder = self
-        if count == 1 {
-            results[0] = encoder.band(0, of: 1, rows: rows)
-        } else {
-            DispatchQueue.concurrentPerform(iterations: count) { b in
-                slots.value[b] = encoder.band(b, of: count, rows: rows)
+        try Self.encode([self], paths: [path]) { y, outs in rows(y, outs[0]) }[0]
+    }
+
+    /// Encodes several images of one height from one pass over their rows: `rows(y, outs)` writes
+    /// row `y` of image `i` (its `rowBytes` bytes) to `outs[i]`, so what the images share per row
+    /// (a depth map's scaled row, for the depth PNG and its preview) is computed once. Rows are
+    /// asked for as in ``encode(path:rows:)``, the bands of `encoders[0]`. Returns the PNGs in order.
+    public static func encode(_ encoders: [PNGRowEncoder], paths: [String],
+                              rows: @Sendable (_ y: Int, _ outs: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>) -> Void)
+        throws(CodecError) -> [[UInt8]] {
+        precondition(!encoders.isEmpty && paths.count == encoders.count, "one path per encoder")
+        let height = encoders[0].height
+        for (encoder, path) in zip(encoders, paths) {
+            guard (0...9).contains(encoder.level) else { throw .encode(path: path, reason: "zlib level must be 0...9, got \(encoder.level)") }
+            guard encoder.height == height else {
+                throw .encode(path: path, reason: "PNGs encoded together need one height, got \(encoder.height) and \(height)")
             }
         }
-        // The zlib stream: header (deflate, 32 KiB window, level hint), the bands, Adler-32.
-        let levelHint: UInt16 = level <= 1 ? 0 : level <= 5 ? 1 : level == 6 ? 2 : 3
-        var head = UInt16(0x78) << 8 | levelHint << 6
-        head += (31 - head % 31) % 31
-        var zlib: [UInt8] = [UInt8(head >> 8), UInt8(head & 0xFF)]
-        zlib.reserveCapacity(2 + results.reduce(0) { $0 + ($1?.bytes.count ?? 0) } + 4)
-        var adler = adler32(0, nil, 0)
-        for case let band? in results {
-            guard band.failure == nil else { throw .encode(path: path, reason: "PNG: \(band.failure!)") }
-            zlib += band.bytes
-            adler = granite_adler32_combine(adler, band.adler, band.length)
+        let count = max(1, min(encoders[0].bands, height / 16))
+        let results = UnsafeMutableBufferPointer<[Band]>.allocate(capacity: count)
+        results.initialize(repeating: [])
+        defer { results.deinitialize(); results.deallocate() }
+        let slots = UncheckedSendable(results)
+        if count == 1 {
+            results[0] = band(0, of: 1, encoders, rows: rows)
+        } else {
+            DispatchQueue.concurrentPerform(iterations: count) { b in
+                slots.value[b] = band(b, of: count, encoders, rows: rows)
+            }
         }
-        zlib += Self.bigEndian(UInt32(truncatingIfNeeded: adler))
+        var pngs = [[UInt8]]()
+        for (i, encoder) in encoders.enumerated() {
+            // The zlib stream: header (deflate, 32 KiB window, level hint), the bands, Adler-32.
+            let levelHint: UInt16 = encoder.level <= 1 ? 0 : encoder.level <= 5 ? 1 : encoder.level == 6 ? 2 : 3
+            var head = UInt16(0x78) << 8 | levelHint << 6
+            head += (31 - head % 31) % 31
+            var zlib: [UInt8] = [UInt8(head >> 8), UInt8(head & 0xFF)]
+            zlib.reserveCapacity(2 + results.reduce(0) { $0 + $1[i].bytes.count } + 4)
+            var adler = adler32(0, nil, 0)
+            for band in results {
+                if let failure = band[i].failure { throw .encode(path: paths[i], reason: "PNG: \(failure)") }
+                zlib += band[i].bytes
+                adler = granite_adler32_combine(adler, uLong(band[i].adler), band[i].length)
+            }
+            zlib += Self.bigEndian(UInt32(truncatingIfNeeded: adler))
+            pngs.append(encoder.png(zlib))
+        }
+        return pngs
+    }
 
+    /// zlib's `memLevel` for the row bands: 5 (a 4096-entry hash table that stays in cache) instead
+    /// of zlib's default 8; on a 12 MP depth map's filtered rows level 1 then takes 36 ms instead of
+    /// 44 ms for a stream 0.1 % larger, and the preview's run-length coding 19.5 instead of 22.5 ms.
+    static let memoryLevel: Int32 = 5
+
+    /// One image's compressed rows of one band, or why zlib failed.
+    struct Band {
+        var bytes: [UInt8] = []
+        var adler: UInt32 = 1
+        var length = 0
+        var failure: String?
+    }
+
+    /// Makes, filters and deflates rows `height × b / count ..< height × (b + 1) / count` of every image.
+    static func band(_ b: Int, of count: Int, _ encoders: [PNGRowEncoder],
+                     rows: (Int, UnsafeBufferPointer<UnsafeMutablePointer<UInt8>>) -> Void) -> [Band] {
+        let height = encoders[0].height
+        let y0 = height * b / count, y1 = height * (b + 1) / count
+        let last = b == count - 1
+        var results = [Band](repeating: Band(), count: encoders.count)
+        // zlib keeps a pointer back to its z_stream: each stays at one heap address.
+        let streams = UnsafeMutablePointer<z_stream>.allocate(capacity: encoders.count)
+        streams.initialize(repeating: z_stream(), count: encoders.count)
+        var opened = 0
+        defer {
+            for i in 0..<opened { deflateEnd(streams + i) }
+            streams.deinitialize(count: encoders.count)
+            streams.deallocate()
+        }
+        for (i, encoder) in encoders.enumerated() {
+            guard granite_deflateInit2(streams + i, encoder.level, -15, memoryLevel, encoder.strategy.rawValue) == Z_OK else {
+                results[i].failure = "zlib deflateInit2 failed"
+                return results
+            }
+            opened += 1
+        }
+        // Per image: the row being made, the row above it, the filtered row (filter byte first).
+        let sizes = encoders.map(\.rowBytes)
+        let scratch = sizes.map { UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * $0 + 1) }
+        defer { for s in scratch { s.deallocate() } }
+        var current = scratch, previous = zip(scratch, sizes).map { $0 + $1 }
+        for (p, n) in zip(previous, sizes) { p.initialize(repeating: 0, count: n) }
+        if y0 > 0 && encoders.contains(where: { $0.filter == .up }) { previous.withUnsafeBufferPointer { rows(y0 - 1, $0) } }
+        let chunk = 256 * 1024
+        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        defer { out.deallocate() }
+        for y in y0..<y1 {
+            current.withUnsafeBufferPointer { rows(y, $0) }
+            let flush = y == y1 - 1 ? (last ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH
+            for (i, encoder) in encoders.enumerated() {
+                let n = sizes[i], filtered = scratch[i] + 2 * n
+                encoder.filterRow(current[i], above: previous[i], into: filtered)
+                results[i].adler = libdeflate_adler32(results[i].adler, filtered, n + 1)
+                let stream = streams + i
+                stream.pointee.next_in = filtered
+                stream.pointee.avail_in = uInt(n + 1)
+                while true {
+                    stream.pointee.next_out = out
+                    stream.pointee.avail_out = uInt(chunk)
+                    let rc = deflate(stream, flush)
+                    guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
+                        results[i].failure = "zlib deflate failed (\(rc))"
+                        return results
+                    }
+                    results[i].bytes.append(contentsOf: UnsafeBufferPointer(start: out, count: chunk - Int(stream.pointee.avail_out)))
+                    // Done with this row once zlib took all of it and had room to spare (a flush
+                    // that filled the buffer exactly may have more to give); Z_FINISH until the end.
+                    if flush == Z_FINISH ? rc == Z_STREAM_END : (stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0) { break }
+                }
+            }
+            swap(&current, &previous)
+        }
+        for i in results.indices { results[i].length = (y1 - y0) * (sizes[i] + 1) }
+        return results
+    }
+
+    /// Writes the filter byte and the filtered bytes of `row` (`above`: the row before it, zeros above the first).
+    @inline(__always)
+    func filterRow(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) {
+        let n = rowBytes, bpp = layout.bytesPerPixel
+        out[0] = filter.rawValue
+        let f = out + 1
+        switch filter {
+        case .none:
+            f.update(from: row, count: n)
+        case .sub:
+            for i in 0..<min(bpp, n) { f[i] = row[i] }
+            if n > bpp { Self.subtract(row + bpp, row, count: n - bpp, into: f + bpp) }
+        case .up:
+            Self.subtract(row, above, count: n, into: f)
+        }
+    }
+
+    /// `out[i] = a[i] &- b[i]` for `count` bytes, sixteen at a time (the plain loop was not
+    /// vectorised: ~17 ms a 12 MP depth map and its preview).
+    @inline(__always)
+    static func subtract(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
+        var i = 0
+        while i + 16 <= count {
+            let d = UnsafeRawPointer(a + i).loadUnaligned(as: SIMD16<UInt8>.self) &- UnsafeRawPointer(b + i).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(out + i).storeBytes(of: d, as: SIMD16<UInt8>.self)
+            i += 16
+        }
+        while i < count { out[i] = a[i] &- b[i]; i += 1 }
+    }
+
+    /// The PNG file around a zlib stream of the filtered rows: IHDR, PLTE, IDAT chunks of at most 1 MiB, IEND.
+    func png(_ zlib: [UInt8]) -> [UInt8] {
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        png.reserveCapacity(zlib.count + 1024)
+        png.reserveCapacity(zlib.count + 1024 + (zlib.count >> 20) * 12)
         var header = Self.bigEndian(UInt32(width)) + Self.bigEndian(UInt32(height))
         header += [layout.bitDepth, layout.colorType, 0, 0, 0]
         Self.appendChunk("IHDR", header[...], to: &png)
@@ -159,73 +293,6 @@ public struct PNGRowEncoder: Sendable {
         }
         Self.appendChunk("IEND", [][...], to: &png)
         return png
-    }
-
-    /// One band's compressed rows, or why zlib failed.
-    struct Band {
-        var bytes: [UInt8] = []
-        var adler: uLong = 0
-        var length = 0
-        var failure: String?
-    }
-
-    /// Filters and deflates rows `height × b / count ..< height × (b + 1) / count`.
-    func band(_ b: Int, of count: Int, rows: (Int, UnsafeMutablePointer<UInt8>) -> Void) -> Band {
-        let y0 = height * b / count, y1 = height * (b + 1) / count
-        let last = b == count - 1
-        var result = Band()
-        var stream = z_stream()
-        guard granite_deflateInit2(&stream, level, -15, 8, strategy.rawValue) == Z_OK else {
-            result.failure = "zlib deflateInit2 failed"
-            return result
-        }
-        defer { deflateEnd(&stream) }
-        let n = rowBytes, bpp = layout.bytesPerPixel
-        let buffers = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * n + 1)
-        defer { buffers.deallocate() }
-        var current = buffers, previous = buffers + n
-        let filtered = buffers + 2 * n
-        previous.initialize(repeating: 0, count: n)
-        if filter == .up && y0 > 0 { rows(y0 - 1, previous) }
-        let chunk = 256 * 1024
-        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
-        defer { out.deallocate() }
-        var adler = adler32(0, nil, 0)
-        for y in y0..<y1 {
-            rows(y, current)
-            filtered[0] = filter.rawValue
-            let f = filtered + 1
-            switch filter {
-            case .none:
-                f.update(from: current, count: n)
-            case .sub:
-                for i in 0..<min(bpp, n) { f[i] = current[i] }
-                if n > bpp { for i in bpp..<n { f[i] = current[i] &- current[i - bpp] } }
-            case .up:
-                for i in 0..<n { f[i] = current[i] &- previous[i] }
-            }
-            adler = adler32(adler, filtered, uInt(n + 1))
-            let flush = y == y1 - 1 ? (last ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH
-            stream.next_in = filtered
-            stream.avail_in = uInt(n + 1)
-            while true {
-                stream.next_out = out
-                stream.avail_out = uInt(chunk)
-                let rc = deflate(&stream, flush)
-                guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
-                    result.failure = "zlib deflate failed (\(rc))"
-                    return result
-                }
-                result.bytes.append(contentsOf: UnsafeBufferPointer(start: out, count: chunk - Int(stream.avail_out)))
-                // Done with this row once zlib took all of it and had room to spare (a flush
-                // that filled the buffer exactly may have more to give); Z_FINISH until the end.
-                if flush == Z_FINISH ? rc == Z_STREAM_END : (stream.avail_in == 0 && stream.avail_out > 0) { break }
-            }
-            swap(&current, &previous)
-        }
-        result.adler = adler
-        result.length = (y1 - y0) * (n + 1)
-        return result
     }
 
     static func bigEndian(_ v: UInt32) -> [UInt8] {

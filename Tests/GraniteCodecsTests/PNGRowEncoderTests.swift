@@ -117,6 +117,55 @@ final class PNGRowEncoderTests: XCTestCase {
         XCTAssertEqual(raw, big)
     }
 
+    func testImagesEncodedTogetherMatchTheirSeparateEncodings() throws {
+        let width = 45, height = 70
+        var palette = [UInt8]()
+        for i in 0..<256 { palette += [UInt8(i), UInt8(255 - i), UInt8(i / 3)] }
+        let big = Self.pattern(width: width, height: height, bytesPerPixel: 2)
+        let indices = Self.pattern(width: width, height: height, bytesPerPixel: 1, modulo: 9)
+        for bands in [1, 2, 3] {
+            var depth = try PNGRowEncoder(width: width, height: height, layout: .gray16)
+            depth.level = 2
+            depth.bands = bands
+            var preview = try PNGRowEncoder(width: width, height: height, layout: .indexed(palette: palette))
+            preview.filter = .up
+            preview.strategy = .rle
+            let asked = Counter()
+            let pngs = try PNGRowEncoder.encode([depth, preview], paths: ["d.png", "p.png"]) { y, outs in
+                asked.add()
+                big.withUnsafeBufferPointer { outs[0].update(from: $0.baseAddress! + y * 2 * width, count: 2 * width) }
+                indices.withUnsafeBufferPointer { outs[1].update(from: $0.baseAddress! + y * width, count: width) }
+            }
+            XCTAssertEqual(pngs.count, 2)
+            // Each row once, plus the row above each later band's first (the preview's Up filter).
+            XCTAssertEqual(asked.value, height + bands - 1, "\(bands) bands")
+            let g16 = try Codecs.decode(pngs[0], options: DecodeOptions(keepGray: true))
+            let native = g16.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+            XCTAssertEqual(native, stride(from: 0, to: big.count, by: 2).map { UInt16(big[$0]) << 8 | UInt16(big[$0 + 1]) })
+            XCTAssertEqual(try Zlib.inflate(Self.idat(pngs[1]), limit: 1 << 24, what: "IDAT").count, height * (width + 1))
+            var expected = [UInt8]()
+            for i in indices { expected += [palette[Int(i) * 3], palette[Int(i) * 3 + 1], palette[Int(i) * 3 + 2], 255] }
+            XCTAssertEqual(try Codecs.decode(pngs[1]).bytes, expected, "\(bands) bands")
+            // The same bytes as each image encoded alone.
+            XCTAssertEqual(pngs[0], try Self.encode(big, width: width, height: height, layout: .gray16, filter: .sub, bands: bands, level: 2))
+            XCTAssertEqual(pngs[1], try Self.encode(indices, width: width, height: height, layout: .indexed(palette: palette),
+                                                    filter: .up, bands: bands, strategy: .rle))
+        }
+        let short = try PNGRowEncoder(width: width, height: height - 1, layout: .gray8)
+        XCTAssertThrowsError(try PNGRowEncoder.encode([try PNGRowEncoder(width: width, height: height, layout: .gray8), short],
+                                                      paths: ["a.png", "b.png"]) { _, _ in }) { error in
+            XCTAssertEqual((error as? CodecError)?.path, "b.png")
+        }
+    }
+
+    /// Counts calls from several threads.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func add() { lock.lock(); count += 1; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    }
+
     func testBadParametersAreTypedErrors() throws {
         XCTAssertThrowsError(try PNGRowEncoder(width: 0, height: 4, layout: .gray8)) { error in
             XCTAssertEqual((error as? CodecError)?.phase, "encode")
