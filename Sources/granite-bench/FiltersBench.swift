@@ -43,10 +43,10 @@ struct FiltersBench: ParsableCommand {
             ("yuyv→rgba + ink + godRay + analog", "ink | godRay | analog"),
         ]
         chains += chain.map { ((rgba ? "rgba8 + " : "yuyv→rgba + ") + ($0.isEmpty ? "nothing" : $0), $0) }
-        if unfused { chains += chains.map { ($0.0 + ", unfused", $0.1) } }
+        if unfused { chains += chains.map { ("unfused: " + $0.0, $0.1) } }
         for (label, text) in chains {
             let specs = text.isEmpty ? [] : try FilterSpec.parseChain(text)
-            let filters = try FilterChain(specs, context: context, fuseStencilTails: !label.hasSuffix(", unfused"))
+            let filters = try FilterChain(specs, context: context, fuseStencilTails: !label.hasPrefix("unfused: "))
             if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
             var index = 0
             // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.
