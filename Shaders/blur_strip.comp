@@ -6,7 +6,7 @@
 #include "blur_quad.glsl"
 // The whole separable gaussian in one dispatch, for CPU drivers (lavapipe): an invocation owns a
 // strip 16 pixels wide and STRIP rows tall and walks down it. Each source row is blurred along x
-// once (blurRow16, quads through the quad texel view of binding 4, YUYV converted on the way in)
+// once (blurRow, quads through the quad texel view of binding 4, YUYV converted on the way in)
 // and kept, split into its (R,B) and (G,A) lanes, in a window of the last 2*RADIUS+1 rows held in
 // registers; the column pass then reads the window, so there is no intermediate image, no second
 // dispatch and no barrier. Only the 2*RADIUS halo rows of each strip are blurred along x twice.
@@ -25,7 +25,7 @@ void main() {
     uvec4 even[4 * (2 * 24 + 1)], odd[4 * (2 * 24 + 1)];
     uint row[BLOCK];
     [[unroll]] for (int i = 0; i < TAPS - 1; i++) {
-        blurRow16(clamp(y0 - RADIUS + i, 0, h - 1), x0, w, YUYV, row);
+        blurRow(clamp(y0 - RADIUS + i, 0, h - 1), x0, w, YUYV, row);
         [[unroll]] for (int q = 0; q < 4; q++) {
             uvec4 p = uvec4(row[4 * q], row[4 * q + 1], row[4 * q + 2], row[4 * q + 3]);
             even[4 * i + q] = p & M;
@@ -34,7 +34,7 @@ void main() {
     }
     int rows = min(STRIP, h - y0), quads = w >> 2;
     for (int n = 0; n < rows; n++) {
-        blurRow16(min(y0 + n + RADIUS, h - 1), x0, w, YUYV, row);
+        blurRow(min(y0 + n + RADIUS, h - 1), x0, w, YUYV, row);
         [[unroll]] for (int q = 0; q < 4; q++) {
             uvec4 p = uvec4(row[4 * q], row[4 * q + 1], row[4 * q + 2], row[4 * q + 3]);
             even[4 * (TAPS - 1) + q] = p & M;

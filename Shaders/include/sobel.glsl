@@ -17,21 +17,8 @@ layout(constant_id = 1) const int VEC = 0;
 layout(constant_id = 2) const int YUYV = 0;
 const int BLOCK = 8;  // VEC 0; the VEC path takes 16 (a literal, so its loops unroll in the SPIR-V)
 const int ROWS = 4;
-
-uint edgePixel(int gx, int gy, uint centre, uvec3 paper) {
-    int m2 = gx * gx + gy * gy;
-    uvec4 c = unpackPx(centre);
-    if (MODE == 0) {
-        uint m = uint(min(sqrt(float(m2)) * F(0) + 0.5, 255.0));
-        return epilogueGray(m, c.a);
-    }
-    if (m2 > pc.a.y) return epilogue(packPx(uvec4(uvec3(pc.b.xyz), c.a)));
-    // q * 255 / (levels - 1) without an integer division (scalar on CPU drivers): the
-    // true quotient is an integer or at least 1/15 above one, so +0.01 then truncating is exact.
-    uvec3 q = (c.rgb * uint(pc.a.x)) >> 8;
-    uvec3 p = uvec3(vec3(q * 255u) * (1.0 / float(pc.a.x - 1)) + 0.01);
-    return epilogue(packPx(uvec4((p * 3u + paper) >> 2, c.a)));
-}
+#define EDGE_MODE MODE
+#include "edge.glsl"
 
 uint sobelPixel(int top[18], int mid[18], int bottom[18], uint centre, int n, uvec3 paper) {
     int gx = (top[n + 2] + 2 * mid[n + 2] + bottom[n + 2]) - (top[n] + 2 * mid[n] + bottom[n]);

@@ -19,7 +19,9 @@ final class FrameChannel: Sendable {
     }
 
     private struct State {
-        var queue: [CaptureEvent] = []
+        /// Pending events from `head` on; taken ones are nil (their frames let go at once, not
+        /// when the queue is next compacted: a frame's storage is reused once nobody holds it).
+        var queue: [CaptureEvent?] = []
         var head = 0
         var frames = 0
         var closed = false
@@ -94,6 +96,7 @@ final class FrameChannel: Sendable {
                 let ready: Ready = state.withLock { s in
                     if s.head < s.queue.count {
                         let event = s.queue[s.head]
+                        s.queue[s.head] = nil
                         s.head += 1
                         if case .frame = event {
                             s.frames -= 1

@@ -56,13 +56,20 @@ public struct TestPattern: Sendable {
 
     /// Renders frame `index` as `rgba8`.
     public func render(index: UInt64) -> Image {
+        var fresh = RecycledBytes(slots: 1)
+        return render(index: index, recycling: &fresh)
+    }
+
+    /// Renders frame `index` as `rgba8` into storage `recycler` hands out (a source rendering frame
+    /// after frame reuses the pages of frames nobody holds any more; same bytes as ``render(index:)``).
+    public func render(index: UInt64, recycling recycler: inout RecycledBytes) -> Image {
         let w = size.width, h = size.height
         let rowBytes = w * 4
         let shift = Int(index * 4 % UInt64(w))
         let bandTop = h * 3 / 4
-        // Every byte is written below (bars, then the ramp band), so the array starts uninitialised.
-        var bytes = [UInt8](unsafeUninitializedCapacity: w * h * 4) { buffer, count in
-            let out = UnsafeMutableRawBufferPointer(buffer)
+        let text = caption(index: index)
+        // Every byte is written below (bars, then the ramp band), so old contents do not matter.
+        let bytes = recycler.make(count: w * h * 4) { out in
             barRow.withUnsafeBytes { bars in
                 let source = UnsafeRawBufferPointer(rebasing: bars[(shift * 4)..<(shift * 4 + rowBytes)])
                 for y in 0..<bandTop {
@@ -75,9 +82,6 @@ public struct TestPattern: Sendable {
                     UnsafeMutableRawBufferPointer(rebasing: out[(y * rowBytes)..<((y + 1) * rowBytes)]).copyMemory(from: ramp)
                 }
             }
-            count = w * h * 4
-        }
-        bytes.withUnsafeMutableBytes { out in
             let box = max(2, (h - bandTop) / 2)
             let travel = max(1, w - box)
             let phase = Int(index * 8 % UInt64(2 * travel))
@@ -89,13 +93,13 @@ public struct TestPattern: Sendable {
                     out[i] = 255; out[i + 1] = 255; out[i + 2] = 255
                 }
             }
+            drawCaption(text, into: out)
         }
-        drawCaption(caption(index: index), into: &bytes)
         // The size was validated by `FrameSize`, so this cannot fail.
         return try! Image(width: w, height: h, format: .rgba8, bytes: bytes)
     }
 
-    private func drawCaption(_ text: String, into bytes: inout [UInt8]) {
+    private func drawCaption(_ text: String, into bytes: UnsafeMutableRawBufferPointer) {
         let w = size.width, h = size.height, s = scale
         let (ox, oy) = captionOrigin
         let cell = (GlyphFont.width + 1) * s

@@ -12,6 +12,9 @@ public final class TestPatternSource: FrameSource {
     /// Stop after this many frames (`nil`: until stopped).
     public let frameLimit: UInt64?
     private let runner = SourceRunner(name: "testpattern")
+    /// Frames past the source's buffer a consumer typically still holds (processing, writing):
+    /// the recycled frame storage has room for them too, so a frame still in use is rarely copied.
+    static let framesInFlight = 4
 
     /// A test pattern source of `size`, paced at `fps` (nil: unpaced), `frameLimit` frames long.
     public init(size: FrameSize = FrameSize(width: 640, height: 480), fps: Double? = 30, frameLimit: UInt64? = nil) {
@@ -37,9 +40,11 @@ public final class TestPatternSource: FrameSource {
             let interval = fps.map { UInt64(1e9 / $0) }
             let origin = monotonicNanos()
             var index: UInt64 = 0
+            // Frames alive at once: those buffered, the one being processed, a few in flight after it.
+            var storage = RecycledBytes(slots: delivery.buffering + TestPatternSource.framesInFlight)
             while !runner.isStopping, limit.map({ index < $0 }) ?? true {
                 if let interval, !runner.sleep(until: origin + index * interval) { break }
-                runner.emit(Frame(image: pattern.render(index: index), sequence: index,
+                runner.emit(Frame(image: pattern.render(index: index, recycling: &storage), sequence: index,
                                   timestampNanos: monotonicNanos(), source: "testpattern"))
                 index += 1
             }

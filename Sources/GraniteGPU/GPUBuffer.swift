@@ -85,6 +85,13 @@ public final class GPUBuffer: @unchecked Sendable {
         return [UInt8](UnsafeRawBufferPointer(start: mapped + offset, count: count))
     }
 
+    /// Copies `destination.count` bytes from `offset` into `destination` (e.g. a recycled frame's storage).
+    public func read(into destination: UnsafeMutableRawBufferPointer, at offset: Int = 0) throws(GPUError) {
+        try checkRange(offset, destination.count, "GPUBuffer.read")
+        guard let base = destination.baseAddress else { return }
+        base.copyMemory(from: mapped + offset, byteCount: destination.count)
+    }
+
     /// Reads `count` values of type `T` from `offset` (bytes).
     public func read<T: BitwiseCopyable>(_ type: T.Type, count: Int, at offset: Int = 0) throws(GPUError) -> [T] {
         try checkRange(offset, count * MemoryLayout<T>.stride, "GPUBuffer.read")

@@ -52,13 +52,18 @@ final class ChainPlan {
     let modelInput: GPUBuffer?
     /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
     private(set) var recordedSteps = 0
+    /// The storage results are read back into, reused once their frames are let go (no fresh
+    /// pages, so no page faults, per frame): room for the frames a camera pipeline keeps in flight.
+    private var results = RecycledBytes(slots: 4)
 
     /// - Parameters:
     ///   - names: each kernel's name, for the labels of a `timed` plan's device timestamps.
     ///   - timed: record a timestamp after every command (`sequence.timings()`), to profile.
     ///   - sharedDepth: the buffer the depth map is read from, owned by the caller (nil: the plan's own).
+    ///   - fuseStencilTails: fuse "a filter, then a 3×3 tail it takes" into one step (false: every
+    ///     filter its own step, to compare the two).
     init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false,
-         sharedDepth: GPUBuffer? = nil) throws(MarbleError) {
+         sharedDepth: GPUBuffer? = nil, fuseStencilTails: Bool = true) throws(MarbleError) {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
@@ -152,21 +157,34 @@ final class ChainPlan {
             var index = 0
             while index < kernels.count {
                 let kernel = kernels[index]
-                // A following affine color filter rides along as the epilogue of this one's last pass.
-                let fused = index + 1 < kernels.count && kernel.acceptsEpilogue ? kernels[index + 1] as? AffineColor : nil
                 recorder.barrier()
                 io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input) : BufferSlice(buffers.0)
                 io.yuyvSource = index == 0 ? yuyvSource : 0
                 io.destination = BufferSlice(buffers.1)
                 io.sourceSize = sizes[index]
-                io.destinationSize = sizes[index + 1]
                 io.params = BufferSlice(params, offset: slot * (index + 1), size: slot)
+                io.tail = nil
+                io.epilogue = nil
+                // A following 3×3 filter the kernel's last pass can compute on its own output
+                // (blur then sobel/ink on a CPU driver) is fused into it: one dispatch, with the
+                // tail's floats; the kernel's own output never goes to memory.
+                var last = index
+                if fuseStencilTails, index + 1 < kernels.count, let tail = kernels[index + 1].stencilTail,
+                   sizes[index + 2] == sizes[index + 1], kernel.takesStencilTail(io) {
+                    io.tail = tail
+                    io.params = BufferSlice(params, offset: slot * (index + 2), size: slot)
+                    last = index + 1
+                }
+                // A following affine color filter rides along as the epilogue of this step's last pass.
+                let fused = last + 1 < kernels.count && kernels[index...last].allSatisfy(\.acceptsEpilogue)
+                    ? kernels[last + 1] as? AffineColor : nil
+                io.destinationSize = sizes[last + 1]
                 io.epilogue = fused?.matrix
                 let name = { (i: Int) in i < names.count ? names[i] : "filter \(i + 1)" }
-                recorder.section = name(index) + (fused == nil ? "" : " + " + name(index + 1))
+                recorder.section = (index...(fused == nil ? last : last + 1)).map(name).joined(separator: " + ")
                 try kernel.record(&recorder, io)
                 buffers = (buffers.1, buffers.0)
-                index += fused == nil ? 1 : 2
+                index = last + (fused == nil ? 1 : 2)
                 steps += 1
             }
         } }
@@ -227,11 +245,16 @@ final class ChainPlan {
         }
     }
 
-    /// Waits for the submission `start` made and reads the result.
+    /// Waits for the submission `start` made and reads the result (into recycled storage).
     func finish(transfers: TransferCounter) throws(MarbleError) -> Image {
         let bytes = try MarbleError.gpu { () throws(GPUError) in
             try sequence.wait()
-            return try output.read(count: outputSize.width * outputSize.height * 4)
+            var failure: GPUError?
+            let bytes = results.make(count: outputSize.width * outputSize.height * 4) { raw in
+                do throws(GPUError) { try output.read(into: raw) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            return bytes
         }
         transfers.download(bytes.count)
         return try MarbleError.image { () throws(MediaError) in

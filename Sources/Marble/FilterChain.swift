@@ -29,6 +29,9 @@ public final class FilterChain: @unchecked Sendable {
     private var resident: (buffer: GPUBuffer, width: Int, height: Int, version: UInt64?)?
     /// The recorded YUV conversions of the plans' results (`FilterChain+YUV.swift`).
     let yuvOutputs = YUVOutputs()
+    /// Whether a filter and a 3×3 tail it can compute (blur then sobel/ink on a CPU driver) are
+    /// recorded as one step; false only to compare against the unfused chain.
+    let fuseStencilTails: Bool
 
     /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
     /// one download of the result, plus one upload of a depth map when given one (a live frame's:
@@ -41,6 +44,17 @@ public final class FilterChain: @unchecked Sendable {
         self.range = range
         self.requestedContext = context
         self.kernels = try specs.map(Marble.kernel(for:))
+        fuseStencilTails = true
+    }
+
+    /// A chain of `specs` whose filters each get their own step when `fuseStencilTails` is false
+    /// (no blur + sobel fusion), to compare the fused chain with (tests, `granite-bench filters`).
+    package init(_ specs: [FilterSpec], context: GPUContext?, range: ColorRange = .limited, fuseStencilTails: Bool) throws(MarbleError) {
+        self.specs = specs
+        self.range = range
+        self.requestedContext = context
+        self.kernels = try specs.map(Marble.kernel(for:))
+        self.fuseStencilTails = fuseStencilTails
     }
 
     /// A stable text of the chain: every filter with all its parameters, and the YUV range
@@ -190,7 +204,8 @@ public final class FilterChain: @unchecked Sendable {
         return try lock.locked { () throws(MarbleError) -> [(label: String, seconds: Double)] in
             let pool = try bufferPool()
             let names = specs.count == kernels.count ? specs.map(\.name) : []
-            let plan = try ChainPlan(key: key, kernels: kernels, names: names, range: range, pool: pool, timed: true)
+            let plan = try ChainPlan(key: key, kernels: kernels, names: names, range: range, pool: pool, timed: true,
+                                     fuseStencilTails: fuseStencilTails)
             defer { plan.recycle(into: pool) }
             var samples: [[(label: String, seconds: Double)]] = []
             for _ in 0..<max(1, runs) {
@@ -216,6 +231,7 @@ public final class FilterChain: @unchecked Sendable {
         self.range = .limited
         self.requestedContext = context
         self.kernels = kernels
+        fuseStencilTails = true
     }
 
     /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
@@ -229,7 +245,7 @@ public final class FilterChain: @unchecked Sendable {
         }
         let pool = try bufferPool()
         let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool,
-                                 sharedDepth: key.residentDepth ? resident?.buffer : nil)
+                                 sharedDepth: key.residentDepth ? resident?.buffer : nil, fuseStencilTails: fuseStencilTails)
         plans.append(plan)
         // Evict the least recently used plan that has no frame in flight for a FilterPipeline.
         if plans.count > FilterChain.maxPlans,

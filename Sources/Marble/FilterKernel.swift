@@ -21,6 +21,23 @@ protocol FilterKernel: Sendable {
     /// Whether, as the first filter, it can read a `width`-wide YUYV frame itself (converting while
     /// loading, `StepIO.yuyvSource`), so the chain skips its conversion pass.
     func readsYUYV(width: Int) -> Bool
+    /// This filter as a 3×3 neighbourhood tail another filter's pass can compute on its own
+    /// output rows before writing them (nil: it cannot run that way).
+    var stencilTail: StencilTail? { get }
+    /// Whether this filter, recorded with `io`, computes a following filter's ``stencilTail`` in
+    /// its last pass (`io.tail`), so its own output never goes to memory.
+    func takesStencilTail(_ io: StepIO) -> Bool
+}
+
+/// A 3×3 neighbourhood filter (same size in and out) as the tail of another filter's last pass:
+/// the chain fuses "blur, then sobel/ink" into one dispatch on CPU drivers (`blur_stencil.comp`),
+/// and an affine color filter after it still rides along as the epilogue.
+struct StencilTail: Equatable {
+    /// `TAIL` in `blur_stencil.comp`: 1 sobel edges, 2 ink (`edge.glsl`'s modes, plus one).
+    var mode: UInt32
+    /// The push constants the tail's own shader takes (`pc.a`, `pc.b`); its floats are `F(i)`.
+    var a: SIMD4<Int32>
+    var b: SIMD4<Int32>
 }
 
 extension FilterKernel {
@@ -29,6 +46,8 @@ extension FilterKernel {
     var acceptsEpilogue: Bool { true }
     var readsDepth: Bool { false }
     func readsYUYV(width: Int) -> Bool { false }
+    var stencilTail: StencilTail? { nil }
+    func takesStencilTail(_ io: StepIO) -> Bool { false }
 }
 
 /// What a CPU reference filter sees besides its input.
@@ -70,6 +89,9 @@ struct StepIO {
     var scratchImage: (Int, Int) throws(GPUError) -> GPUImage
     /// A fused affine color filter (3×3 + offset) applied when writing `destination`, or nil.
     var epilogue: [Float]?
+    /// A following 3×3 filter this step's last pass computes before writing `destination` (only
+    /// for a kernel whose `takesStencilTail` said yes); `params` are then the tail's floats.
+    var tail: StencilTail?
     /// The specialization-constant id of `EPILOGUE` in `common.glsl` (the matrix follows it).
     static let epilogueConstantID = 40
     /// The specialization-constant ids of the workgroup size in `common.glsl` (x, then y).
@@ -143,6 +165,7 @@ struct Shader: Sendable {
     static let blurQuadRows = Shader(name: "blur_quad_rows", words: SPIRV.blur_quad_rows)
     static let blurQuadColumns = Shader(name: "blur_quad_columns", words: SPIRV.blur_quad_columns)
     static let blurStrip = Shader(name: "blur_strip", words: SPIRV.blur_strip)
+    static let blurStencil = Shader(name: "blur_stencil", words: SPIRV.blur_stencil)
     static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)

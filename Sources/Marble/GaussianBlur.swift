@@ -102,6 +102,17 @@ package struct GaussianBlur: FilterKernel {
         }
     }
 
+    /// The source's quad texel view when this blur runs as one strip dispatch (`blur_strip.comp`):
+    /// the blocked style on a CPU driver, a plain blur of radius ≤ `stripTaps` on rows of whole quads.
+    private func stripSource(_ io: StepIO) -> BufferSlice? {
+        guard style == .blocked, io.context.deviceKind == .cpu, amount == nil, radius <= GaussianBlur.stripTaps,
+              StepIO.quadRows(io.sourceSize.width) else { return nil }
+        return io.quadTexels(io.source, bytes: io.sourceBytes)
+    }
+
+    /// The strip dispatch computes a following sobel or ink on its blurred rows (`blur_stencil.comp`).
+    func takesStencilTail(_ io: StepIO) -> Bool { stripSource(io) != nil }
+
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let bytes = io.sourceSize.width * io.sourceSize.height * 4
         let weightBuffer = try io.scratch(weights.count * 4)
@@ -115,16 +126,24 @@ package struct GaussianBlur: FilterKernel {
         } else if (style == .blocked || style == .twoPass) && self.radius <= GaussianBlur.unrolledTaps {
             let constants = (0...GaussianBlur.unrolledTaps).map { $0 < weights.count ? weights[$0] : 0 }
             let block = GaussianBlur.block
-            if style == .blocked, io.context.deviceKind == .cpu, amount == nil, self.radius <= GaussianBlur.stripTaps,
-               StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes) {
+            if let quadSource = stripSource(io) {
                 // A CPU driver: both directions in one dispatch, an invocation walking down a strip
                 // 16 pixels wide and `stripRows` tall (no intermediate image, no barrier), a SIMD
-                // batch (8 lanes on llvmpipe) of strips a workgroup. A pointwise epilogue rides along.
+                // batch (8 lanes on llvmpipe) of strips a workgroup. A pointwise epilogue rides along,
+                // and a following 3×3 filter (sobel, ink) too when the chain fused it (`io.tail`):
+                // computed on the blurred rows in registers, the blurred image is never written.
                 let rows = GaussianBlur.stripRows
-                try io.dispatch(&recorder, .blurStrip, spec: [radius, 0] + constants + [0, io.yuyvSource, UInt32(rows)],
-                                destination: blurred, tile: (8 * block, rows), local: (8, 1), quadTexels: [quadSource])
+                if let tail = io.tail {
+                    try io.dispatch(&recorder, .blurStencil, spec: [radius, 0] + constants + [0, io.yuyvSource, UInt32(rows), tail.mode],
+                                    destination: blurred, a: tail.a, b: tail.b, tile: (8 * block, rows), local: (8, 1),
+                                    quadTexels: [quadSource])
+                } else {
+                    try io.dispatch(&recorder, .blurStrip, spec: [radius, 0] + constants + [0, io.yuyvSource, UInt32(rows)],
+                                    destination: blurred, tile: (8 * block, rows), local: (8, 1), quadTexels: [quadSource])
+                }
                 return
             }
+            precondition(io.tail == nil, "a stencil tail on a blur that does not take one")
             if StepIO.quadRows(io.sourceSize.width), let quadSource = io.quadTexels(io.source, bytes: io.sourceBytes), let quadRows = io.quadTexels(tmp, bytes: bytes) {
                 // Quad rows: 16 pixels an invocation in 16×4 groups, the source read through a quad
                 // texel view (YUYV converted on the way in); then quad columns (4 pixels × 16 rows an

@@ -64,13 +64,19 @@ struct Sobel: FilterKernel {
     /// On rows of whole YUYV quads (8 pixels) it converts while loading.
     func readsYUYV(width: Int) -> Bool { width % 8 == 0 }
 
+    /// Sobel and ink are 3×3 on the luma (and the centre pixel): a blur before them may compute
+    /// them on its blurred rows (`blur_stencil.comp`, `edge.glsl` shared with `sobel.glsl`).
+    var stencilTail: StencilTail? { StencilTail(mode: ink ? 2 : 1, a: pushA, b: pushB) }
+
+    private var pushA: SIMD4<Int32> { SIMD4(Int32(levels), Int32(inkThreshold), 0, 0) }
+    private var pushB: SIMD4<Int32> { SIMD4(Sobel.inkColor.x, Sobel.inkColor.y, Sobel.inkColor.z, Int32(bitPattern: Sobel.paper)) }
+
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let quads = StepIO.quadRows(io.sourceSize.width)
         // Quad rows read through a quad texel view (branch-free gathers on lavapipe: 4× less CPU).
         let texels = quads ? io.quadTexels(io.source, bytes: io.sourceBytes) : nil
         try io.dispatch(&recorder, texels != nil ? .sobelTexels : .sobel, spec: [ink ? 1 : 0, quads ? 1 : 0, io.yuyvSource],
-                        a: SIMD4(Int32(levels), Int32(inkThreshold), 0, 0),
-                        b: SIMD4(Sobel.inkColor.x, Sobel.inkColor.y, Sobel.inkColor.z, Int32(bitPattern: Sobel.paper)),
+                        a: pushA, b: pushB,
                         tile: quads ? (16 * 16, 4 * Sobel.rows) : (64 * 8, 1), local: quads ? (16, 4) : (64, 1),
                         quadTexels: texels.map { [$0] } ?? [])
     }

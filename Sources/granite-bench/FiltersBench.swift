@@ -26,6 +26,7 @@ struct FiltersBench: ParsableCommand {
     @Flag(help: "Also time the gaussian blur (sigma 2) in each shader style.") var styles = false
     @Flag(help: "Also print each chain's cost per GPU command (device timestamps, median of the runs).") var passes = false
     @Flag(help: "Feed rgba8 frames (as granite-cam's test pattern is) instead of YUYV.") var rgba = false
+    @Flag(help: "Also time each chain with every filter its own step (no blur + sobel/ink fusion).") var unfused = false
 
     static let sepia = "rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131"
     static let ffmpegSepia = ".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131"
@@ -42,8 +43,10 @@ struct FiltersBench: ParsableCommand {
             ("yuyv→rgba + ink + godRay + analog", "ink | godRay | analog"),
         ]
         chains += chain.map { ((rgba ? "rgba8 + " : "yuyv→rgba + ") + ($0.isEmpty ? "nothing" : $0), $0) }
+        if unfused { chains += chains.map { ("unfused: " + $0.0, $0.1) } }
         for (label, text) in chains {
-            let filters = try FilterChain(text.isEmpty ? [] : FilterSpec.parseChain(text), context: context)
+            let specs = text.isEmpty ? [] : try FilterSpec.parseChain(text)
+            let filters = try FilterChain(specs, context: context, fuseStencilTails: !label.hasPrefix("unfused: "))
             if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
             var index = 0
             // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.

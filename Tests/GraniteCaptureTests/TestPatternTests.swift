@@ -14,6 +14,20 @@ final class TestPatternTests: XCTestCase {
         XCTAssertNotEqual(Array(a.bytes[row..<(row + 320 * 4)]), Array(b.bytes[row..<(row + 320 * 4)]))
     }
 
+    /// Rendering into recycled storage (what the source does) gives the same bytes as fresh
+    /// storage, whether the slot's old frame was let go (refilled in place) or is still held.
+    func testRecycledStorageRendersTheSameFrames() {
+        let pattern = TestPattern(size: FrameSize(width: 320, height: 240))
+        var storage = RecycledBytes(slots: 2)
+        var held: [Image] = []
+        for index: UInt64 in 0..<6 {
+            let frame = pattern.render(index: index, recycling: &storage)
+            XCTAssertEqual(frame, pattern.render(index: index), "frame \(index)")
+            if index % 3 == 0 { held.append(frame) }
+        }
+        XCTAssertEqual(held.map { pattern.readCounter($0) }, [0, 3])
+    }
+
     func testCounterReadsBackAtSeveralSizes() {
         for (w, h) in [(160, 120), (640, 480), (1280, 720), (333, 97)] {
             let pattern = TestPattern(size: FrameSize(width: w, height: h), fps: 25)
