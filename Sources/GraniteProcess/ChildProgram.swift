@@ -75,6 +75,9 @@ public enum ChildProgram {
         /// Wall-clock seconds from the spawn to the reap.
         public let seconds: Double
         /// Peak resident memory of the child and the descendants it waited for, KiB (`ru_maxrss`).
+        /// On Linux it is never below the spawning process's own peak: `posix_spawn` is a vfork and
+        /// the kernel carries the parent's high-water mark through the `exec`. Measure from a small
+        /// process (granite-bench is one), as GNU time does.
         public let peakKiB: Int
         /// CPU seconds it used, user + system (`ru_utime` + `ru_stime`).
         public let cpuSeconds: Double
