@@ -148,7 +148,11 @@ final class DepthChainTests: CamTestCase {
             let context = "\(spec): \(t), \(estimates) estimates, \(summary)"
             let maps = t.uploads - frames
             if stage.usesDepth {
-                XCTAssertTrue((1...Int(estimates)).contains(maps), "one upload a frame plus one a new map: \(context)")
+                // A frame reads the newest map before it takes the depth relay's place, so only the
+                // frames after the second request are sure to see the first map: with fewer than three
+                // estimates (a loaded machine: the map came back after the last frame) none may be used.
+                let least = estimates >= 3 ? 1 : 0
+                XCTAssertTrue((least...Int(estimates)).contains(maps), "one upload a frame plus one a new map: \(context)")
             } else {
                 XCTAssertEqual(maps, 0, "exactly one upload a captured frame: \(context)")
             }
