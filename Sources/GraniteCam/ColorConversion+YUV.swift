@@ -18,33 +18,15 @@ extension ColorConversion {
     static let vectorised = true
     #endif
 
-    static func planes(_ rgba: Image, subsampled: Bool, into out: UnsafeMutablePointer<UInt8>, lumaStride: Int, chromaStride: Int) {
-        if vectorised {
-            planarYUV(rgba, subsampled: subsampled, into: out, lumaStride: lumaStride, chromaStride: chromaStride)
-        } else {
-            planarYUVReference(rgba, subsampled: subsampled, into: out, lumaStride: lumaStride, chromaStride: chromaStride)
-        }
-    }
-
     /// Appends `image` as planar Y, U, V (4:2:0 when `subsampled`, else 4:4:4) to `out`
     /// (GraniteMedia's vectorised ``ColorConversion/planarYUV(_:subsampled:into:lumaStride:chromaStride:)`` in release builds).
     public static func appendPlanarYUV(_ image: Image, subsampled: Bool, to out: inout [UInt8]) throws(MediaError) {
-        let rgba = try rgba(image)
-        let w = rgba.width, h = rgba.height
-        let cw = subsampled ? (w + 1) / 2 : w, ch = subsampled ? (h + 1) / 2 : h
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: w * h + 2 * cw * ch))
-        out.withUnsafeMutableBufferPointer { all in
-            planes(rgba, subsampled: subsampled, into: all.baseAddress! + start, lumaStride: w, chromaStride: cw)
-        }
+        out += yuv(try rgba(image), layout: subsampled ? .i420 : .planar444, vectorised: vectorised)
     }
 
     /// The bytes ``pack(_:as:bytesPerLine:into:)`` writes for a `width`×`height` frame.
     static func packedByteCount(width w: Int, height h: Int, as format: VideoOutputFormat, bytesPerLine: Int = 0) -> Int {
-        if format == .yu12 {
-            let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
-            return lumaStride * h + 2 * chromaStride * ((h + 1) / 2)
-        }
+        if let layout = V4L2OutputSink.layout(format, bytesPerLine: bytesPerLine) { return layout.byteCount(width: w, height: h) }
         return max(bytesPerLine, format.minimumBytesPerLine(width: w)) * h
     }
 
@@ -66,15 +48,13 @@ extension ColorConversion {
         let w = rgba.width, h = rgba.height
         precondition(out.count >= packedByteCount(width: w, height: h, as: format, bytesPerLine: bytesPerLine))
         let base = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        if let layout = V4L2OutputSink.layout(format, bytesPerLine: bytesPerLine) {
+            yuv(rgba, layout: layout, into: base, vectorised: vectorised)
+            return
+        }
         switch format {
-        case .yu12:
-            let lumaStride = max(bytesPerLine, w), chromaStride = max(lumaStride / 2, (w + 1) / 2)
-            if lumaStride > w || chromaStride > (w + 1) / 2 { out.initializeMemory(as: UInt8.self, repeating: 0) }
-            planes(rgba, subsampled: true, into: base, lumaStride: lumaStride, chromaStride: chromaStride)
-        case .yuyv:
-            let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
-            if row > format.minimumBytesPerLine(width: w) { out.initializeMemory(as: UInt8.self, repeating: 0) }
-            if vectorised { packedYUYV(rgba, into: base, stride: row) } else { packedYUYVReference(rgba, into: base, stride: row) }
+        case .yu12, .yuyv:
+            preconditionFailure("YUV formats are written above")
         case .rgb24, .bgr24:
             let row = max(bytesPerLine, format.minimumBytesPerLine(width: w))
             if row > format.minimumBytesPerLine(width: w) { out.initializeMemory(as: UInt8.self, repeating: 0) }

@@ -87,13 +87,11 @@ public final class Y4MSink: FrameSink {
             do { rgba = try ColorConversion.rgba(frame.image) } catch {
                 throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
             }
-            let subsampled = chroma == .s420
-            let cw = subsampled ? (w + 1) / 2 : w, ch = subsampled ? (h + 1) / 2 : h
-            let count = w * h + 2 * cw * ch
+            let count = layout.byteCount(width: w, height: h)
             if state.planes.count != count { state.planes = [UInt8](repeating: 0, count: count) }
             state.planes.withUnsafeMutableBytes { planes in
-                ColorConversion.planes(rgba, subsampled: subsampled, into: planes.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                       lumaStride: w, chromaStride: cw)
+                ColorConversion.yuv(rgba, layout: layout, into: planes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                    vectorised: ColorConversion.vectorised)
                 do throws(SinkError) { try writeAll(head, UnsafeRawBufferPointer(planes)) } catch { failure = error }
             }
             if let failure { throw failure }

@@ -45,6 +45,17 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether a `width`-wide row has padding (a stride beyond the row) in this layout.
+    public func isPadded(width: Int) -> Bool {
+        let unpadded: YUVLayout
+        switch self {
+        case .yuyv: unpadded = .yuyv(stride: 0)
+        case .planar420: unpadded = .i420
+        case .planar444: unpadded = .planar444
+        }
+        return strides(width: width) != unpadded.strides(width: width)
+    }
+
     /// Bytes of a `width`×`height` image in this layout.
     public func byteCount(width: Int, height: Int) -> Int {
         let (luma, chroma) = strides(width: width)
@@ -57,18 +68,26 @@ extension ColorConversion {
     /// false the scalar reference formulas (bit-identical; debug builds take these, as Swift's
     /// SIMD types are slow unoptimised).
     public static func yuv(_ rgba: Image, layout: YUVLayout, vectorised: Bool = true) -> [UInt8] {
+        let count = layout.byteCount(width: rgba.width, height: rgba.height)
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialised in
+            yuv(rgba, layout: layout, into: buffer.baseAddress!, vectorised: vectorised)
+            initialised = count
+        }
+    }
+
+    /// ``yuv(_:layout:vectorised:)`` into `out` (`layout.byteCount` bytes, e.g. a reused buffer or
+    /// a device's mmap buffer): every byte is set, padding zero.
+    public static func yuv(_ rgba: Image, layout: YUVLayout, into out: UnsafeMutablePointer<UInt8>, vectorised: Bool = true) {
         precondition(rgba.format == .rgba8, "yuv(_:layout:) needs an rgba8 image")
         let (luma, chroma) = layout.strides(width: rgba.width)
-        var out = [UInt8](repeating: 0, count: layout.byteCount(width: rgba.width, height: rgba.height))
-        out.withUnsafeMutableBufferPointer { all in
-            let p = all.baseAddress!
-            switch (layout, vectorised) {
-            case (.yuyv, true): packedYUYV(rgba, into: p, stride: luma)
-            case (.yuyv, false): packedYUYVReference(rgba, into: p, stride: luma)
-            case (_, true): planarYUV(rgba, subsampled: layout != .planar444, into: p, lumaStride: luma, chromaStride: chroma)
-            case (_, false): planarYUVReference(rgba, subsampled: layout != .planar444, into: p, lumaStride: luma, chromaStride: chroma)
-            }
+        if layout.isPadded(width: rgba.width) {
+            out.initialize(repeating: 0, count: layout.byteCount(width: rgba.width, height: rgba.height))
         }
-        return out
+        switch (layout, vectorised) {
+        case (.yuyv, true): packedYUYV(rgba, into: out, stride: luma)
+        case (.yuyv, false): packedYUYVReference(rgba, into: out, stride: luma)
+        case (_, true): planarYUV(rgba, subsampled: layout != .planar444, into: out, lumaStride: luma, chromaStride: chroma)
+        case (_, false): planarYUVReference(rgba, subsampled: layout != .planar444, into: out, lumaStride: luma, chromaStride: chroma)
+        }
     }
 }
