@@ -25,8 +25,10 @@ ensure_apt() {
   echo "granite: installing Debian packages: ${missing[*]}" >&2
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another install may hold dpkg's lock (parallel builds, unattended upgrades): wait for it.
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # ensure_venv [--no-deps] PKG...: a project venv in .venv with these PyPI packages (pinned by the
