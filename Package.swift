@@ -104,7 +104,7 @@ let package = Package(
                                                                "GraniteIPFS", "GraniteIPFSTesting"]),
         // MARK: Vulkan compute and the Marble filters (issue 3).
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
-        .target(name: "GraniteGPU", dependencies: ["CVulkan"]),
+        .target(name: "GraniteGPU", dependencies: ["CVulkan", "GraniteMedia"]),
         .plugin(name: "SPIRVEmbed", capability: .buildTool()),
         .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU", "GraniteTesting"]),

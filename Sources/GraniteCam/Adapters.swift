@@ -6,6 +6,10 @@ import Marble
 
 /// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
 /// Marble converts camera formats (YUYV, NV12, RGB24) itself, so no `ToRGBA` is needed before it.
+///
+/// On the GPU a job is one ``ChainFrame``: the frame goes up once; the depth model's input is
+/// made from it on the device when asked (read back small); a live run's newest map stays on the
+/// device; the result comes back as `rgba8` and, for the live sinks, as YUV converted there.
 public struct MarbleStage: FrameStage {
     /// The chain.
     public let chain: FilterChain
@@ -23,35 +27,60 @@ public struct MarbleStage: FrameStage {
     /// Whether a filter of the chain reads a depth map (`depthmask`, the `depth` point cloud).
     public var usesDepth: Bool { chain.specs.contains { ["depthmask", "depth"].contains($0.name) } }
 
-    public func process(_ image: Image) throws -> Image {
-        try process(image, depth: nil)
+    /// On the GPU: opens the device and runs one blank frame of `size` through the chain, so its
+    /// pipelines are compiled before the first real frame. Says which device and memory model.
+    public func prepare(for size: FrameSize?, yuv: [YUVLayout]) throws -> [String] {
+        guard gpu else { return [] }
+        var lines = ["filters on \(try chain.deviceDescription())"]
+        if let size, size.width > 0, size.height > 0 {
+            let blank = try Image(width: size.width, height: size.height, format: .rgba8,
+                                  bytes: [UInt8](repeating: 0, count: size.width * size.height * 4))
+            let frame = try chain.frame(blank)
+            defer { frame.end() }
+            _ = try frame.rgba()
+            if !yuv.isEmpty && chain.convertsYUVOnDevice { _ = try frame.yuv(yuv) }
+        }
+        if !yuv.isEmpty && chain.convertsYUVOnDevice {
+            lines.append("the chain's result is converted to \(yuv.map(\.description).joined(separator: ", ")) on the GPU")
+        }
+        return lines
     }
 
-    /// Runs the chain; `depthmask` and `depth` read `depth` when given (else the frame's luma).
-    public func process(_ image: Image, depth: Image?) throws -> Image {
-        gpu ? try chain.apply(image, depth: depth) : try chain.applyCPU(image, depth: depth)
-    }
-}
-
-extension MarbleStage: DepthInputStage {
-    /// On the GPU the frame goes up once and the chain resizes it for the model on the device
-    /// (``FilterChain/apply(_:time:depthInput:estimate:)``); the CPU reference resizes with the
-    /// same resampler on the CPU.
-    public func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image {
-        if gpu { return try chain.apply(image, depthInput: depthInput, estimate: estimate) }
-        let small = try DepthImage.modelInput(image, size: depthInput, range: chain.range)
-        return try chain.applyCPU(image, depth: estimate(small))
-    }
-
-    /// On the GPU one upload of the frame (the model's input resized there and read back, small;
-    /// the map written to the device only when it is a new one, see
-    /// ``FilterChain/apply(_:time:depth:depthVersion:depthInput:)``); the CPU reference resizes with
-    /// the same resampler on the CPU.
-    public func process(_ image: Image, depth: Image?, depthVersion: UInt64,
-                        depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
-        if gpu { return try chain.apply(image, depth: depth, depthVersion: depthVersion, depthInput: depthInput) }
-        let small = try depthInput.map { try DepthImage.modelInput(image, size: $0, range: chain.range) }
-        return (try chain.applyCPU(image, depth: usesDepth ? depth : nil), small)
+    public func process(_ job: FrameJob) throws -> FrameResult {
+        guard gpu else { return try job.onCPU(range: chain.range) { image, map in try chain.applyCPU(image, depth: usesDepth ? map : nil) } }
+        let image = job.image
+        var result = FrameResult(image: image)
+        let frame: ChainFrame
+        switch job.depth {
+        case .none:
+            frame = try chain.frame(image, modelInput: job.modelInput.map { ($0.width, $0.height) })
+        case let .map(map):
+            frame = try chain.frame(image, depth: .map(map), modelInput: job.modelInput.map { ($0.width, $0.height) })
+        case let .newest(map, version):
+            frame = try chain.frame(image, depth: .resident(map, version: version), modelInput: job.modelInput.map { ($0.width, $0.height) })
+        case let .own(model):
+            if let size = model.modelInputSize {
+                // The model's input made from the frame on the device; its map goes back up.
+                frame = try chain.frame(image, depth: .estimated, modelInput: size)
+                let small = try frame.modelInput()
+                do {
+                    result.depth = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
+                } catch {
+                    result.depthFailure = "\(error)"
+                }
+                try frame.run(depth: result.depth?.map)
+            } else {
+                do { result.depth = try model.estimateMaps(image) } catch { result.depthFailure = "\(error)" }
+                frame = try chain.frame(image, depth: result.depth.map { .map($0.map) } ?? .none)
+            }
+        }
+        defer { frame.end() }
+        var ownDepth = false
+        if case .own = job.depth { ownDepth = true }
+        if job.modelInput != nil && !ownDepth { result.modelInput = try frame.modelInput() }
+        result.image = try frame.rgba()
+        if !job.yuv.isEmpty && chain.convertsYUVOnDevice { result.yuv = try frame.yuv(job.yuv) }
+        return result
     }
 }
 

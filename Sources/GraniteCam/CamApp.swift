@@ -18,6 +18,11 @@ public struct CamSummary: Sendable, Equatable {
     public var droppedBehind: UInt64 = 0
     /// Frames the source itself lost (gaps in its sequence, e.g. the driver's, or unreadable files).
     public var droppedBySource: UInt64 = 0
+    /// Frames lost to a fault while processing (a stage threw: no device, a GPU error); counted
+    /// in ``dropped``. A non-live run that lost any fails (`granite-cam` exits 1).
+    public var lostToFaults: UInt64 = 0
+    /// The first of those faults.
+    public var firstLoss: String?
     /// Status renders (the render step ran this often).
     public var renders: Int
     /// Latency p50, ms (capture to processed).
@@ -46,6 +51,7 @@ public struct CamSummary: Sendable, Equatable {
         var reasons: [String] = []
         if droppedBehind > 0 { reasons.append("\(droppedBehind): pipeline behind, latest frame won") }
         if droppedBySource > 0 { reasons.append("\(droppedBySource): lost by the source") }
+        if lostToFaults > 0 { reasons.append("\(lostToFaults): failed while processing") }
         if !reasons.isEmpty { text += " (" + reasons.joined(separator: "; ") + ")" }
         return text
     }
@@ -123,6 +129,9 @@ public final class CamApp: Sendable {
         summary.live = settings.isLive
         summary.droppedBehind = figures.sourceStats.droppedByConsumer
         summary.droppedBySource = figures.sourceStats.droppedBySource
+        summary.lostToFaults = figures.lostToFaults
+        summary.firstLoss = figures.firstLoss
+        summary.dropped += figures.lostToFaults
         summary.pinning = pinning
         summary.closedSink = state.closedBy
         if let failure = state.failure, figures.frames == 0 {

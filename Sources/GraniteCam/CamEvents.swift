@@ -52,6 +52,10 @@ enum CamEvents {
         let sourceStats: CaptureStats
         /// Why, when it failed.
         let failure: String?
+        /// Frames the source delivered that a stage failed on (each was reported as a fault).
+        var lostToFaults: UInt64 = 0
+        /// The first of those failures.
+        var firstLoss: String? = nil
     }
 
     /// A frame was written, or its write failed (broadcast by the output relay). Quiet.

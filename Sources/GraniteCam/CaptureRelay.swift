@@ -52,73 +52,33 @@ struct CaptureParts: Sendable {
         }
     }
 
-    /// Runs every stage over `image`; `depth` (a `grayF32` map) for stages that use one.
-    func process(_ image: Image, depth: Image? = nil) throws -> Image {
-        var current = image
-        for stage in stages { current = try stage.process(current, depth: depth) }
-        return current
+    /// Runs the stages over one frame's job. One stage (what the programs build) does the whole
+    /// job: with a GPU chain the frame goes to the device once, and the model's input, the map and
+    /// the YUV the sinks take are made there. With several, the first does the depth part (this
+    /// frame's own maps, the model's input) and the later ones get its map; the last makes the YUV.
+    func process(_ job: FrameJob) throws -> FrameResult {
+        guard stages.count > 1 else { return try stages[0].process(job) }
+        var first = job
+        first.yuv = []
+        var result = try stages[0].process(first)
+        var map: Image?
+        switch job.depth {
+        case .none, .own: map = result.depth?.map
+        case let .map(given), let .newest(given, _): map = given
+        }
+        for (index, stage) in stages.enumerated().dropFirst() {
+            let last = index == stages.count - 1
+            let next = try stage.process(FrameJob(image: result.image, depth: map.map(FrameDepth.map) ?? .none, yuv: last ? job.yuv : []))
+            (result.image, result.yuv) = (next.image, next.yuv)
+        }
+        return result
     }
 
-    /// Runs the stages over a live frame with the newest map (`depth`, named by `version`); with
-    /// `depthInput`, the model's input comes back too: made on the device from the frame a single
-    /// GPU chain stage uploaded (only that small picture is read back), else on the CPU.
-    func process(_ image: Image, depth: Image?, version: UInt64,
-                 depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
-        if stages.count == 1, let stage = stages[0] as? any DepthInputStage {
-            return try stage.process(image, depth: depth, depthVersion: version, depthInput: depthInput)
-        }
-        let small = try depthInput.map { try DepthImage.modelInput(image, size: $0) }
-        return (try process(image, depth: depth), small)
-    }
-
-    /// ``process(_:depth:)`` into a frame, with its YUV made by the last stage when the sinks
-    /// take YUV and that stage can (``YUVOutputStage``: the GPU chain).
-    func process(_ frame: Frame, depth: Image?) throws -> Frame {
-        var out = frame
-        guard !yuvLayouts.isEmpty, let last = stages.last as? any YUVOutputStage else {
-            out.image = try process(frame.image, depth: depth)
-            return out
-        }
-        var current = frame.image
-        for stage in stages.dropLast() { current = try stage.process(current, depth: depth) }
-        (out.image, out.yuv) = try last.process(current, depth: depth, yuv: yuvLayouts)
-        return out
-    }
-
-    /// The YUV the sinks take, made by the last stage from the result it just made, when it can
-    /// (the GPU chain; see ``YUVOutputStage/resultYUV(_:)``): for the runs that made their frame
-    /// with depth, which do not go through the frame-level `process(_:depth:)`.
-    func resultYUV() throws -> [YUVLayout: [UInt8]] {
-        guard !yuvLayouts.isEmpty, let last = stages.last as? any YUVOutputStage else { return [:] }
-        return try last.resultYUV(yuvLayouts)
-    }
-
-    /// Runs the stages over a frame due for its own depth map (non-live runs): with one stage that
-    /// makes the model's input itself (the GPU chain) and a model that takes one, the frame goes
-    /// to the device once and the model gets it resized there; otherwise the model resizes the
-    /// frame on the CPU and the stages get the map. A failed estimate leaves `failure` set and the
-    /// frame processed without depth.
-    func process(_ image: Image, depthFrom model: any DepthStage) throws -> (image: Image, depth: DepthMaps?, failure: String?) {
-        var maps: DepthMaps?
-        var failure: String?
-        if stages.count == 1, let stage = stages[0] as? any DepthInputStage, let size = model.modelInputSize {
-            let out = try stage.process(image, depthInput: size) { small in
-                do {
-                    maps = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
-                } catch {
-                    failure = "\(error)"
-                }
-                return maps?.map
-            }
-            return (out, maps, failure)
-        }
-        do {
-            maps = try model.estimateMaps(image)
-        } catch {
-            failure = "\(error)"
-        }
-        let wantsDepth = stages.contains { $0.usesDepth }
-        return (try process(image, depth: wantsDepth ? maps?.map : nil), maps, failure)
+    /// A frame's job as this run wants it: `depth` for the stages, the model's input when the frame
+    /// goes to the depth relay (`modelInput`), the sinks' YUV layouts.
+    func job(_ image: Image, depth: FrameDepth, modelInput: Bool = false) -> FrameJob {
+        FrameJob(image: image, depth: depth,
+                 modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil, yuv: yuvLayouts)
     }
 }
 
@@ -313,6 +273,7 @@ enum CapturePump {
         var admitted: UInt64 = 0
         var sent: UInt64 = 0
         var failure: String?
+        var lost: UInt64 = 0, firstLoss: String?
         for await event in stream {
             switch event {
             case let .started(format):
@@ -347,30 +308,26 @@ enum CapturePump {
                 var request: DepthRequest?
                 do {
                     var out = frame
-                    var depth: DepthMaps?
+                    let job: FrameJob
                     if let depthModel {
                         // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
-                        let result = try parts.process(frame.image, depthFrom: depthModel)
-                        out.image = result.image
-                        out.yuv = try parts.resultYUV()
-                        depth = result.depth
-                        if depth != nil { depthAge = 0 }
-                        if let failure = result.failure {
-                            connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
-                        }
-                    } else if live && parts.liveDepthEvery != nil {
-                        // A live run with depth: the newest map in, the model's input out.
-                        let size = wantsDepth ? parts.liveDepthInput : nil
-                        let result = try parts.process(frame.image, depth: chainWantsDepth ? chainDepth : nil,
-                                                       version: depthVersion, depthInput: size)
-                        out.image = result.image
-                        out.yuv = try parts.resultYUV()
-                        if wantsDepth {
-                            request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
-                                                   width: frame.image.width, height: frame.image.height)
-                        }
+                        job = parts.job(frame.image, depth: .own(depthModel))
+                    } else if live, chainWantsDepth, let chainDepth {
+                        // Live: the newest map in (kept on the device), the model's input out when due.
+                        job = parts.job(frame.image, depth: .newest(chainDepth, version: depthVersion), modelInput: wantsDepth)
                     } else {
-                        out = try parts.process(frame, depth: chainWantsDepth ? chainDepth : nil)
+                        job = parts.job(frame.image, depth: .none, modelInput: wantsDepth)
+                    }
+                    let result = try parts.process(job)
+                    (out.image, out.yuv) = (result.image, result.yuv)
+                    let depth = result.depth
+                    if depth != nil { depthAge = 0 }
+                    if let failure = result.depthFailure {
+                        connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
+                    }
+                    if wantsDepth {
+                        request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
+                                               width: frame.image.width, height: frame.image.height)
                     }
                     connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
                                                             sourceStats: source.stats, depth: depth, depthAge: depthAge,
@@ -381,11 +338,14 @@ enum CapturePump {
                 } catch {
                     if wantsDepth && request == nil { resources.freeDepthSlot() }
                     resources.flow.release()
+                    lost += 1
+                    if firstLoss == nil { firstLoss = "frame \(frame.sequence): \(error)" }
                     connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
                 }
             }
         }
         source.stop()
-        connection.request(CamEvents.SourceEnded(sourceStats: source.stats, failure: failure), .broadcast)
+        connection.request(CamEvents.SourceEnded(sourceStats: source.stats, failure: failure, lostToFaults: lost, firstLoss: firstLoss),
+                           .broadcast)
     }
 }

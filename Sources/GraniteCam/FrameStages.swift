@@ -1,24 +1,111 @@
 import GraniteCapture
 import GraniteMedia
 
-/// One processing step a frame goes through on its way out: a filter chain, a color conversion.
+/// The processing a frame goes through on its way out (a Marble filter chain on the GPU or its
+/// CPU reference, a colour conversion): one job in, one result out.
 ///
-/// The seam to Marble: wrap `FilterChain(specs).apply(image)` in a type conforming to this.
+/// ```
+///  FrameJob { image, depth (none | newest map | this frame's own | a given map), modelInput?, yuv layouts }
+///     └─► process ─► FrameResult { image, yuv bytes, model input, this frame's depth maps }
+/// ```
+/// A GPU chain does the whole job in one trip to the device (the frame up once; the model's input,
+/// the YUV bytes and the result made there); a CPU stage does it with ``FrameJob/onCPU(range:_:)``.
 public protocol FrameStage: Sendable {
     /// A short name for status and errors (`marble: blur(2) | sobel`).
     var name: String { get }
-    /// Processes one image.
-    func process(_ image: Image) throws -> Image
-    /// Processes one image with the frame's depth map (`grayF32`, any size), when there is one.
-    /// Stages that use no depth keep the default, which ignores it.
-    func process(_ image: Image, depth: Image?) throws -> Image
-    /// Whether ``process(_:depth:)`` reads the depth map (the run hands it one only then).
+    /// Whether the stage reads a depth map (the run makes and keeps maps for it only then).
     var usesDepth: Bool { get }
+    /// Processes one frame's job.
+    func process(_ job: FrameJob) throws -> FrameResult
+    /// Opens what the stage needs before the first frame (the GPU device) and warms it for
+    /// `size` frames (shaders compiled, buffers made), so the live clock does not start on a cold
+    /// pipeline; `yuv` are the layouts the sinks take. Returns lines for the log. Throws when the
+    /// stage cannot run.
+    func prepare(for size: FrameSize?, yuv: [YUVLayout]) throws -> [String]
 }
 
 extension FrameStage {
-    public func process(_ image: Image, depth: Image?) throws -> Image { try process(image) }
     public var usesDepth: Bool { false }
+    public func prepare(for size: FrameSize?, yuv: [YUVLayout]) throws -> [String] { [] }
+
+    /// Processes `image` with `depth` (a `grayF32` map) when the stage reads one: a job with
+    /// nothing else asked.
+    public func process(_ image: Image, depth: Image? = nil) throws -> Image {
+        try process(FrameJob(image: image, depth: depth.map(FrameDepth.map) ?? .none)).image
+    }
+}
+
+/// Where a frame's depth map comes from.
+public enum FrameDepth: Sendable {
+    /// None: filters that read depth read the frame's luma.
+    case none
+    /// A map to use as it is (`grayF32`, any size).
+    case map(Image)
+    /// A live run's newest map and a version naming it (the sequence of the frame it was made
+    /// from): a GPU chain keeps it on the device and sends it up once however many frames read it.
+    case newest(Image, version: UInt64)
+    /// This frame's own map, made by `model` before the filters run (non-live runs). A GPU chain
+    /// gives the model the frame resized on the device; the maps come back in the result.
+    case own(any DepthStage)
+}
+
+/// One frame's job: the frame and what the run wants done with it.
+public struct FrameJob: Sendable {
+    /// The frame as captured (any camera format).
+    public var image: Image
+    /// Where the depth map comes from.
+    public var depth: FrameDepth
+    /// The depth model's input size when the run wants the frame resized to it as well (a live
+    /// frame due for depth: the depth relay estimates from it).
+    public var modelInput: FrameSize?
+    /// The YUV layouts the live sinks write: a stage that converts on the device hands them back.
+    public var yuv: [YUVLayout]
+
+    /// A job.
+    public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = []) {
+        (self.image, self.depth, self.modelInput, self.yuv) = (image, depth, modelInput, yuv)
+    }
+
+    /// The job done on the CPU around `filter` (the image and the map it should read, nil for
+    /// none): this frame's own maps from the model, the model's input resized by the shared
+    /// resampler (`range`: how YUV frames are quantised), no YUV (the sinks convert).
+    public func onCPU(range: ColorRange = .limited, _ filter: (Image, Image?) throws -> Image) throws -> FrameResult {
+        var result = FrameResult(image: image)
+        var map: Image?
+        switch depth {
+        case .none: break
+        case let .map(given): map = given
+        case let .newest(given, _): map = given
+        case let .own(model):
+            do { result.depth = try model.estimateMaps(image) } catch { result.depthFailure = "\(error)" }
+            map = result.depth?.map
+        }
+        if let size = modelInput {
+            result.modelInput = try DepthImage.modelInput(image, size: (size.width, size.height), range: range)
+        }
+        result.image = try filter(image, map)
+        return result
+    }
+}
+
+/// What processing a frame gave.
+public struct FrameResult: Sendable {
+    /// The processed frame (`rgba8` after a chain).
+    public var image: Image
+    /// The result in the YUV layouts the job asked for that the stage made (none: the sinks
+    /// convert on the CPU).
+    public var yuv: [YUVLayout: [UInt8]] = [:]
+    /// The frame resized to the depth model's input, when the job asked for it (`rgba8`).
+    public var modelInput: Image?
+    /// This frame's own depth maps (``FrameDepth/own(_:)``), nil when the model failed.
+    public var depth: DepthMaps?
+    /// Why the model failed, when it did (the frame was still processed, reading luma).
+    public var depthFailure: String?
+
+    /// A result.
+    public init(image: Image) {
+        self.image = image
+    }
 }
 
 /// Encodes an image for disk: the seam to GraniteCodecs (PNG/JPEG).
@@ -40,27 +127,12 @@ public protocol DepthStage: Sendable {
     /// (default: ``DepthStage/estimate(_:)`` once, widened by ``DepthImage/gray16(_:)``).
     func estimateMaps(_ image: Image) throws -> DepthMaps
     /// The size the model takes its input at, when it can be handed a picture already resized
-    /// to it (a GPU chain makes it on the device, see ``DepthInputStage``); nil by default.
+    /// to it (a GPU chain makes it on the device, see ``FrameJob/modelInput``); nil by default.
     var modelInputSize: (width: Int, height: Int)? { get }
     /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``), both maps at
     /// `width`×`height` (the frame's size). Default: `modelInput` scaled up to the frame and
     /// ``estimateMaps(_:)``.
     func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps
-}
-
-/// A stage that makes the depth model's input itself from the frame it holds — a GPU chain
-/// resizes the frame it already uploaded — so a frame due for depth goes to the device once:
-/// up, converted, resized to the model's input (read back, small), the map up, the result down.
-public protocol DepthInputStage: FrameStage {
-    /// Processes `image` with a depth map made from it: `estimate` gets the frame resized to
-    /// `depthInput` (`rgba8`) and returns the `grayF32` map at the frame's size (nil: none).
-    func process(_ image: Image, depthInput: (width: Int, height: Int), estimate: (Image) -> Image?) throws -> Image
-    /// Processes a live frame with the newest depth map (`depth`, named by `depthVersion`: a GPU
-    /// chain keeps it on the device and sends a map up once however many frames read it) and, when
-    /// `depthInput` is given, also returns the frame resized to the model's input (`rgba8`; made
-    /// on the device from the frame already uploaded, so only that small picture comes back).
-    func process(_ image: Image, depth: Image?, depthVersion: UInt64,
-                 depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?)
 }
 
 /// One depth estimate in the two shapes the run uses.
@@ -102,8 +174,8 @@ public struct ToRGBA: FrameStage {
 
     public var name: String { "to-rgba" }
 
-    public func process(_ image: Image) throws -> Image {
-        try ColorConversion.rgba(image)
+    public func process(_ job: FrameJob) throws -> FrameResult {
+        try job.onCPU { image, _ in try ColorConversion.rgba(image) }
     }
 }
 

@@ -29,6 +29,10 @@ struct StatusState: GraniteState {
     var saveFailures: UInt64 = 0
     /// Faults reported.
     var faults: UInt64 = 0
+    /// Frames a stage failed on (known when the source ends).
+    var lostToFaults: UInt64 = 0
+    /// The first of them.
+    var firstLoss: String?
     /// The last fault's message.
     var lastFault: String?
     /// The format in effect.
@@ -133,6 +137,8 @@ struct StatusEndedExpedition: GraniteExpedition {
     func reduce(event: CamEvents.SourceEnded, state: inout StatusState, connection: GraniteConnection) {
         state.ended = true
         state.sourceStats = event.sourceStats
+        state.lostToFaults = event.lostToFaults
+        state.firstLoss = event.firstLoss
     }
 }
 

@@ -1,12 +1,18 @@
 import Foundation
 
-/// Reuses `GPUBuffer`s by size and `GPUImage`s by dimensions, so steady-state frames allocate nothing.
+/// Reuses `GPUBuffer`s by role and size and `GPUImage`s by dimensions, so steady-state frames
+/// allocate nothing (the pool is the allocator: one Vulkan allocation per buffer, made once).
 public final class BufferPool: @unchecked Sendable {
     /// The context buffers are made in.
     public let context: GPUContext
     private let lock = NSLock()
-    private var free: [Int: [GPUBuffer]] = [:]
+    private var free: [BufferKey: [GPUBuffer]] = [:]
     private var freeImages: [ImageSize: [GPUImage]] = [:]
+
+    private struct BufferKey: Hashable {
+        var size: Int
+        var role: GPUMemoryRole
+    }
 
     private struct ImageSize: Hashable {
         var width: Int
@@ -18,17 +24,43 @@ public final class BufferPool: @unchecked Sendable {
         self.context = context
     }
 
-    /// A buffer of at least `size` bytes: a returned one of the same rounded size, or a new one.
-    public func take(size: Int) throws(GPUError) -> GPUBuffer {
+    /// A `role` buffer of at least `size` bytes: a returned one of the same role and rounded size,
+    /// or a new one.
+    public func take(size: Int, role: GPUMemoryRole = .constants) throws(GPUError) -> GPUBuffer {
         let rounded = max(4, (size + 3) & ~3)
-        if let reused = lock.withLock({ free[rounded]?.popLast() }) { return reused }
-        return try GPUBuffer(context: context, size: rounded)
+        if let reused = lock.withLock({ free[BufferKey(size: rounded, role: role)]?.popLast() }) { return reused }
+        return try GPUBuffer(context: context, size: rounded, role: role)
+    }
+
+    /// A staging buffer of `size` bytes for `direction`, or nil where the device needs none
+    /// (unified memory: device buffers are mapped).
+    public func takeStaging(size: Int, _ direction: StagedBuffer.Direction) throws(GPUError) -> GPUBuffer? {
+        guard context.memoryPolicy.needsStaging else { return nil }
+        return try take(size: size, role: direction == .upload ? .upload : .readback)
+    }
+
+    /// A device buffer of `size` bytes the host fills or reads through `direction`'s staging buffer
+    /// (none on unified memory).
+    public func takeStaged(size: Int, _ direction: StagedBuffer.Direction) throws(GPUError) -> StagedBuffer {
+        let device = try take(size: size, role: .device)
+        do throws(GPUError) {
+            return StagedBuffer(device: device, staging: try takeStaging(size: size, direction), direction: direction)
+        } catch {
+            give(device)
+            throw error
+        }
+    }
+
+    /// Hands both buffers of `staged` back.
+    public func give(_ staged: StagedBuffer) {
+        give(staged.device)
+        if let staging = staged.staging { give(staging) }
     }
 
     /// Hands `buffer` back for reuse. The caller must no longer have GPU work using it in flight.
     public func give(_ buffer: GPUBuffer) {
         precondition(buffer.context === context, "buffer from another context")
-        lock.withLock { free[buffer.size, default: []].append(buffer) }
+        lock.withLock { free[BufferKey(size: buffer.size, role: buffer.role), default: []].append(buffer) }
     }
 
     /// A `width`×`height` image: a returned one of that size, or a new one (general layout).

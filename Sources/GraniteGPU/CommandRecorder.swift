@@ -173,6 +173,17 @@ public struct CommandRecorder {
         vkCmdPipelineBarrier(sequence.commandBuffer, stages, stages, 0, 1, &memory, 0, nil, 0, nil)
     }
 
+    /// Makes earlier transfer writes visible to the host once the submission's fence signals
+    /// (read-backs into staging buffers).
+    public func hostBarrier() {
+        var memory = VkMemoryBarrier()
+        memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER
+        memory.srcAccessMask = VkAccessFlags(VK_ACCESS_TRANSFER_WRITE_BIT.rawValue | VK_ACCESS_SHADER_WRITE_BIT.rawValue)
+        memory.dstAccessMask = VkAccessFlags(VK_ACCESS_HOST_READ_BIT.rawValue)
+        let source = VkPipelineStageFlags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT.rawValue | VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue)
+        vkCmdPipelineBarrier(sequence.commandBuffer, source, VkPipelineStageFlags(VK_PIPELINE_STAGE_HOST_BIT.rawValue), 0, 1, &memory, 0, nil, 0, nil)
+    }
+
     /// Moves a fresh image from the undefined to the general layout (`GPUImage` does it once).
     mutating func transitionToGeneral(_ image: GPUImage) {
         var barrier = VkImageMemoryBarrier()

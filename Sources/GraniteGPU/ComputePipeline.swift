@@ -50,7 +50,8 @@ public final class ComputePipeline: @unchecked Sendable {
     let layout: VkPipelineLayout
     let pipeline: VkPipeline
 
-    init(device: VkDevice, name: String, spirv: [UInt32], bindings: [GPUBindingKind], specialization: [UInt32]) throws(GPUError) {
+    init(device: VkDevice, name: String, spirv: [UInt32], bindings: [GPUBindingKind], specialization: [UInt32],
+         cache: VkPipelineCache? = nil) throws(GPUError) {
         guard spirv.count > 5, spirv[0] == 0x0723_0203 else {
             throw GPUError.invalidPipeline(name: name, reason: "not SPIR-V (bad magic number)")
         }
@@ -128,7 +129,7 @@ public final class ComputePipeline: @unchecked Sendable {
                         info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
                         info.stage = stage
                         info.layout = layout
-                        return vkCreateComputePipelines(device, nil, 1, &info, nil, &pipeline)
+                        return vkCreateComputePipelines(device, cache, 1, &info, nil, &pipeline)
                     }
                 }
             }
@@ -170,8 +171,10 @@ extension GPUContext {
         let key = PipelineKey(name: name, bindings: layout, specialization: specialization)
         return try pipelineLock.locked { () throws(GPUError) -> ComputePipeline in
             if let cached = pipelines[key] { return cached }
-            let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: layout, specialization: specialization)
+            let made = try ComputePipeline(device: device, name: name, spirv: spirv, bindings: layout, specialization: specialization,
+                                           cache: pipelineCache.handle)
             pipelines[key] = made
+            pipelineCache.save()
             return made
         }
     }

@@ -13,6 +13,10 @@ public final class GPUContext: @unchecked Sendable {
     let queue: VkQueue
     let queueFamily: UInt32
     let memoryProperties: VkPhysicalDeviceMemoryProperties
+    /// Where each role's buffers live on this device (its memory table and kind).
+    public let memoryPolicy: MemoryPolicy
+    /// Bytes allocated per buffer role right now (`granite-bench`).
+    package let memoryUse = MemoryUse()
     /// The device's minimum alignment for storage-buffer descriptor offsets.
     package let storageAlignment: Int
     /// The alignment of a uniform-buffer binding's offset.
@@ -33,6 +37,10 @@ public final class GPUContext: @unchecked Sendable {
     let queueLock = NSLock()
     let pipelineLock = NSLock()
     var pipelines: [PipelineKey: ComputePipeline] = [:]
+    /// Compiled pipelines kept on disk between runs.
+    let pipelineCache: PipelineCache
+    /// The file compiled pipelines are kept in between runs (nil: not kept).
+    public var pipelineCacheFile: String? { pipelineCache.path }
 
     nonisolated(unsafe) private static var sharedContext: GPUContext?
     private static let sharedLock = NSLock()
@@ -55,7 +63,13 @@ public final class GPUContext: @unchecked Sendable {
     }
 
     /// Opens a device; `requested` (default: `GRANITE_VULKAN_DEVICE`) picks one by name substring.
-    public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"]) throws(GPUError) {
+    /// `forceStaging` (default: `GRANITE_GPU_STAGING=1`) moves every upload and read-back through
+    /// staging buffers and copy commands even on unified memory, as on a discrete GPU.
+    /// `cacheDirectory` keeps compiled pipelines between runs (default: `~/.cache/granite`, see
+    /// ``pipelineCacheFile``; nil: none).
+    public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"],
+                forceStaging: Bool = ProcessInfo.processInfo.environment["GRANITE_GPU_STAGING"] == "1",
+                cacheDirectory: String? = PipelineCache.defaultDirectory) throws(GPUError) {
         let instance = try GPUContext.makeInstance()
         do throws(GPUError) {
             let devices = try GPUContext.physicalDevices(instance)
@@ -95,6 +109,8 @@ public final class GPUContext: @unchecked Sendable {
             self.queue = queue!
             self.queueFamily = family
             self.memoryProperties = memory
+            self.pipelineCache = PipelineCache(device: device!, properties: properties, directory: cacheDirectory)
+            self.memoryPolicy = MemoryPolicy(table: GPUContext.table(memory), kind: candidates[index].kind, forceStaging: forceStaging)
             self.storageAlignment = max(4, Int(properties.limits.minStorageBufferOffsetAlignment))
             self.uniformAlignment = max(4, Int(properties.limits.minUniformBufferOffsetAlignment))
             self.maxUniformRange = Int(properties.limits.maxUniformBufferRange)
@@ -113,6 +129,7 @@ public final class GPUContext: @unchecked Sendable {
     deinit {
         vkDeviceWaitIdle(device)
         for pipeline in pipelines.values { pipeline.destroy() }
+        pipelineCache.destroy()
         vkDestroyDevice(device, nil)
         vkDestroyInstance(instance, nil)
     }
@@ -193,16 +210,30 @@ public final class GPUContext: @unchecked Sendable {
         return Int(family) < families.count ? families[Int(family)].timestampValidBits : 0
     }
 
-    /// A memory type among `bits` with all of `required`, preferring one that also has `preferred`.
-    func memoryType(bits: UInt32, required: VkMemoryPropertyFlags, preferred: VkMemoryPropertyFlags) throws(GPUError) -> UInt32 {
-        let types = withUnsafeBytes(of: memoryProperties.memoryTypes) { Array($0.bindMemory(to: VkMemoryType.self)) }
-        let count = Int(memoryProperties.memoryTypeCount)
-        let fits = (0..<count).filter { bits & (1 << $0) != 0 && types[$0].propertyFlags & required == required }
-        if let best = fits.first(where: { types[$0].propertyFlags & preferred == preferred }) ?? fits.first {
-            return UInt32(best)
-        }
-        throw GPUError.noMemoryType(bits: bits, needs: "host-visible and coherent")
+    /// The device's memory table as plain values.
+    static func table(_ properties: VkPhysicalDeviceMemoryProperties) -> MemoryTable {
+        let types = withUnsafeBytes(of: properties.memoryTypes) { Array($0.bindMemory(to: VkMemoryType.self)) }
+        let heaps = withUnsafeBytes(of: properties.memoryHeaps) { Array($0.bindMemory(to: VkMemoryHeap.self)) }
+        let deviceLocalHeap = UInt32(VK_MEMORY_HEAP_DEVICE_LOCAL_BIT.rawValue)
+        return MemoryTable(
+            types: types.prefix(Int(properties.memoryTypeCount)).map {
+                MemoryTable.MemoryType(MemoryTypeFlags(rawValue: $0.propertyFlags), heap: Int($0.heapIndex))
+            },
+            heaps: heaps.prefix(Int(properties.memoryHeapCount)).map {
+                MemoryTable.Heap(size: $0.size, deviceLocal: $0.flags & deviceLocalHeap != 0)
+            })
     }
+}
+
+/// Bytes allocated per buffer role (any thread).
+package final class MemoryUse: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [GPUMemoryRole: Int] = [:]
+
+    func add(role: GPUMemoryRole, bytes delta: Int) { lock.withLock { bytes[role, default: 0] += delta } }
+
+    /// Bytes now allocated for each role.
+    package var current: [GPUMemoryRole: Int] { lock.withLock { bytes } }
 }
 
 extension NSLock {

@@ -16,6 +16,9 @@ public enum GPUError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidPipeline(name: String, reason: String)
     /// A buffer access or copy was outside the buffer.
     case outOfBounds(what: String, offset: Int, count: Int, size: Int)
+    /// The host read or wrote a buffer whose memory it cannot see (a device-local buffer on a
+    /// discrete GPU: go through a staging buffer, ``StagedBuffer``).
+    case notHostVisible(what: String, role: String)
 
     /// The message, naming the call, device or package involved.
     public var description: String {
@@ -36,6 +39,8 @@ public enum GPUError: Error, Sendable, Equatable, CustomStringConvertible {
             return "compute pipeline \(name): \(reason)"
         case let .outOfBounds(what, offset, count, size):
             return "\(what): \(count) bytes at offset \(offset) do not fit in \(size) bytes"
+        case let .notHostVisible(what, role):
+            return "\(what): a \(role) buffer is not host-visible on this device; copy through a staging buffer"
         }
     }
 

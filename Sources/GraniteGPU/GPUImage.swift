@@ -51,9 +51,11 @@ public final class GPUImage: @unchecked Sendable {
             var allocate = VkMemoryAllocateInfo()
             allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
             allocate.allocationSize = requirements.size
-            allocate.memoryTypeIndex = try context.memoryType(
-                bits: requirements.memoryTypeBits, required: 0,
-                preferred: VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT.rawValue))
+            guard let type = context.memoryPolicy.memoryType(for: .device, allowed: requirements.memoryTypeBits)
+                    ?? context.memoryPolicy.table.types.indices.first(where: { requirements.memoryTypeBits & (1 << UInt32($0)) != 0 }) else {
+                throw GPUError.noMemoryType(bits: requirements.memoryTypeBits, needs: "memory for images")
+            }
+            allocate.memoryTypeIndex = UInt32(type)
             try vk("vkAllocateMemory") { vkAllocateMemory(device, &allocate, nil, &memory) }
             try vk("vkBindImageMemory") { vkBindImageMemory(device, image, memory, 0) }
             var viewInfo = VkImageViewCreateInfo()

@@ -6,8 +6,9 @@ import Synchronization
 /// command buffer, reused for every frame of that shape.
 ///
 /// ```
-///  bytes ─► input ─convert─► ping ─f1─► pong ─f2─► ping … ─► output (read back once)
-///                 (skipped for rgba8: the bytes go straight into ping)
+///  bytes ─► staging ─copy─► input ─convert─► ping ─f1─► pong ─f2─► ping … ─► output ─copy─► staging (read back once)
+///        (discrete GPUs: both copies recorded in the frame's submission; unified memory: no staging,
+///         the host writes input and reads output in place; rgba8: the bytes go straight into ping)
 ///
 ///  with a depth input (the depth model's picture made on the device, two submissions):
 ///  bytes ─► input ─convert─► ping ─resize─► modelInput (read back, small) ┐ prelude
@@ -21,8 +22,6 @@ final class ChainPlan {
         var format: PixelFormat
         var depthWidth: Int
         var depthHeight: Int
-        /// Which of the plans for this shape (a `FilterPipeline` keeps two frames in flight).
-        var slot = 0
         /// The depth model's input size when the plan makes it (0×0: no prelude).
         var depthInputWidth = 0
         var depthInputHeight = 0
@@ -32,13 +31,21 @@ final class ChainPlan {
 
     let key: Key
     let sequence: CommandSequence
-    let input: GPUBuffer
+    /// The frame's bytes: written by the host into `input.host`, copied to the device by the
+    /// first recorded command (of the prelude when there is one).
+    let input: StagedBuffer
     let params: GPUBuffer
-    let depth: GPUBuffer
+    let depth: StagedBuffer
     /// Whether `depth` is this plan's own (false: the chain's resident map, shared by its live plans).
     let ownsDepth: Bool
     let slot: Int
     let output: GPUBuffer
+    /// Where the host reads the result: `output` itself on unified memory, else a cached staging
+    /// buffer that `readback` copies into.
+    let result: StagedBuffer
+    /// The copy of the result into its staging buffer (nil on unified memory), submitted after the
+    /// chain only when the `rgba8` result is read (a frame read back as YUV skips it).
+    let readback: CommandSequence?
     let outputSize: (width: Int, height: Int)
     let sizes: [(width: Int, height: Int)]
     var scratch: [GPUBuffer] = []
@@ -48,8 +55,8 @@ final class ChainPlan {
     let pong: GPUBuffer
     /// Converts the frame and resizes it to the depth model's input (`Key.depthInputWidth`), when asked.
     let prelude: CommandSequence?
-    /// The depth model's input, `rgba8`, written by `prelude`.
-    let modelInput: GPUBuffer?
+    /// The depth model's input, `rgba8`, written by `prelude` (and copied for the host).
+    let modelInput: StagedBuffer?
     /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
     private(set) var recordedSteps = 0
     /// The storage results are read back into, reused once their frames are let go (no fresh
@@ -63,17 +70,24 @@ final class ChainPlan {
     ///   - fuseStencilTails: fuse "a filter, then a 3×3 tail it takes" into one step (false: every
     ///     filter its own step, to compare the two).
     init(key: Key, kernels: [any FilterKernel], names: [String] = [], range: ColorRange, pool: BufferPool, timed: Bool = false,
-         sharedDepth: GPUBuffer? = nil, fuseStencilTails: Bool = true) throws(MarbleError) {
+         sharedDepth: StagedBuffer? = nil, fuseStencilTails: Bool = true) throws(MarbleError) {
         let context = pool.context
         self.key = key
         var sizes = [(width: key.width, height: key.height)]
         for kernel in kernels { sizes.append(try kernel.outputSize(width: sizes.last!.width, height: sizes.last!.height)) }
         let largest = sizes.map { $0.width * $0.height * 4 }.max()!
-        let ping = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest) }
-        let pong = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest) }
+        let ping = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest, role: .device) }
+        let pong = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: largest, role: .device) }
         (self.ping, self.pong) = (ping, pong)
         let shaderFormat = try InputConversion.shaderFormat(key.format)
-        input = shaderFormat == nil ? ping : try MarbleError.gpu { () throws(GPUError) in try pool.take(size: key.format.byteCount(width: key.width, height: key.height)) }
+        let inputBytes = key.format.byteCount(width: key.width, height: key.height)
+        let outputBytes = sizes.last!.width * sizes.last!.height * 4
+        let input = try MarbleError.gpu { () throws(GPUError) in
+            let device = shaderFormat == nil ? ping : try pool.take(size: inputBytes, role: .device)
+            return StagedBuffer(device: device, staging: try pool.takeStaging(size: device.size, .upload), direction: .upload)
+        }
+        self.input = input
+        let resultStaging = try MarbleError.gpu { () throws(GPUError) in try pool.takeStaging(size: outputBytes, .readback) }
         // Each step's floats are bound as a uniform buffer at its own slot.
         let alignment = max(context.storageAlignment, context.uniformAlignment)
         slot = (StepIO.floatCapacity * 4 + alignment - 1) / alignment * alignment
@@ -85,11 +99,11 @@ final class ChainPlan {
             if let sharedDepth {
                 depth = sharedDepth
             } else {
-                depth = try pool.take(size: max(4, key.depthWidth * key.depthHeight * 4))
+                depth = try pool.takeStaged(size: max(4, key.depthWidth * key.depthHeight * 4), .upload)
             }
             sequence = try CommandSequence(context: context, timed: timed)
             if let depthInput {
-                small = try pool.take(size: depthInput.width * depthInput.height * 4)
+                small = try pool.take(size: depthInput.width * depthInput.height * 4, role: .device)
                 prelude = try CommandSequence(context: context, timed: timed)
             } else {
                 (small, prelude) = (nil, nil)
@@ -97,24 +111,29 @@ final class ChainPlan {
         } catch { throw .gpu(error) }
         self.sequence = sequence
         ownsDepth = sharedDepth == nil
-        modelInput = small
+        modelInput = try small.map { small throws(MarbleError) in
+            try MarbleError.gpu { () throws(GPUError) in
+                StagedBuffer(device: small, staging: try pool.takeStaging(size: small.size, .readback), direction: .readback)
+            }
+        }
+        let modelInput = self.modelInput
         self.prelude = prelude
         outputSize = sizes.last!
         self.sizes = sizes
 
         var made: [GPUBuffer] = []
         var madeImages: [GPUImage] = []
-        let params = self.params, depth = self.depth, input = self.input
+        let params = self.params, depth = self.depth.device, deviceInput = input.device
         let depthSize = (width: key.depthWidth, height: key.depthHeight)
         let slot = self.slot
         var buffers = (ping, pong)
         var steps = 0
         let makeIO = {
-            StepIO(context: context, source: BufferSlice(input), destination: BufferSlice(ping),
+            StepIO(context: context, source: BufferSlice(deviceInput), destination: BufferSlice(ping),
                             sourceSize: sizes[0], destinationSize: sizes[0],
                             params: BufferSlice(params, offset: 0, size: slot), depth: BufferSlice(depth),
-                            depthSize: depthSize, scratch: { (size) throws(GPUError) in
-                                let buffer = try pool.take(size: size)
+                            depthSize: depthSize, makeScratch: { (size, role) throws(GPUError) in
+                                let buffer = try pool.take(size: size, role: role)
                                 made.append(buffer)
                                 return buffer
                             }, scratchImage: { (width, height) throws(GPUError) in
@@ -133,11 +152,12 @@ final class ChainPlan {
             }
         }
         try MarbleError.gpu { () throws(GPUError) in
-        if let prelude, let depthInput, let small {
+        if let prelude, let depthInput, let small, let modelInput {
             // The frame converted into ping (which the chain then starts from), resized for the model
             // with the shared resampler's antialiased bilinear (what GraniteML's own resize does).
             try prelude.record { (recorder) throws(GPUError) in
                 var io = makeIO()
+                try input.recordCopy(&recorder, size: inputBytes)
                 try convert(&recorder, io)
                 if shaderFormat != nil { recorder.barrier() }
                 io.source = BufferSlice(ping)
@@ -145,6 +165,7 @@ final class ChainPlan {
                 io.destinationSize = depthInput
                 recorder.section = "depth input"
                 try Resize(width: depthInput.width, height: depthInput.height, filter: .bilinear).record(&recorder, io)
+                try modelInput.recordCopy(&recorder)
             }
         }
         try sequence.record { (recorder) throws(GPUError) in
@@ -153,12 +174,13 @@ final class ChainPlan {
             // prelude when there is one).
             let yuyvSource: UInt32 = depthInput == nil && shaderFormat == 0 && kernels.first?.readsYUYV(width: key.width) == true
                 ? (range == .limited ? 1 : 2) : 0
+            if depthInput == nil { try input.recordCopy(&recorder, size: inputBytes) }
             if yuyvSource == 0 && depthInput == nil { try convert(&recorder, io) }
             var index = 0
             while index < kernels.count {
                 let kernel = kernels[index]
                 recorder.barrier()
-                io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input) : BufferSlice(buffers.0)
+                io.source = index == 0 && yuyvSource != 0 ? BufferSlice(input.device) : BufferSlice(buffers.0)
                 io.yuyvSource = index == 0 ? yuyvSource : 0
                 io.destination = BufferSlice(buffers.1)
                 io.sourceSize = sizes[index]
@@ -189,15 +211,32 @@ final class ChainPlan {
             }
         } }
         output = buffers.0
+        result = StagedBuffer(device: buffers.0, staging: resultStaging, direction: .readback)
+        let result = self.result
+        readback = try MarbleError.gpu { () throws(GPUError) -> CommandSequence? in
+            guard result.copies else { return nil }
+            let copy = try CommandSequence(context: context)
+            try copy.record { (recorder) throws(GPUError) in try result.recordCopy(&recorder, size: outputBytes) }
+            return copy
+        }
         recordedSteps = steps
         scratch = made
         scratchImages = madeImages
     }
 
+    /// Waits for everything the plan submitted (errors are the next run's to report).
+    func settle() {
+        _ = try? sequence.wait()
+        _ = try? prelude?.wait()
+        _ = try? readback?.wait()
+    }
+
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
     func recycle(into pool: BufferPool) {
-        guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil else { return }
-        let all = [ping, pong, params] + (ownsDepth ? [depth] : []) + (input === ping ? [] : [input]) + (modelInput.map { [$0] } ?? []) + scratch
+        guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil, (try? readback?.wait()) != nil else { return }
+        let staging = [input.staging, result.staging, modelInput?.staging, ownsDepth ? depth.staging : nil].compactMap { $0 }
+        let all = [ping, pong, params] + (ownsDepth ? [depth.device] : []) + (input.device === ping ? [] : [input.device])
+            + (modelInput.map { [$0.device] } ?? []) + scratch + staging
         for buffer in all { pool.give(buffer) }
         for image in scratchImages { pool.give(image) }
     }
@@ -214,10 +253,10 @@ final class ChainPlan {
         guard let prelude, let modelInput else { preconditionFailure("plan without a depth input") }
         let (w, h) = (key.depthInputWidth, key.depthInputHeight)
         let bytes = try MarbleError.gpu { () throws(GPUError) in
-            try input.write(image.bytes)
+            try input.host.write(image.bytes)
             transfers.upload(image.bytes.count)
             try prelude.run()
-            return try modelInput.read(count: w * h * 4)
+            return try modelInput.host.read(count: w * h * 4)
         }
         transfers.download(bytes.count)
         return try MarbleError.image { () throws(MediaError) in try Image(width: w, height: h, format: .rgba8, bytes: bytes) }
@@ -229,11 +268,11 @@ final class ChainPlan {
                transfers: TransferCounter, uploaded: Bool = false) throws(MarbleError) {
         try MarbleError.gpu { () throws(GPUError) in
             if !uploaded {
-                try input.write(image.bytes)
+                try input.host.write(image.bytes)
                 transfers.upload(image.bytes.count)
             }
             if let depthMap {
-                try depth.write(values: depthMap.values)
+                try depth.uploadNow(depthMap.values)
                 transfers.upload(depthMap.values.count * 4)
             }
             for (index, kernel) in kernels.enumerated() {
@@ -245,13 +284,16 @@ final class ChainPlan {
         }
     }
 
-    /// Waits for the submission `start` made and reads the result (into recycled storage).
+    /// Waits for the submission `start` made, copies the result into its staging buffer where
+    /// there is one, and reads it (into recycled storage).
     func finish(transfers: TransferCounter) throws(MarbleError) -> Image {
         let bytes = try MarbleError.gpu { () throws(GPUError) in
+            // The copy's barrier orders it after the chain's submission on the same queue.
+            if let readback { try readback.run() }
             try sequence.wait()
             var failure: GPUError?
             let bytes = results.make(count: outputSize.width * outputSize.height * 4) { raw in
-                do throws(GPUError) { try output.read(into: raw) } catch { failure = error }
+                do throws(GPUError) { try result.host.read(into: raw) } catch { failure = error }
             }
             if let failure { throw failure }
             return bytes

@@ -2,68 +2,26 @@ import Foundation
 import GraniteGPU
 import GraniteMedia
 
-/// What a chain run with YUV outputs gives back: the `rgba8` result when it was asked for, and
-/// the result in each asked ``YUVLayout``, converted on the device (`yuv_out.comp`).
-public struct ChainOutput: Sendable {
-    /// The result as `rgba8`, or nil when only YUV was read back.
-    public var image: Image?
-    /// The result's size.
-    public var width: Int
-    /// The result's size.
-    public var height: Int
-    /// The result's bytes in each layout asked for.
-    public var yuv: [YUVLayout: [UInt8]]
-}
-
 extension FilterChain {
-    /// Runs the chain on the GPU and converts its result to YUV there: each of `layouts` is one
-    /// more dispatch over the result (GraniteMedia's BT.601 limited-range formulas, the bytes
-    /// ``ColorConversion/yuv(_:layout:vectorised:)`` writes on the CPU), and only those bytes come
-    /// back, plus the `rgba8` result when `rgba` (4:2:0 alone reads 1.5 bytes a pixel, not 4).
+    /// Waits for `plan`'s submission and converts its output on the device to each of `layouts`
+    /// (one more dispatch per layout, its bytes copied back; ``ChainFrame/yuv(_:)``).
     ///
     /// ```
-    ///  frame ─up─► convert ─► filters ─► result ─yuv_out─► YUV bytes ─down─► ChainOutput.yuv
-    ///                                          └─(rgba)────────────────down─► ChainOutput.image
+    ///  result ─yuv_out─► YUV bytes (device) ─copy─► staging ─► [YUVLayout: [UInt8]]
     /// ```
-    /// An empty chain (`FilterChain([])`) converts an `rgba8` image on the device and nothing else.
-    public func apply(_ image: Image, depth: Image? = nil, time: Float = 0, yuv layouts: [YUVLayout],
-                      rgba: Bool = true) throws(MarbleError) -> ChainOutput {
-        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
-        return try lock.locked { () throws(MarbleError) -> ChainOutput in
-            let plan = try plan(for: key)
-            try plan.start(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
-            let (w, h) = plan.outputSize
-            var result = ChainOutput(image: nil, width: w, height: h, yuv: [:])
-            result.yuv = try convertResult(of: plan, to: layouts)
-            if rgba { result.image = try plan.finish(transfers: transferCounter) }
-            return result
-        }
-    }
-
-    /// The result of this chain's latest run (any `apply`: the live and depth-input ones too),
-    /// converted on the device to each of `layouts` and read back, as ``apply(_:depth:time:yuv:rgba:)``
-    /// does in one call. The result is still on the device until the chain's next run, so a run
-    /// that went its own way (a depth map made from the frame, the newest map resident) still hands
-    /// the sinks their YUV without converting on the CPU. Empty when the chain has not run yet.
-    public func resultYUV(_ layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
-        try lock.locked { () throws(MarbleError) -> [YUVLayout: [UInt8]] in
-            guard let plan = plans.last else { return [:] }  // most recently used last
-            return try convertResult(of: plan, to: layouts)
-        }
-    }
-
-    /// Waits for `plan`'s submission and converts its output to each of `layouts` (call under `lock`).
-    private func convertResult(of plan: ChainPlan, to layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
+    func convertResult(of plan: ChainPlan, to layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
         let (w, h) = plan.outputSize
-        let pool = try bufferPool()
         let counter = transferCounter
         var yuv: [YUVLayout: [UInt8]] = [:]
-        try MarbleError.gpu { () throws(GPUError) in
-            try plan.sequence.wait()
-            for layout in layouts where yuv[layout] == nil {
-                let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
-                counter.download(bytes.count)
-                yuv[layout] = bytes
+        try lock.locked { () throws(MarbleError) in
+            let pool = try bufferPool()
+            try MarbleError.gpu { () throws(GPUError) in
+                try plan.sequence.wait()
+                for layout in layouts where yuv[layout] == nil {
+                    let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
+                    counter.download(bytes.count)
+                    yuv[layout] = bytes
+                }
             }
         }
         return yuv
@@ -100,7 +58,7 @@ final class YUVOutputs: @unchecked Sendable {
     private struct Recorded {
         let source: GPUBuffer
         let sequence: CommandSequence
-        let output: GPUBuffer
+        let output: StagedBuffer
         let params: GPUBuffer
         let bytes: Int
     }
@@ -124,7 +82,7 @@ final class YUVOutputs: @unchecked Sendable {
             recorded[key] = entry
         }
         try entry.sequence.run()
-        return try entry.output.read(count: entry.bytes)
+        return try entry.output.host.read(count: entry.bytes)
     }
 
     private func record(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> Recorded {
@@ -136,7 +94,7 @@ final class YUVOutputs: @unchecked Sendable {
         let rows = luma % 4 == 0 && chroma % 4 == 0
         let grid = rows ? (width: max(luma, chroma) / 4, height: height + 2 * layout.chromaRows(height: height))
             : (width: min(YUVOutputs.gridWidth, (words + 63) / 64 * 64), height: (words + YUVOutputs.gridWidth - 1) / YUVOutputs.gridWidth)
-        let output = try pool.take(size: words * 4)
+        let output = try pool.takeStaged(size: words * 4, .readback)
         let params = try pool.take(size: StepIO.floatCapacity * 4)
         let sequence = try CommandSequence(context: pool.context)
         let kind: UInt32
@@ -145,15 +103,16 @@ final class YUVOutputs: @unchecked Sendable {
         case .planar420: kind = 1
         case .planar444: kind = 2
         }
-        let io = StepIO(context: pool.context, source: BufferSlice(source), destination: BufferSlice(output),
+        let io = StepIO(context: pool.context, source: BufferSlice(source), destination: BufferSlice(output.device),
                         sourceSize: (width, height), destinationSize: grid,
                         params: BufferSlice(params, offset: 0, size: StepIO.floatCapacity * 4),
                         depth: BufferSlice(params, offset: 0, size: StepIO.floatCapacity * 4), depthSize: (0, 0),
-                        scratch: { (size) throws(GPUError) in try pool.take(size: size) },
+                        makeScratch: { (size, role) throws(GPUError) in try pool.take(size: size, role: role) },
                         scratchImage: { (w, h) throws(GPUError) in try pool.takeImage(width: w, height: h) })
         try sequence.record { (recorder) throws(GPUError) in
             recorder.section = "yuv \(layout)"
             try io.dispatch(&recorder, .yuvOut, spec: [kind, rows ? 1 : 0], a: SIMD4(Int32(luma), Int32(chroma), Int32(bytes), 0))
+            try output.recordCopy(&recorder, size: words * 4)
         }
         return Recorded(source: source, sequence: sequence, output: output, params: params, bytes: bytes)
     }

@@ -22,11 +22,11 @@ public final class FilterChain: @unchecked Sendable {
     var plans: [ChainPlan] = []
     private var pool: BufferPool?
     private static let maxPlans = 4
-    /// A started frame whose result `finishFrame` has not read yet, per pipeline slot.
-    private var started: [Int: ChainPlan] = [:]
+    /// The plans frames hold now (``ChainFrame``).
+    private var leased: Set<ObjectIdentifier> = []
     let transferCounter = TransferCounter()
-    /// The newest depth map on the device for live frames (``apply(_:time:depth:depthVersion:depthInput:)``).
-    private var resident: (buffer: GPUBuffer, width: Int, height: Int, version: UInt64?)?
+    /// The newest depth map on the device for live frames (``ChainDepth/resident(_:version:)``).
+    private var resident: (buffer: StagedBuffer, width: Int, height: Int, version: UInt64?)?
     /// The recorded YUV conversions of the plans' results (`FilterChain+YUV.swift`).
     let yuvOutputs = YUVOutputs()
     /// Whether a filter and a 3×3 tail it can compute (blur then sobel/ink on a CPU driver) are
@@ -34,8 +34,9 @@ public final class FilterChain: @unchecked Sendable {
     let fuseStencilTails: Bool
 
     /// Every host ⇄ device copy the chain has made so far: per frame one upload of the frame and
-    /// one download of the result, plus one upload of a depth map when given one (a live frame's:
-    /// only a new one), plus one download of the depth model's input when it is asked for.
+    /// one download of the result (or of each YUV layout asked for), plus one upload of a depth
+    /// map when given one (a resident map: only a new one), plus one download of the depth model's
+    /// input when it is asked for. Counted the same on unified memory, where no copy command runs.
     public var transfers: TransferCounts { transferCounter.value }
 
     /// A chain of `specs` on `context` (nil: `GPUContext.shared()`, opened on the first GPU run).
@@ -57,131 +58,127 @@ public final class FilterChain: @unchecked Sendable {
         self.fuseStencilTails = fuseStencilTails
     }
 
+    /// The device the chain runs on, opened now if it was not yet: its name, kind and where its
+    /// buffers live (`llvmpipe (…) (CPU device); memory: device: type 0 (DL|HV|HC|HCached), …`).
+    /// Throws when there is no usable Vulkan device — a program asks before it starts capturing.
+    public func deviceDescription() throws(MarbleError) -> String {
+        let context = try lock.locked { () throws(MarbleError) -> GPUContext in try bufferPool().context }
+        return "\(context.deviceName) (\(context.deviceKind)); memory: \(context.memoryPolicy.summary)"
+    }
+
     /// A stable text of the chain: every filter with all its parameters, and the YUV range
     /// (e.g. for a manifest that must notice changed filters). Parses back with `parseChain`.
     public var fingerprint: String {
         (specs.isEmpty ? "none" : specs.map(\.description).joined(separator: " | ")) + " @" + range.rawValue
     }
 
-    /// Runs the chain on the GPU. Any supported input format; the result is `rgba8`.
+    /// A frame through the chain on the device: see ``ChainFrame`` (upload once, run, read back
+    /// what is wanted). `depth` says where `depthmask`/`depth` read their map; `modelInput` (the
+    /// depth model's input size) lets ``ChainFrame/modelInput()`` make the model's picture from the
+    /// frame on the device. The frame holds a plan of the chain until it ends.
+    public func frame(_ image: Image, time: Float = 0, depth: ChainDepth = .none,
+                      modelInput: (width: Int, height: Int)? = nil) throws(MarbleError) -> ChainFrame {
+        if let modelInput, modelInput.width <= 0 || modelInput.height <= 0 {
+            throw MarbleError.invalidDepth(reason: "depth input size \(modelInput.width)x\(modelInput.height) is empty")
+        }
+        var key: ChainPlan.Key
+        switch depth {
+        case .none:
+            key = try FilterChain.shape(of: image, depth: nil).0
+        case let .map(map):
+            key = try FilterChain.shape(of: image, depth: readsDepth ? map : nil).0
+        case let .resident(map, version):
+            key = try FilterChain.shape(of: image, depth: nil).0
+            if readsDepth {
+                guard map.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(map.format)") }
+                (key.depthWidth, key.depthHeight, key.residentDepth) = (map.width, map.height, true)
+                // The map goes up now (when new), so the plan leased below binds the buffer it is in.
+                try updateResident(map, version: version)
+            }
+        case .estimated:
+            guard modelInput != nil else { preconditionFailure("ChainDepth.estimated needs a modelInput size") }
+            key = try FilterChain.shape(of: image, depth: nil).0
+            if readsDepth { (key.depthWidth, key.depthHeight) = (image.width, image.height) }
+        }
+        if let modelInput { (key.depthInputWidth, key.depthInputHeight) = modelInput }
+        let depth: ChainDepth = readsDepth ? depth : (modelInput == nil ? .none : depth)
+        return ChainFrame(chain: self, plan: try lease(key), image: image, time: time, depth: depth)
+    }
+
+    /// Runs the chain on the GPU and reads the `rgba8` result: one ``frame(_:time:depth:modelInput:)``.
     ///
     /// - Parameters:
     ///   - depth: a `grayF32` depth map for `depthmask` and `depth` (any size; sampled nearest).
     ///   - time: seconds, for time-animated filters (added to each filter's own `time`).
     public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws(MarbleError) -> Image {
-        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: 0)
-        return try lock.locked { () throws(MarbleError) -> Image in
-            let plan = try plan(for: key)
-            return try plan.run(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
+        let frame = try frame(image, time: time, depth: depth.map(ChainDepth.map) ?? .none)
+        defer { frame.end() }
+        return try frame.rgba()
+    }
+
+    /// Whether a filter reads a depth map (`depthmask`, the `depth` point cloud).
+    var readsDepth: Bool { kernels.contains { $0.readsDepth } }
+
+    /// A plan for `key` no frame holds (the most recently used first), made when there is none.
+    func lease(_ key: ChainPlan.Key) throws(MarbleError) -> ChainPlan {
+        try lock.locked { () throws(MarbleError) -> ChainPlan in
+            if let index = plans.lastIndex(where: { $0.key == key && !leased.contains(ObjectIdentifier($0)) }) {
+                let plan = plans.remove(at: index)
+                plans.append(plan)
+                leased.insert(ObjectIdentifier(plan))
+                return plan
+            }
+            let pool = try bufferPool()
+            let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool,
+                                     sharedDepth: key.residentDepth ? resident?.buffer : nil, fuseStencilTails: fuseStencilTails)
+            plans.append(plan)
+            leased.insert(ObjectIdentifier(plan))
+            // Evict the least recently used plans no frame holds.
+            while plans.count > FilterChain.maxPlans,
+                  let victim = plans.firstIndex(where: { !leased.contains(ObjectIdentifier($0)) }) {
+                plans.remove(at: victim).recycle(into: pool)
+            }
+            return plan
         }
     }
 
-    /// Runs the chain with a depth map made from this frame: the frame goes to the device once,
-    /// is converted and resized there to the depth model's input (`depthInput`, antialiased
-    /// bilinear: the shared resampler's, which GraniteML's own resize uses), that small `rgba8`
-    /// picture comes back and goes to `estimate`, and the `grayF32` map it returns (the frame's
-    /// size) goes up for `depthmask` and `depth`. The frame is not uploaded again.
-    ///
-    /// `estimate` returning nil (no map: the model failed) runs the chain without depth (the frame
-    /// then goes up a second time). A chain with no `depthmask` or `depth` uploads no map.
-    public func apply(_ image: Image, time: Float = 0, depthInput: (width: Int, height: Int),
-                      estimate: (Image) -> Image?) throws(MarbleError) -> Image {
-        guard depthInput.width > 0, depthInput.height > 0 else {
-            throw MarbleError.invalidDepth(reason: "depth input size \(depthInput.width)x\(depthInput.height) is empty")
-        }
-        var (key, _) = try FilterChain.shape(of: image, depth: nil, slot: 0)
-        let readsDepth = kernels.contains { $0.readsDepth }
-        if readsDepth { (key.depthWidth, key.depthHeight) = (image.width, image.height) }
-        (key.depthInputWidth, key.depthInputHeight) = depthInput
-        return try lock.locked { () throws(MarbleError) -> Image in
-            let plan = try plan(for: key)
-            let small = try plan.startDepthInput(image, transfers: transferCounter)
-            let map = estimate(small)
-            guard readsDepth else {
-                try plan.start(image, depth: nil, kernels: kernels, time: time, transfers: transferCounter, uploaded: true)
-                return try plan.finish(transfers: transferCounter)
-            }
-            guard let map else {
-                let plain = try self.plan(for: try FilterChain.shape(of: image, depth: nil, slot: 0).0)
-                return try plain.run(image, depth: nil, kernels: kernels, time: time, transfers: transferCounter)
-            }
-            guard let plane = try FilterChain.depthPlane(map), plane.width == image.width, plane.height == image.height else {
-                throw MarbleError.invalidDepth(reason: "expected a \(image.width)x\(image.height) map, got \(map.width)x\(map.height)")
-            }
-            try plan.start(image, depth: plane, kernels: kernels, time: time, transfers: transferCounter, uploaded: true)
-            return try plan.finish(transfers: transferCounter)
-        }
+    /// Takes `plan` back from its frame (after its work is done).
+    func release(_ plan: ChainPlan) {
+        plan.settle()
+        lock.withLock { _ = leased.remove(ObjectIdentifier(plan)) }
     }
 
-    /// Runs the chain on a live frame (issue 14): the frame goes to the device once. With
-    /// `depthInput` it is also resized there to the depth model's input (antialiased bilinear, as in
-    /// ``apply(_:time:depthInput:estimate:)``), which comes back, small, beside the result — for a
-    /// depth model working beside the chain, whose map a later frame reads.
-    ///
-    /// `depth` is the newest map (`grayF32`, any size) and `depthVersion` names it (e.g. the sequence
-    /// of the frame it was made from): the chain keeps it on the device and writes it again only
-    /// when the version changes, so a map that serves many frames goes up once. A chain without
-    /// `depthmask` or `depth` ignores the map; with none yet they read the frame's luma.
-    public func apply(_ image: Image, time: Float = 0, depth: Image?, depthVersion: UInt64,
-                      depthInput: (width: Int, height: Int)?) throws(MarbleError) -> (image: Image, modelInput: Image?) {
-        if let depthInput, depthInput.width <= 0 || depthInput.height <= 0 {
-            throw MarbleError.invalidDepth(reason: "depth input size \(depthInput.width)x\(depthInput.height) is empty")
-        }
-        var (key, _) = try FilterChain.shape(of: image, depth: nil, slot: 0)
-        let map = kernels.contains { $0.readsDepth } ? depth : nil
-        if let map {
-            guard map.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(map.format)") }
-            (key.depthWidth, key.depthHeight, key.residentDepth) = (map.width, map.height, true)
-        }
-        if let depthInput { (key.depthInputWidth, key.depthInputHeight) = depthInput }
-        return try lock.locked { () throws(MarbleError) -> (image: Image, modelInput: Image?) in
-            var plane: DepthPlane?
-            if let map {
-                try makeResident(width: map.width, height: map.height)
-                if resident?.version != depthVersion { plane = try FilterChain.depthPlane(map) }
-            }
-            let plan = try plan(for: key)
-            let small = depthInput == nil ? nil : try plan.startDepthInput(image, transfers: transferCounter)
-            if plane != nil { resident?.version = nil }
-            try plan.start(image, depth: plane, kernels: kernels, time: time, transfers: transferCounter, uploaded: small != nil)
-            if plane != nil { resident?.version = depthVersion }
-            return (try plan.finish(transfers: transferCounter), small)
+    /// Makes `map` the resident depth map unless `version` is already there: a buffer of its size
+    /// (the plans bound to one of another size go with it), written once. Frames in flight that
+    /// read the old map are waited for first.
+    func updateResident(_ map: Image, version: UInt64) throws(MarbleError) {
+        guard readsDepth else { return }
+        try lock.locked { () throws(MarbleError) in
+            if let resident, resident.version == version, resident.width == map.width, resident.height == map.height { return }
+            for plan in plans where plan.key.residentDepth { plan.settle() }
+            try makeResident(width: map.width, height: map.height)
+            guard let plane = try FilterChain.depthPlane(map), let buffer = resident?.buffer else { return }
+            resident?.version = nil
+            try MarbleError.gpu { () throws(GPUError) in try buffer.uploadNow(plane.values) }
+            transferCounter.upload(plane.values.count * 4)
+            resident?.version = version
         }
     }
 
     /// Makes the resident depth buffer `width`×`height` (call under `lock`); the plans bound to one
-    /// of another size go with it.
+    /// of another size go with it (a plan a frame holds is left to that frame).
     private func makeResident(width: Int, height: Int) throws(MarbleError) {
         if let resident, resident.width == width, resident.height == height { return }
         let pool = try bufferPool()
         if let old = resident {
-            let bound = plans.filter { $0.key.residentDepth }
-            plans.removeAll { $0.key.residentDepth }
+            let bound = plans.filter { $0.key.residentDepth && !leased.contains(ObjectIdentifier($0)) }
+            plans.removeAll { plan in bound.contains { $0 === plan } }
             for plan in bound { plan.recycle(into: pool) }
-            pool.give(old.buffer)
+            if !plans.contains(where: { $0.key.residentDepth }) { pool.give(old.buffer) }
             resident = nil
         }
-        let buffer = try MarbleError.gpu { () throws(GPUError) in try pool.take(size: max(4, width * height * 4)) }
+        let buffer = try MarbleError.gpu { () throws(GPUError) in try pool.takeStaged(size: max(4, width * height * 4), .upload) }
         resident = (buffer, width, height, nil)
-    }
-
-    /// Uploads and submits `image` on plan `slot` without waiting; `finishFrame(slot:)` reads it.
-    /// Used by `FilterPipeline` (two slots, so one frame computes while the other is read and filled).
-    func startFrame(_ image: Image, depth: Image?, time: Float, slot: Int) throws(MarbleError) {
-        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: slot)
-        try lock.locked { () throws(MarbleError) in
-            precondition(started[slot] == nil, "slot \(slot) started twice")
-            let plan = try plan(for: key)
-            try plan.start(image, depth: depthPlane, kernels: kernels, time: time, transfers: transferCounter)
-            started[slot] = plan
-        }
-    }
-
-    /// Waits for the frame started on `slot` and returns it.
-    func finishFrame(slot: Int) throws(MarbleError) -> Image {
-        let plan: ChainPlan? = lock.withLock { started.removeValue(forKey: slot) }
-        guard let plan else { preconditionFailure("slot \(slot) not started") }
-        return try plan.finish(transfers: transferCounter)
     }
 
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).
@@ -200,7 +197,7 @@ public final class FilterChain: @unchecked Sendable {
     /// `runs` submissions of a plan that writes a timestamp after every dispatch and copy, in
     /// recording order, labelled "filter: shader". Empty when the device writes no timestamps.
     package func profile(_ image: Image, depth: Image? = nil, time: Float = 0, runs: Int = 9) throws(MarbleError) -> [(label: String, seconds: Double)] {
-        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth, slot: -1)
+        let (key, depthPlane) = try FilterChain.shape(of: image, depth: depth)
         return try lock.locked { () throws(MarbleError) -> [(label: String, seconds: Double)] in
             let pool = try bufferPool()
             let names = specs.count == kernels.count ? specs.map(\.name) : []
@@ -237,24 +234,6 @@ public final class FilterChain: @unchecked Sendable {
     /// Filters recorded as GPU steps for the most recently used input shape (fused ones count once).
     var lastRecordedSteps: Int? { lock.withLock { plans.last?.recordedSteps } }
 
-    func plan(for key: ChainPlan.Key) throws(MarbleError) -> ChainPlan {
-        if let index = plans.firstIndex(where: { $0.key == key }) {
-            let plan = plans.remove(at: index)
-            plans.append(plan)
-            return plan
-        }
-        let pool = try bufferPool()
-        let plan = try ChainPlan(key: key, kernels: kernels, range: range, pool: pool,
-                                 sharedDepth: key.residentDepth ? resident?.buffer : nil, fuseStencilTails: fuseStencilTails)
-        plans.append(plan)
-        // Evict the least recently used plan that has no frame in flight for a FilterPipeline.
-        if plans.count > FilterChain.maxPlans,
-           let victim = plans.firstIndex(where: { plan in !started.values.contains { $0 === plan } }) {
-            plans.remove(at: victim).recycle(into: pool)
-        }
-        return plan
-    }
-
     /// The pool plans take their buffers from, made on the first GPU run (call under `lock`).
     func bufferPool() throws(MarbleError) -> BufferPool {
         if let pool { return pool }
@@ -270,15 +249,15 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.
-    static func shape(of image: Image, depth: Image?, slot: Int) throws(MarbleError) -> (ChainPlan.Key, DepthPlane?) {
+    static func shape(of image: Image, depth: Image?) throws(MarbleError) -> (ChainPlan.Key, DepthPlane?) {
         let depthPlane = try FilterChain.depthPlane(depth)
         _ = try InputConversion.shaderFormat(image.format)
         let key = ChainPlan.Key(width: image.width, height: image.height, format: image.format,
-                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0, slot: slot)
+                                depthWidth: depthPlane?.width ?? 0, depthHeight: depthPlane?.height ?? 0)
         return (key, depthPlane)
     }
 
-    private static func depthPlane(_ depth: Image?) throws(MarbleError) -> DepthPlane? {
+    static func depthPlane(_ depth: Image?) throws(MarbleError) -> DepthPlane? {
         guard let depth else { return nil }
         guard depth.format == .grayF32 else { throw MarbleError.invalidDepth(reason: "expected grayF32, got \(depth.format)") }
         return DepthPlane(width: depth.width, height: depth.height, values: depth.floats())

@@ -83,8 +83,13 @@ struct StepIO {
     /// The depth map as floats, or a placeholder when there is none (`depthSize` is then 0×0).
     var depth: BufferSlice
     var depthSize: (width: Int, height: Int)
-    /// Makes buffers that live as long as the recorded chain.
-    var scratch: (Int) throws(GPUError) -> GPUBuffer
+    /// Makes buffers that live as long as the recorded chain, in the memory of a role: `.device`
+    /// for what shaders alone touch, `.constants` for tables the host writes while recording.
+    var makeScratch: (Int, GPUMemoryRole) throws(GPUError) -> GPUBuffer
+    /// A device-local buffer of `size` bytes that lives as long as the recorded chain.
+    func scratch(_ size: Int) throws(GPUError) -> GPUBuffer { try makeScratch(size, .device) }
+    /// A host-visible buffer of `size` bytes for tables written while recording (weights, taps).
+    func constants(_ size: Int) throws(GPUError) -> GPUBuffer { try makeScratch(size, .constants) }
     /// Makes storage images (width, height) that live as long as the recorded chain.
     var scratchImage: (Int, Int) throws(GPUError) -> GPUImage
     /// A fused affine color filter (3×3 + offset) applied when writing `destination`, or nil.

@@ -115,7 +115,7 @@ package struct GaussianBlur: FilterKernel {
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let bytes = io.sourceSize.width * io.sourceSize.height * 4
-        let weightBuffer = try io.scratch(weights.count * 4)
+        let weightBuffer = try io.constants(weights.count * 4)
         try weightBuffer.write(values: weights)
         let tmp = BufferSlice(try io.scratch(bytes))
         let radius = UInt32(radius)

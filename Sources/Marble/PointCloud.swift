@@ -5,8 +5,13 @@ import GraniteGPU
 /// an orbit camera, nearest point winning; pixels no point reaches are transparent black.
 ///
 /// ```
-///  fill z=∞, index=0 ─► pass 0: atomicMin depth ─► pass 1: atomicMax index of the winners ─► pass 2: resolve colors
+///  fill z=∞, index=0 ─► pass 0: project each point once (kept), atomicMin depth
+///                    ─► pass 1: from the kept projections, atomicMax index of the winners ─► pass 2: resolve colors
 /// ```
+/// Ties between points that land on one pixel at one depth go to the larger source index on every
+/// device: the nearest depth and the largest index do not depend on the order threads run in, and
+/// pass 1 compares the very depths pass 0 wrote (no second projection a compiler could round
+/// differently).
 struct PointCloud: FilterKernel {
     let yaw, pitch, distance, fov, depthScale, spin, time: Float
     let pointSize: Int
@@ -86,7 +91,8 @@ struct PointCloud: FilterKernel {
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
         let w = io.sourceSize.width, h = io.sourceSize.height
-        let zbuffer = try io.scratch(w * h * 8)
+        // Four planes: nearest depth, winning index, each point's target pixel, each point's depth.
+        let zbuffer = try io.scratch(w * h * 16)
         recorder.fill(BufferSlice(zbuffer, offset: 0, size: w * h * 4), value: .max)
         recorder.fill(BufferSlice(zbuffer, offset: w * h * 4, size: w * h * 4), value: 0)
         recorder.barrier()

@@ -48,7 +48,7 @@ struct Resize: FilterKernel {
         let xs = ResampleAxis(source: sw, target: width, filter: filter)
         let ys = ResampleAxis(source: sh, target: height, filter: filter)
         let table: [Int32] = xs.starts + xs.weights + ys.starts + ys.weights
-        let tables = try io.scratch(table.count * 4)
+        let tables = try io.constants(table.count * 4)
         try tables.write(values: table)
         let yStarts = Int32(xs.starts.count + xs.weights.count)
         let a = SIMD4<Int32>(Int32(xs.taps), Int32(ys.taps), yStarts, yStarts + Int32(ys.starts.count))

@@ -71,6 +71,7 @@ struct CamBench: AsyncParsableCommand {
         }
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\" -threads \(ffmpegThreads); "
               + "\(frames) frames, \(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        if !cpu { print("device: \(try MarbleStage(specs: [chain]).chain.deviceDescription())") }
         let rssStart = residentKiB()
         let list = try sizes.split(separator: ",").map { text in
             guard let size = FrameSize(parsing: String(text)) else { throw ValidationError("bad size \(text)") }

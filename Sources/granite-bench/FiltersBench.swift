@@ -35,6 +35,7 @@ struct FiltersBench: ParsableCommand {
         let context = try GPUContext.shared()
         print("device: \(context.deviceName) (\(context.deviceKind)); \(width)x\(height), \(frames) frames x \(runs) runs "
               + "interleaved, median")
+        print("memory: \(context.memoryPolicy.summary)")
         let yuyv = FiltersBench.pattern(width: width, height: height)
         let input = rgba ? try ColorConversion.rgba(yuyv) : yuyv
         var cases: [(String, () throws -> Cost)] = []
@@ -48,6 +49,7 @@ struct FiltersBench: ParsableCommand {
             let specs = text.isEmpty ? [] : try FilterSpec.parseChain(text)
             let filters = try FilterChain(specs, context: context, fuseStencilTails: !label.hasPrefix("unfused: "))
             if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
+            try FiltersBench.printCosts(label, filters, input)
             var index = 0
             // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.
             cases.append((label + ", pipelined", {
@@ -100,6 +102,17 @@ struct FiltersBench: ParsableCommand {
             print(name + String(format: " %8.1f fps %8.2f ms/frame %8.2f cpu ms/frame", 1 / perFrame[index], perFrame[index] * 1000,
                                 cpuPerFrame[index] * 1000) + ratio)
         }
+    }
+
+    /// Prints what one frame of `chain` costs besides wall time: device time (the sum of its
+    /// commands' timestamps, median of 9) and the bytes it moves between host and device.
+    static func printCosts(_ label: String, _ chain: FilterChain, _ input: Image) throws {
+        let before = chain.transfers
+        _ = try chain.apply(input, time: 1)
+        let after = chain.transfers
+        let timings = try chain.profile(input, time: 1, runs: 9)
+        let device = timings.isEmpty ? "no timestamps" : String(format: "%.3f ms device time", timings.map(\.seconds).reduce(0, +) * 1000)
+        print("\(label): \(device), \(after.uploadBytes - before.uploadBytes) B up + \(after.downloadBytes - before.downloadBytes) B down per frame")
     }
 
     /// Prints the device time of every command of `chain` on `input` (timestamps after each one).

@@ -47,7 +47,9 @@ struct OutputBench: ParsableCommand {
                     gpu = try median {
                         try measure(sink, size: frameSize) { frame in
                             var converted = frame
-                            converted.yuv = try chain.apply(frame.image, yuv: [layout], rgba: false).yuv
+                            let gpuFrame = try chain.frame(frame.image)
+                            defer { gpuFrame.end() }
+                            converted.yuv = try gpuFrame.yuv([layout])
                             return converted
                         }
                     }
@@ -103,9 +105,10 @@ struct OutputBench: ParsableCommand {
             let sink = Y4MSink(fd: devNull, chroma: .s420, fps: 30)
             let sample = try median {
                 try measure(sink, size: size) { frame in
-                    let out = try chain.apply(frame.image, yuv: [.i420], rgba: false)
+                    let gpuFrame = try chain.frame(frame.image)
+                    defer { gpuFrame.end() }
                     var converted = frame
-                    converted.yuv = out.yuv
+                    converted.yuv = try gpuFrame.yuv([.i420])
                     return converted
                 }
             }

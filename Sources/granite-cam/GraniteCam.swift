@@ -189,10 +189,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        // Every stage opens what it needs (the Vulkan device) and compiles its pipelines before
+        // the first frame: no usable device stops the run here instead of failing every frame.
         let gpuLayouts = sinks.compactMap(\.gpuLayout)
-        if !gpuLayouts.isEmpty, let marble = (stages.first as? LiveChainStage)?.stage as? MarbleStage ?? stages.first as? MarbleStage,
-           marble.gpu, marble.chain.convertsYUVOnDevice {
-            say("granite-cam: the chain's result is converted to \(gpuLayouts.map(\.description).joined(separator: ", ")) on the GPU")
+        for stage in stages {
+            do {
+                for line in try stage.prepare(for: FrameSize(parsing: size), yuv: gpuLayouts) { say("granite-cam: \(line)") }
+            } catch {
+                writeStandardError("granite-cam: error: \(error)\n"
+                    + "granite-cam: the filters need a Vulkan device; --cpu-filters runs Marble's CPU reference instead (much slower)\n")
+                throw ExitCode(1)
+            }
         }
         let depthStage: (any DepthStage)?
         do {
@@ -234,6 +241,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         snapshot.setEventHandler { app.requestSnapshot() }
         snapshot.resume()
         defer { snapshot.cancel() }
+        var lostFrames: String?
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }
@@ -251,9 +259,19 @@ struct GraniteCamCommand: AsyncParsableCommand {
             }
             if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
             if let failure = summary.failure { say("granite-cam: source ended: \(failure)") }
+            // A run that lost frames to faults fails when every frame was meant to arrive (non-live),
+            // or when none came through at all.
+            if summary.lostToFaults > 0 && (!summary.live || summary.frames == 0) {
+                lostFrames = "\(summary.lostToFaults) frame\(summary.lostToFaults == 1 ? "" : "s") lost to faults"
+                    + (summary.firstLoss.map { " (first: \($0))" } ?? "")
+            }
         } catch {
             if tty { writeStandardError("\n") }
             writeStandardError("granite-cam: error: \(error)\n")
+            throw ExitCode(1)
+        }
+        if let lostFrames {
+            writeStandardError("granite-cam: error: \(lostFrames)\n")
             throw ExitCode(1)
         }
     }

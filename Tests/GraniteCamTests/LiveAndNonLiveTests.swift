@@ -10,9 +10,9 @@ import XCTest
 struct SlowStageFake: FrameStage {
     let delayMicros: UInt32
     var name: String { "slow-fake" }
-    func process(_ image: Image) throws -> Image {
+    func process(_ job: FrameJob) throws -> FrameResult {
         usleep(delayMicros)
-        return try ColorConversion.rgba(image)
+        return try job.onCPU { image, _ in try ColorConversion.rgba(image) }
     }
 }
 

@@ -128,7 +128,7 @@ final class Y4MPipeTests: XCTestCase {
         let parts = CaptureParts(pipeline)
         XCTAssertEqual(parts.yuvLayouts, [.i420, .planar444])
         let image = TestPattern(size: FrameSize(width: 33, height: 17)).render(index: 1)
-        let out = try parts.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil)
+        let out = try parts.process(parts.job(image, depth: .none))
         XCTAssertEqual(out.image, try MarbleStage(specs: ["invert"]).process(image))
         for layout in parts.yuvLayouts {
             let bytes = try XCTUnwrap(out.yuv[layout], "\(layout) made on the GPU")
@@ -136,7 +136,7 @@ final class Y4MPipeTests: XCTestCase {
         }
         // The CPU reference chain makes none: the sinks convert.
         let cpu = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"], gpu: false)], sinks: sinks))
-        XCTAssertTrue(try cpu.process(Frame(image: image, sequence: 1, timestampNanos: 0, source: "test"), depth: nil).yuv.isEmpty)
+        XCTAssertTrue(try cpu.process(cpu.job(image, depth: .none)).yuv.isEmpty)
     }
 
     /// The runs with depth take the chain's own calls (a live frame with the newest map resident and
@@ -154,17 +154,19 @@ final class Y4MPipeTests: XCTestCase {
         for i in ramp.indices { ramp[i] = Float(i % 45) / 44 }
         let map = try Image(width: 45, height: 27, floats: ramp)
         // Live: the newest map resident, the model's input made on the device.
-        let live = try parts.process(image, depth: map, version: 7, depthInput: (16, 16))
+        let live = try parts.process(FrameJob(image: image, depth: .newest(map, version: 7), modelInput: FrameSize(width: 16, height: 16),
+                                                       yuv: [.i420]))
         XCTAssertEqual(live.modelInput?.width, 16)
-        let liveYUV = try XCTUnwrap(try parts.resultYUV()[.i420], "the live depth run's YUV made on the GPU")
+        let liveYUV = try XCTUnwrap(live.yuv[.i420], "the live depth run's YUV made on the GPU")
         XCTAssertTrue(liveYUV == ColorConversion.yuv(live.image, layout: .i420, vectorised: false), "live")
-        // Non-live: a map made from this frame (the estimate answers with the ramp flipped).
-        let stage = try XCTUnwrap(parts.stages[0] as? any DepthInputStage)
+        XCTAssertEqual(live.image, try MarbleStage(specs: specs, gpu: false).process(image, depth: map), "the resident map was read")
+        // Non-live: a map made from this frame (the model answers with the ramp flipped).
         let flipped = try Image(width: 45, height: 27, floats: ramp.map { 1 - $0 })
-        let own = try stage.process(image, depthInput: (16, 16)) { _ in flipped }
-        XCTAssertNotEqual(own, live.image, "another map, another picture")
-        let ownYUV = try XCTUnwrap(try parts.resultYUV()[.i420], "the depth-input run's YUV made on the GPU")
-        XCTAssertTrue(ownYUV == ColorConversion.yuv(own, layout: .i420, vectorised: false), "own map")
+        let own = try parts.process(parts.job(image, depth: .own(FixedDepthFake(map: flipped))))
+        XCTAssertNotEqual(own.image, live.image, "another map, another picture")
+        XCTAssertEqual(own.depth?.map, flipped, "this frame's own maps come back")
+        let ownYUV = try XCTUnwrap(own.yuv[.i420], "the depth-input run's YUV made on the GPU")
+        XCTAssertTrue(ownYUV == ColorConversion.yuv(own.image, layout: .i420, vectorised: false), "own map")
     }
 
     func testReaderGoingAwayEndsCleanly() throws {
@@ -275,5 +277,17 @@ final class PaddedYU12Tests: XCTestCase {
                 XCTAssertEqual(Array(padded[p..<(p + 7)]), Array(tight[t..<(t + 7)]), "chroma plane \(plane) row \(y)")
             }
         }
+    }
+}
+
+/// A depth model that answers every frame with the same map, at a 16×16 input size (a fake
+/// standing in for the network, so the chain's depth paths are checked with a known map).
+struct FixedDepthFake: DepthStage {
+    let map: Image
+    func estimate(_ image: Image) throws -> Image { map }
+    var modelInputSize: (width: Int, height: Int)? { (16, 16) }
+    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+        XCTAssertEqual(modelInput.width, 16)
+        return DepthMaps(map: map, png: try DepthImage.gray16(map))
     }
 }

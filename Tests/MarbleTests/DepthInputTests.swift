@@ -17,13 +17,33 @@ struct DepthInputTests {
         return try Image(width: width, height: height, floats: values)
     }
 
+    /// A frame whose map is made from it (granite-cam's non-live depth runs): the model's input
+    /// from the device, `estimate`'s map back up, the result.
+    static func withEstimate(_ chain: FilterChain, _ image: Image, _ size: (width: Int, height: Int),
+                             _ estimate: (Image) -> Image?) throws -> Image {
+        let frame = try chain.frame(image, depth: .estimated, modelInput: size)
+        defer { frame.end() }
+        let small = try frame.modelInput()
+        try frame.run(depth: estimate(small))
+        return try frame.rgba()
+    }
+
+    /// A live frame: the newest map resident (named by `version`), the model's input when asked.
+    static func live(_ chain: FilterChain, _ image: Image, depth: Image?, version: UInt64,
+                     depthInput: (width: Int, height: Int)?) throws -> (image: Image, modelInput: Image?) {
+        let frame = try chain.frame(image, depth: depth.map { .resident($0, version: version) } ?? .none, modelInput: depthInput)
+        defer { frame.end() }
+        let small = depthInput == nil ? nil : try frame.modelInput()
+        return (try frame.rgba(), small)
+    }
+
     @Test(arguments: [PixelFormat.rgba8, .yuyv, .nv12, .rgb24])
     func modelInputIsTheSharedResamplersAndTheChainUsesTheMap(format: PixelFormat) throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1 | depthmask:near=0,far=0.5"), context: context)
         let image = Fixtures.image(96, 64, format: format)
         var seen: Image?
-        let out = try chain.apply(image, depthInput: (width: 28, height: 21)) { small in
+        let out = try DepthInputTests.withEstimate(chain, image, (width: 28, height: 21)) { small in
             seen = small
             return try? DepthInputTests.fakeEstimate(small, width: image.width, height: image.height)
         }
@@ -54,7 +74,7 @@ struct DepthInputTests {
         for _ in 0..<3 { _ = try plain.apply(image) }
         #expect((plain.transfers.uploads, plain.transfers.downloads) == (3, 3), "one upload and one download a frame")
         var calls = 0
-        let out = try plain.apply(image, depthInput: (width: 16, height: 12)) { small in
+        let out = try DepthInputTests.withEstimate(plain, image, (width: 16, height: 12)) { small in
             calls += 1
             return try? DepthInputTests.fakeEstimate(small, width: image.width, height: image.height)
         }
@@ -63,12 +83,12 @@ struct DepthInputTests {
         #expect((plain.transfers.uploads, plain.transfers.downloads) == (3 + 1 + 1, 3 + 2 + 1), "no map for a chain without depth filters")
         // A depth filter with no map from the model: the luma fallback, the frame sent again.
         let masked = try FilterChain(FilterSpec.parseChain("depthmask:near=0,far=0.5"), context: context)
-        let fallback = try masked.apply(image, depthInput: (width: 16, height: 12)) { _ in nil }
+        let fallback = try DepthInputTests.withEstimate(masked, image, (width: 16, height: 12)) { _ in nil }
         let luma = try masked.applyCPU(image)
         #expect(fallback == luma)
         // A map of the wrong size is a typed error.
         #expect(throws: MarbleError.self) {
-            _ = try masked.apply(image, depthInput: (width: 16, height: 12)) { _ in Fixtures.depth(8, 8) }
+            _ = try DepthInputTests.withEstimate(masked, image, (width: 16, height: 12)) { _ in Fixtures.depth(8, 8) }
         }
         // A pipelined stream counts the same: one up and one down a frame.
         let pipeline = FilterPipeline(plain)
@@ -87,21 +107,21 @@ struct DepthInputTests {
         let image = Fixtures.image(96, 64, format: .yuyv)
         let expectedSmall = try Resampler.resize(try ColorConversion.rgba(image, range: chain.range), width: 28, height: 21, filter: .bilinear)
         // No map yet: the luma fallback; the model's input asked for.
-        let first = try chain.apply(image, depth: nil, depthVersion: 0, depthInput: (width: 28, height: 21))
+        let first = try DepthInputTests.live(chain, image, depth: nil, version: 0, depthInput: (width: 28, height: 21))
         #expect(first.modelInput?.bytes == expectedSmall.bytes, "the device's model input equals the CPU resampler's")
         #expect(first.image == (try chain.applyCPU(image)))
         let map = Fixtures.depth(96, 64)
         let mapped = try chain.applyCPU(image, depth: map)
         for i in 0..<3 {
-            let out = try chain.apply(image, depth: map, depthVersion: 1, depthInput: i == 1 ? (width: 28, height: 21) : nil)
+            let out = try DepthInputTests.live(chain, image, depth: map, version: 1, depthInput: i == 1 ? (width: 28, height: 21) : nil)
             #expect(out.image == mapped, "frame \(i) read map 1")
             #expect((out.modelInput != nil) == (i == 1))
         }
         // A new map at another size: the resident buffer is replaced, the plans bound to it go.
         let small = Fixtures.depth(48, 32)
-        let second = try chain.apply(image, depth: small, depthVersion: 2, depthInput: nil)
+        let second = try DepthInputTests.live(chain, image, depth: small, version: 2, depthInput: nil)
         #expect(second.image == (try chain.applyCPU(image, depth: small)))
-        let again = try chain.apply(image, depth: small, depthVersion: 2, depthInput: nil)
+        let again = try DepthInputTests.live(chain, image, depth: small, version: 2, depthInput: nil)
         #expect(again.image == second.image)
         let t = chain.transfers
         #expect(t.uploads == 6 + 2, "six frames, two maps")
@@ -110,10 +130,10 @@ struct DepthInputTests {
         // A chain without depth filters never sends a map up.
         let plain = try FilterChain(FilterSpec.parseChain("blur:sigma=1"), context: context)
         for version in 0..<3 {
-            _ = try plain.apply(image, depth: map, depthVersion: UInt64(version), depthInput: nil)
+            _ = try DepthInputTests.live(plain, image, depth: map, version: UInt64(version), depthInput: nil)
         }
         #expect(plain.transfers.uploads == 3)
         // An empty model input size is a typed error.
-        #expect(throws: MarbleError.self) { _ = try plain.apply(image, depth: nil, depthVersion: 0, depthInput: (width: 0, height: 4)) }
+        #expect(throws: MarbleError.self) { _ = try DepthInputTests.live(plain, image, depth: nil, version: 0, depthInput: (width: 0, height: 4)) }
     }
 }

@@ -25,10 +25,12 @@ struct YUVOutputTests {
         let image = Fixtures.image(w, h)
         // An empty chain: the rgba8 frame goes up, is converted there, only the YUV comes down.
         let chain = try FilterChain([], context: context)
-        let out = try chain.apply(image, yuv: YUVOutputTests.layouts, rgba: false)
-        #expect(out.image == nil && out.width == w && out.height == h)
+        let frame = try chain.frame(image)
+        defer { frame.end() }
+        let yuv = try frame.yuv(YUVOutputTests.layouts)
+        #expect(frame.width == w && frame.height == h)
         for layout in YUVOutputTests.layouts {
-            let gpu = try #require(out.yuv[layout])
+            let gpu = try #require(yuv[layout])
             let cpu = ColorConversion.yuv(image, layout: layout, vectorised: false)
             let diff = YUVOutputTests.maxDiff(gpu, cpu)
             // Integer formulas on both sides: equal, not merely within a level.
@@ -43,10 +45,13 @@ struct YUVOutputTests {
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | brightness:amount=0.1"), context: context)
         let frame = Fixtures.image(65, 31, format: .yuyv)
         for _ in 0..<2 {
-            let out = try chain.apply(frame, yuv: [.i420, .yuyv(stride: 136)], rgba: true)
-            let rgba = try #require(out.image)
+            let gpuFrame = try chain.frame(frame)
+            defer { gpuFrame.end() }
+            let rgba = try gpuFrame.rgba()
+            let yuv = try gpuFrame.yuv([.i420, .yuyv(stride: 136)])
             #expect(rgba == (try chain.apply(frame)), "the RGBA result is the chain's")
-            for (layout, bytes) in out.yuv {
+            #expect(yuv.count == 2)
+            for (layout, bytes) in yuv {
                 let cpu = ColorConversion.yuv(rgba, layout: layout, vectorised: false)
                 #expect(YUVOutputTests.maxDiff(bytes, cpu) == 0, "\(layout)")
             }
@@ -60,12 +65,31 @@ struct YUVOutputTests {
         }
     }
 
+    /// Two frames of one chain in flight at once keep their own results (each holds its own plan):
+    /// the second frame's run does not overwrite what the first reads back, as RGBA or as YUV.
+    @Test func framesInFlightKeepTheirOwnResults() throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("invert"), context: context)
+        let a = Fixtures.image(40, 24), b = try ColorConversion.rgba(Fixtures.image(40, 24, format: .yuyv))
+        let first = try chain.frame(a), second = try chain.frame(b)
+        try first.run()
+        try second.run()
+        let firstRGBA = try first.rgba(), secondRGBA = try second.rgba()
+        let expectedA = try chain.applyCPU(a), expectedB = try chain.applyCPU(b)
+        #expect(firstRGBA == expectedA && secondRGBA == expectedB)
+        #expect(try first.yuv([.i420])[.i420] == ColorConversion.yuv(firstRGBA, layout: .i420, vectorised: false))
+        first.end()
+        second.end()
+    }
+
     @Test func halfTheDownloadFor420() throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("sobel"), context: context)
         let frame = Fixtures.image(64, 48)
         let before = chain.transfers.downloadBytes
-        _ = try chain.apply(frame, yuv: [.i420], rgba: false)
+        let gpuFrame = try chain.frame(frame)
+        _ = try gpuFrame.yuv([.i420])
+        gpuFrame.end()
         #expect(chain.transfers.downloadBytes - before == 64 * 48 * 3 / 2, "4:2:0 reads 1.5 bytes a pixel back, not 4")
     }
 }
