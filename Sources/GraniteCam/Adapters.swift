@@ -114,13 +114,13 @@ public struct CodecsEncoder: FrameEncoder {
 }
 
 /// JPEG and PNG decoding through GraniteCodecs, for folder sources and MJPEG cameras.
-public struct CodecsDecoder: ImageDecoder {
+struct CodecsDecoder: ImageDecoder {
     /// A decoder.
-    public init() {}
+    init() {}
 
-    public var fileExtensions: Set<String> { ["jpg", "jpeg", "png"] }
+    var fileExtensions: Set<String> { ["jpg", "jpeg", "png"] }
 
-    public func decode(_ bytes: [UInt8], path: String) throws(CaptureError) -> Image {
+    func decode(_ bytes: [UInt8], path: String) throws(CaptureError) -> Image {
         do {
             return try Codecs.decode(bytes, path: path)
         } catch {

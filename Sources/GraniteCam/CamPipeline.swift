@@ -24,23 +24,23 @@ public final class CamPipeline: Sendable {
     /// What was asked.
     public let settings: CamSettings
     /// Processing applied to every frame, in order (color conversion first).
-    public let stages: [any FrameStage]
+    let stages: [any FrameStage]
     /// How saved frames are encoded.
-    public let encoder: any FrameEncoder
+    let encoder: any FrameEncoder
     /// Depth estimation, if any.
-    public let depth: (any DepthStage)?
+    let depth: (any DepthStage)?
     /// Decodes folder images (and MJPEG frames).
-    public let decoder: any ImageDecoder
+    let decoder: any ImageDecoder
     /// Where the status line goes (the render step's output).
-    public let statusSink: @Sendable (String) -> Void
+    let statusSink: @Sendable (String) -> Void
 
     let writer: OutputWriter?
     /// The loopback preview, when asked for.
-    public let preview: PreviewServer?
+    let preview: PreviewServer?
     /// Pinning of every written file (`--pin`), when asked for.
-    public let pins: CamPinning?
+    let pins: CamPinning?
     /// Live outputs that take every frame (`--pipe y4m`, `--v4l2-out`), fed by ``SinkRelay``.
-    public let sinks: [any FrameSink]
+    let sinks: [any FrameSink]
 
     /// A pipeline; `writer` is created when the settings name an output folder.
     public init(settings: CamSettings, stages: [any FrameStage] = [ToRGBA()], encoder: any FrameEncoder = NetpbmEncoder(),

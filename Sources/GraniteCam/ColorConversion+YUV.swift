@@ -20,7 +20,7 @@ extension ColorConversion {
 
     /// Appends `image` as planar Y, U, V (4:2:0 when `subsampled`, else 4:4:4) to `out`
     /// (GraniteMedia's vectorised ``ColorConversion/planarYUV(_:subsampled:into:lumaStride:chromaStride:)`` in release builds).
-    public static func appendPlanarYUV(_ image: Image, subsampled: Bool, to out: inout [UInt8]) throws(MediaError) {
+    static func appendPlanarYUV(_ image: Image, subsampled: Bool, to out: inout [UInt8]) throws(MediaError) {
         out += yuv(try rgba(image), layout: subsampled ? .i420 : .planar444, vectorised: vectorised)
     }
 
@@ -31,7 +31,7 @@ extension ColorConversion {
     }
 
     /// `image` in a V4L2 output's pixel layout, rows `bytesPerLine` apart (0: packed).
-    public static func packed(_ image: Image, as format: VideoOutputFormat, bytesPerLine: Int = 0) throws(MediaError) -> [UInt8] {
+    static func packed(_ image: Image, as format: VideoOutputFormat, bytesPerLine: Int = 0) throws(MediaError) -> [UInt8] {
         let rgba = try rgba(image)
         let count = packedByteCount(width: rgba.width, height: rgba.height, as: format, bytesPerLine: bytesPerLine)
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialised in

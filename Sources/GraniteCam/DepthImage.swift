@@ -1,9 +1,9 @@
 import GraniteMedia
 
 /// Depth maps widened to `gray16` for 16-bit PNG files.
-public enum DepthImage {
+enum DepthImage {
     /// `gray16` as is; `gray8` scaled by 257; `grayF32` normalised min…max to 0…65535.
-    public static func gray16(_ map: Image) throws -> Image {
+    static func gray16(_ map: Image) throws -> Image {
         let count = map.width * map.height
         var samples = [UInt16](repeating: 0, count: count)
         switch map.format {
@@ -29,7 +29,7 @@ public enum DepthImage {
 
     /// The depth model's input made on the CPU: `image` in `rgba8`, resized to `size` with the
     /// shared resampler's antialiased bilinear (the bytes a GPU chain and GraniteML's own resize make).
-    public static func modelInput(_ image: Image, size: (width: Int, height: Int), range: ColorRange = .limited) throws -> Image {
+    static func modelInput(_ image: Image, size: (width: Int, height: Int), range: ColorRange = .limited) throws -> Image {
         let rgba = image.format == .rgba8 ? image : try ColorConversion.rgba(image, range: range)
         return try Resampler.resize(rgba, width: size.width, height: size.height, filter: .bilinear)
     }

@@ -11,23 +11,23 @@ struct OutputParts: Sendable {
 }
 
 /// State of the output relay.
-public struct OutputRelayState: GraniteState {
+struct OutputRelayState: GraniteState {
     /// Frames written.
-    public var written: UInt64 = 0
+    var written: UInt64 = 0
     /// Depth maps written.
-    public var depthWritten: UInt64 = 0
+    var depthWritten: UInt64 = 0
     /// Writes that failed.
-    public var failed: UInt64 = 0
+    var failed: UInt64 = 0
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the output relay reduces (values only).
-public enum OutputRelayEvents {
+enum OutputRelayEvents {
     /// Encodes and writes one frame.
-    public struct Save: GraniteEvent {
+    struct Save: GraniteEvent {
         /// Quiet.
-        public var behavior: GraniteEventBehavior { .quiet }
+        var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
         let processedNanos: UInt64
         /// The frame's place in the run (the root's outlet bookkeeping).
@@ -35,9 +35,9 @@ public enum OutputRelayEvents {
     }
 
     /// Writes one depth map (`gray16`) as `depth-SEQ.png`.
-    public struct SaveDepth: GraniteEvent {
+    struct SaveDepth: GraniteEvent {
         /// Quiet.
-        public var behavior: GraniteEventBehavior { .quiet }
+        var behavior: GraniteEventBehavior { .quiet }
         let map: Image
         let sequence: UInt64
         /// The frame whose outlet this is (non-live runs); nil for a live run's map.
@@ -87,25 +87,25 @@ struct SaveDepthExpedition: GraniteExpedition {
 }
 
 /// The output relay's center: owns the encoder and the writer.
-public final class OutputRelayCenter: GraniteCenter<OutputRelayState> {
+final class OutputRelayCenter: GraniteCenter<OutputRelayState> {
     let parts = Owned<OutputParts>()
 
-    public override var expeditions: [GraniteBaseExpedition] {
+    override var expeditions: [GraniteBaseExpedition] {
         [SaveExpedition(parts: parts).discovery(), SaveDepthExpedition(parts: parts).discovery()]
     }
 }
 
 /// Writes frames to disk on its own executor, so a slow disk never stalls the component.
 /// Unhosted (the run unmounted), it closes its writer.
-public struct OutputRelay: GraniteRelay {
+struct OutputRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<OutputRelayCenter, OutputRelayState>()
+    let command = GraniteService<OutputRelayCenter, OutputRelayState>()
     /// A new instance.
-    public init() {}
+    init() {}
 
     /// Hands the relay the encoder and writer (before mounting).
     func own(_ parts: OutputParts?) { command.center.parts.set(parts) }
 
     /// Closes the sidecar files once the last host unmounted.
-    public func clean() { command.center.parts.value?.writer.close() }
+    func clean() { command.center.parts.value?.writer.close() }
 }

@@ -1,21 +1,21 @@
 import Granite
 
 /// State of the pin relay.
-public struct PinRelayState: GraniteState {
+struct PinRelayState: GraniteState {
     /// Files journaled for pinning.
-    public var queued: UInt64 = 0
+    var queued: UInt64 = 0
     /// Files that could not be journaled.
-    public var failed: UInt64 = 0
+    var failed: UInt64 = 0
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the pin relay reduces (values only).
-public enum PinRelayEvents {
+enum PinRelayEvents {
     /// Journal one written file for pinning.
-    public struct Submit: GraniteEvent {
+    struct Submit: GraniteEvent {
         /// Quiet.
-        public var behavior: GraniteEventBehavior { .quiet }
+        var behavior: GraniteEventBehavior { .quiet }
         let path: String
     }
 }
@@ -37,18 +37,18 @@ struct PinExpedition: GraniteExpedition {
 }
 
 /// The pin relay's center: owns the pin session's journal side.
-public final class PinRelayCenter: GraniteCenter<PinRelayState> {
+final class PinRelayCenter: GraniteCenter<PinRelayState> {
     let session = Owned<CamPinning>()
 
-    public override var expeditions: [GraniteBaseExpedition] { [PinExpedition(session: session).discovery()] }
+    override var expeditions: [GraniteBaseExpedition] { [PinExpedition(session: session).discovery()] }
 }
 
 /// Pin journaling on its own executor, so hashing a file never stalls the component.
-public struct PinRelay: GraniteRelay {
+struct PinRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<PinRelayCenter, PinRelayState>(qos: .utility)
+    let command = GraniteService<PinRelayCenter, PinRelayState>(qos: .utility)
     /// A new instance.
-    public init() {}
+    init() {}
 
     /// Hands the relay the run's pin session (before mounting).
     func own(_ pins: CamPinning?) { command.center.session.set(pins) }

@@ -5,34 +5,34 @@ import GraniteMedia
 
 /// The run's figures the preview page shows: taken from the status component's state at each
 /// status tick and heard by the preview component (`hear`), which renders them to the page.
-public struct PreviewStatus: Sendable, Equatable {
+struct PreviewStatus: Sendable, Equatable {
     /// Frames reduced.
-    public var frames: UInt64 = 0
+    var frames: UInt64 = 0
     /// Processed frames per second.
-    public var fps: Double?
+    var fps: Double?
     /// Capture-to-processed latency, ms.
-    public var latencyP50: Double?
+    var latencyP50: Double?
     /// Capture-to-processed latency, ms.
-    public var latencyP99: Double?
+    var latencyP99: Double?
     /// Frames lost (source gaps + a full pipeline).
-    public var dropped: UInt64 = 0
+    var dropped: UInt64 = 0
     /// Depth maps per second.
-    public var depthFPS: Double?
+    var depthFPS: Double?
     /// Frames between the depth map the chain used and the frame it was used on.
-    public var depthAge: UInt64?
+    var depthAge: UInt64?
     /// Frames written.
-    public var saved: UInt64 = 0
+    var saved: UInt64 = 0
     /// The format in effect.
-    public var format: String?
+    var format: String?
     /// The last fault.
-    public var fault: String?
+    var fault: String?
     /// Whether the source has ended.
-    public var ended = false
+    var ended = false
     /// The status line (the same the terminal shows).
-    public var line = "starting"
+    var line = "starting"
 
     /// An empty status.
-    public init() {}
+    init() {}
 }
 
 extension PreviewStatus {
@@ -54,16 +54,16 @@ extension PreviewStatus {
 }
 
 /// What a run's preview can do, fixed when the run starts.
-public struct PreviewSetup: Sendable, Equatable {
+struct PreviewSetup: Sendable, Equatable {
     /// Whether the run estimates depth (the page then shows the depth stream).
-    public var depthEnabled = false
+    var depthEnabled = false
     /// Whether snapshots can be written (the run has `--out`).
-    public var canSnapshot = false
+    var canSnapshot = false
     /// The filter chain at the start, as text (nil: this run's chain cannot be changed).
-    public var chain: String?
+    var chain: String?
 
     /// A setup.
-    public init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil) {
+    init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil) {
         self.depthEnabled = depthEnabled
         self.canSnapshot = canSnapshot
         self.chain = chain
@@ -71,68 +71,68 @@ public struct PreviewSetup: Sendable, Equatable {
 }
 
 /// The preview component's state: the status it shows and what became of the page's actions.
-public struct PreviewState: GraniteState {
+struct PreviewState: GraniteState {
     /// The last figures heard from the status component.
-    public var status = PreviewStatus()
+    var status = PreviewStatus()
     /// What the run's preview can do; its chain follows the answers to the chain box.
-    public var setup = PreviewSetup()
+    var setup = PreviewSetup()
     /// Snapshot presses received from the page.
-    public var snapshotsAsked: UInt64 = 0
+    var snapshotsAsked: UInt64 = 0
     /// Chains submitted from the page.
-    public var chainsAsked: UInt64 = 0
+    var chainsAsked: UInt64 = 0
     /// Chains the pipeline took.
-    public var chainsApplied: UInt64 = 0
+    var chainsApplied: UInt64 = 0
     /// Chains refused (parse errors); the old chain stayed.
-    public var chainsRejected: UInt64 = 0
+    var chainsRejected: UInt64 = 0
     /// Why the last chain submitted was refused (nil once one is taken).
-    public var chainError: String?
+    var chainError: String?
     /// The last answer to a page action (`snapshot: the next frame is written to out/`).
-    public var notice: String?
+    var notice: String?
     /// An empty state.
-    public init() {}
+    init() {}
 
     /// A state for a run set up as `setup`.
-    public init(setup: PreviewSetup) { self.setup = setup }
+    init(setup: PreviewSetup) { self.setup = setup }
 }
 
 /// The preview component's events: the page's actions going up, answers and status coming down.
-public enum PreviewEvents {
+enum PreviewEvents {
     /// The page's snapshot button (POST /snapshot). Quiet: the answer renders.
-    public struct SnapshotPressed: GraniteEvent {
-        public var behavior: GraniteEventBehavior { .quiet }
+    struct SnapshotPressed: GraniteEvent {
+        var behavior: GraniteEventBehavior { .quiet }
         /// The event.
-        public init() {}
+        init() {}
     }
 
     /// The page's chain box (POST /chain). Quiet: the answer renders.
-    public struct ChainSubmitted: GraniteEvent {
-        public var behavior: GraniteEventBehavior { .quiet }
+    struct ChainSubmitted: GraniteEvent {
+        var behavior: GraniteEventBehavior { .quiet }
         /// The chain text as typed (`blur:sigma=2 | sobel`; empty: no filter).
-        public let text: String
+        let text: String
         /// The event.
-        public init(text: String) { self.text = text }
+        init(text: String) { self.text = text }
     }
 
     /// The root's status at a tick (heard: the root's `hear`). Renders.
-    public struct Status: GraniteEvent {
+    struct Status: GraniteEvent {
         /// The status.
-        public let status: PreviewStatus
+        let status: PreviewStatus
         /// The event.
-        public init(_ status: PreviewStatus) { self.status = status }
+        init(_ status: PreviewStatus) { self.status = status }
     }
 
     /// The root's answer to a chain submission (heard). Renders.
-    public struct ChainAnswered: GraniteEvent {
+    struct ChainAnswered: GraniteEvent {
         /// The chain in use now (the new one, or the old one when refused).
-        public let chain: String?
+        let chain: String?
         /// Why the submission was refused, nil when taken.
-        public let error: String?
+        let error: String?
     }
 
     /// The root's answer to a snapshot press (heard). Renders.
-    public struct SnapshotAnswered: GraniteEvent {
+    struct SnapshotAnswered: GraniteEvent {
         /// What happens (`the next frame is written to DIR`, or why nothing can be).
-        public let message: String
+        let message: String
     }
 }
 
@@ -178,14 +178,14 @@ struct SnapshotAnsweredExpedition: GraniteExpedition {
 }
 
 /// The preview's center: reduces what the root lets it hear (`.broadcastable`).
-public final class PreviewCenter: GraniteCenter<PreviewState> {
-    public override var expeditions: [GraniteBaseExpedition] {
+final class PreviewCenter: GraniteCenter<PreviewState> {
+    override var expeditions: [GraniteBaseExpedition] {
         [SnapshotPressedExpedition().discovery(), ChainSubmittedExpedition().discovery(),
          PreviewStatusExpedition().discovery(), ChainAnsweredExpedition().discovery(),
          SnapshotAnsweredExpedition().discovery()]
     }
 
-    public override var behavior: GraniteEventBehavior { .broadcastable }
+    override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
 /// The preview page as a child of the root component: attached (its page actions reach the root
@@ -197,15 +197,15 @@ public final class PreviewCenter: GraniteCenter<PreviewState> {
 ///  page ◄─/events (SSE)─ PreviewServer ◄─render (JSON)─ PreviewComponent ◄─hear(answers)─┘
 ///                                                                       ◄─hear(Status)── StatusComponent
 /// ```
-public struct PreviewComponent: GraniteComponent {
+struct PreviewComponent: GraniteComponent {
     /// The component's runtime.
-    public let command: GraniteCommand<PreviewCenter, PreviewState>
+    let command: GraniteCommand<PreviewCenter, PreviewState>
     /// The server it renders to and takes the page's actions from.
     let server: PreviewServer
 
     /// A component rendering to `server` for a run set up as `setup`; the server's POST routes
     /// become its events.
-    public init(server: PreviewServer, setup: PreviewSetup = PreviewSetup()) {
+    init(server: PreviewServer, setup: PreviewSetup = PreviewSetup()) {
         let command = GraniteCommand<PreviewCenter, PreviewState>(state: PreviewState(setup: setup))
         self.command = command
         self.server = server
@@ -223,7 +223,7 @@ public struct PreviewComponent: GraniteComponent {
     }
 
     /// The render step: the status and the actions' answers, as the page's JSON and the text line.
-    public var body: String {
+    var body: String {
         let state = self.state
         let json = PreviewJSON.encode(state)
         server.publish(status: state.status.line, json: json)

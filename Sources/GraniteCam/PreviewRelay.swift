@@ -4,29 +4,29 @@ import GraniteMedia
 import GraniteML
 
 /// State of the preview relay.
-public struct PreviewRelayState: GraniteState {
+struct PreviewRelayState: GraniteState {
     /// Frames encoded for the preview.
-    public var published: UInt64 = 0
+    var published: UInt64 = 0
     /// Depth maps colourised and encoded for the preview's depth stream.
-    public var depthPublished: UInt64 = 0
+    var depthPublished: UInt64 = 0
     /// A new instance.
-    public init() {}
+    init() {}
 }
 
 /// Events the preview relay reduces.
-public enum PreviewRelayEvents {
+enum PreviewRelayEvents {
     /// Encode and publish this frame (the root sends at most one per preview interval).
-    public struct Show: GraniteEvent {
+    struct Show: GraniteEvent {
         /// Quiet.
-        public var behavior: GraniteEventBehavior { .quiet }
+        var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
     }
 
     /// Colourise and publish this depth map on the depth stream (the root sends at most one per
     /// preview interval).
-    public struct ShowDepth: GraniteEvent {
+    struct ShowDepth: GraniteEvent {
         /// Quiet.
-        public var behavior: GraniteEventBehavior { .quiet }
+        var behavior: GraniteEventBehavior { .quiet }
         /// `grayF32`, the depth stage's units.
         let map: Image
     }
@@ -67,20 +67,20 @@ struct PreviewDepthExpedition: GraniteExpedition {
 }
 
 /// The preview relay's center: owns the preview server's picture side.
-public final class PreviewRelayCenter: GraniteCenter<PreviewRelayState> {
+final class PreviewRelayCenter: GraniteCenter<PreviewRelayState> {
     let parts = Owned<PreviewParts>()
 
-    public override var expeditions: [GraniteBaseExpedition] {
+    override var expeditions: [GraniteBaseExpedition] {
         [PreviewExpedition(parts: parts).discovery(), PreviewDepthExpedition(parts: parts).discovery()]
     }
 }
 
 /// Feeds the loopback preview on its own executor.
-public struct PreviewRelay: GraniteRelay {
+struct PreviewRelay: GraniteRelay {
     /// The relay's runtime (its own executor).
-    public let command = GraniteService<PreviewRelayCenter, PreviewRelayState>(qos: .utility)
+    let command = GraniteService<PreviewRelayCenter, PreviewRelayState>(qos: .utility)
     /// A new instance.
-    public init() {}
+    init() {}
 
     /// Hands the relay the preview server and the depth stage (before mounting).
     func own(_ parts: PreviewParts?) { command.center.parts.set(parts) }

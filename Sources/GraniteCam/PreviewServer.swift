@@ -14,7 +14,7 @@ enum PreviewStream: Sendable {
 }
 
 /// What the page asks for with a POST; the preview component turns it into an event.
-public enum PreviewAction: Sendable, Equatable {
+enum PreviewAction: Sendable, Equatable {
     /// `POST /snapshot`: write the next frame (as SIGUSR1 does).
     case snapshot
     /// `POST /chain` with the chain as the body: replace the filter chain.
@@ -86,20 +86,20 @@ public final class PreviewServer: Sendable {
     }
 
     /// Sends a JPEG of a processed frame to every `/stream` client whose connection can take it now.
-    public func publish(jpeg: [UInt8]) {
+    func publish(jpeg: [UInt8]) {
         state.withLock { $0.frames += 1 }
         send(jpeg: jpeg, to: .frames)
     }
 
     /// Sends a JPEG of a colourised depth map to every `/depth` client that can take it now.
-    public func publish(depthJPEG jpeg: [UInt8]) {
+    func publish(depthJPEG jpeg: [UInt8]) {
         state.withLock { $0.depthFrames += 1 }
         send(jpeg: jpeg, to: .depth)
     }
 
     /// Sets the status line (`/status`) and the page's JSON (`/status.json`), and pushes the
     /// JSON to every `/events` client.
-    public func publish(status: String, json: String) {
+    func publish(status: String, json: String) {
         let clients = state.withLock { s in
             s.status = status
             s.json = json
@@ -114,20 +114,20 @@ public final class PreviewServer: Sendable {
     }
 
     /// Sets the status line the page shows (and nothing else).
-    public func publish(status: String) {
+    func publish(status: String) {
         state.withLock { $0.status = status }
     }
 
     /// Routes the page's POST actions to `handler`; it returns false when the run no longer takes them.
-    public func setActionHandler(_ handler: @escaping @Sendable (PreviewAction) -> Bool) {
+    func setActionHandler(_ handler: @escaping @Sendable (PreviewAction) -> Bool) {
         state.withLock { $0.actions = handler }
     }
 
     /// Frames published so far.
-    public var framesPublished: UInt64 { state.withLock { $0.frames } }
+    var framesPublished: UInt64 { state.withLock { $0.frames } }
 
     /// Depth maps published so far.
-    public var depthFramesPublished: UInt64 { state.withLock { $0.depthFrames } }
+    var depthFramesPublished: UInt64 { state.withLock { $0.depthFrames } }
 
     /// Stops listening and closes every client.
     public func close() {

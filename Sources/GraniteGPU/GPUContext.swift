@@ -134,13 +134,6 @@ public final class GPUContext: @unchecked Sendable {
         vkDestroyInstance(instance, nil)
     }
 
-    /// Blocks until the device has finished all submitted work.
-    public func waitIdle() throws(GPUError) {
-        try queueLock.locked { () throws(GPUError) in
-            try vk("vkDeviceWaitIdle") { vkDeviceWaitIdle(device) }
-        }
-    }
-
     private static func makeInstance() throws(GPUError) -> VkInstance {
         var instance: VkInstance?
         let result: VkResult = "granite".withCString { appName in

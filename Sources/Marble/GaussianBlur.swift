@@ -9,8 +9,9 @@ import GraniteGPU
 /// ```
 /// Both passes run in 8-bit fixed point (Q8 weights), so GPU and CPU agree exactly.
 package struct GaussianBlur: FilterKernel {
-    /// How the GPU passes are written; only `unrolled` is used by the catalog, the others are
-    /// kept to measure shader styles (`granite-bench filters --styles`).
+    /// How the GPU passes are written. The catalog's blur is `blocked` (strips on a CPU driver,
+    /// two 1-D passes on a GPU); the others are kept to measure shader styles against it
+    /// (`granite-bench filters --styles`).
     package enum Style: String, Sendable, CaseIterable {
         /// 16 outputs an invocation sliding over registers, spec-constant weights: on a CPU driver
         /// one dispatch walking down strips (`blur_strip.comp`), on a GPU two 1-D passes.
