@@ -83,33 +83,35 @@ public final class CamApp: Sendable {
         }
         let settings = pipeline.settings
         await pipeline.pins?.queue.start()
-        let ticker = Task.detached { [status = root.status] in
-            let interval = UInt64(1e9 / max(0.1, settings.statusHz))
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: interval)
-                if Task.isCancelled { break }
-                try? status.sendEvent(CamEvents.Tick())
-            }
-        }
         if let threshold = settings.largeBlockMmapThreshold { MemoryProbe.mapLargeBlocks(atLeast: threshold) }
-        let trimmer = settings.memoryTrimInterval.map { seconds in
-            Task.detached(priority: .utility) {
+        // The run's clocks live in this scope: the status ticker, the memory trimmer and the
+        // --duration timer end (cancelled) when the source has ended.
+        await withDiscardingTaskGroup { group in
+            group.addTask { [status = root.status] in
+                let interval = UInt64(1e9 / max(0.1, settings.statusHz))
                 while !Task.isCancelled {
-                    try? await Task.sleep(nanoseconds: UInt64(max(0.1, seconds) * 1e9))
-                    if !Task.isCancelled { MemoryProbe.trim() }
+                    try? await Task.sleep(nanoseconds: interval)
+                    if Task.isCancelled { break }
+                    try? status.sendEvent(CamEvents.Tick())
                 }
             }
-        }
-        let timer = settings.duration.map { seconds in
-            Task.detached { [self] in
-                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                if !Task.isCancelled { stop() }
+            if let seconds = settings.memoryTrimInterval {
+                group.addTask(priority: .utility) {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(nanoseconds: UInt64(max(0.1, seconds) * 1e9))
+                        if !Task.isCancelled { MemoryProbe.trim() }
+                    }
+                }
             }
+            if let seconds = settings.duration {
+                group.addTask { [self] in
+                    try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                    if !Task.isCancelled { stop() }
+                }
+            }
+            await root.end.wait()
+            group.cancelAll()
         }
-        await root.end.wait()
-        ticker.cancel()
-        timer?.cancel()
-        trimmer?.cancel()
         // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,
         // live outputs, pins and their replies). The runtime drains it all, follow-ups included.
         await runtime.drain()

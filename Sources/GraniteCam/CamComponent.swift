@@ -56,8 +56,6 @@ struct CamState: GraniteState {
     var routed: UInt64 = 0
     /// Frames still being written: ticket → outlets not done yet. At most the gate's limit.
     var outlets: [UInt64: Int] = [:]
-    /// Whether a frame is with the depth relay (live: one at a time, later frames skipped).
-    var depthBusy = false
     /// Frames due for depth that were skipped because the model was busy (latest frame wins).
     var depthSkipped: UInt64 = 0
     /// When a frame last went to the preview (monotonic ns).
@@ -110,7 +108,6 @@ struct FrameExpedition: GraniteExpedition {
         } else if routing.liveDepth {
             // Live: the capture relay chose (the depth relay was free) and the chain made the model's input.
             if let request = event.depthRequest {
-                state.depthBusy = true
                 connection.request(DepthRelayEvents.Estimate(sequence: event.frame.sequence, request: request), .rebound)
             } else if event.depthSkipped {
                 state.depthSkipped += 1
@@ -175,7 +172,6 @@ struct SavedExpedition: GraniteExpedition {
 /// A live depth map is back: the capture relay may send the next due frame; the map goes to the writer and the chain.
 struct DepthReadyExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthReady, state: inout CamState, connection: GraniteConnection) {
-        state.depthBusy = false
         // The capture relay may send the next due frame; a chain that reads depth gets the map.
         connection.request(CaptureRelayEvents.LatestDepth(map: state.routing.chainUsesDepth ? event.maps?.map : nil,
                                                           sequence: event.sequence), .rebound)

@@ -137,7 +137,6 @@ final class CamReducerTests: CamTestCase {
         let request = DepthRequest(image: five.image, modelSized: false, width: 4, height: 2)
         await store.send(ready(five, at: 2_000_000, request: request), renders: 0) {
             $0.routed = 1
-            $0.depthBusy = true
         }
         await store.send(ready(try frame(6), at: 3_000_000, skipped: true), renders: 0) {
             $0.routed = 2
@@ -146,7 +145,6 @@ final class CamReducerTests: CamTestCase {
         await store.receive(CamEvents.DepthReady.self, renders: 0) { state, event in
             XCTAssertEqual(event.sequence, 5)
             XCTAssertNil(event.failure)
-            state.depthBusy = false
         }
         await store.receive(CamEvents.DepthSaved.self, renders: 0) { _, event in
             XCTAssertEqual(event.path, output + "/depth-00000005.png")
