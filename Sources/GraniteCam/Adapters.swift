@@ -149,25 +149,27 @@ public struct DepthEstimatorStage: DepthStage {
         return try estimator.estimate(input).floatImage()
     }
 
-    /// The map as GraniteML writes it: millimetres when metric, else normalised with larger = farther.
-    public func estimate16Bit(_ image: Image) throws -> Image {
-        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
-        return try estimator.estimate(input).to16BitPNGImage()
+    /// The model's maps as GraniteML reads them: its output's meaning (MiDaS: larger is nearer)
+    /// and metres when it has a metric scale.
+    public func depthMap(_ map: Image) throws -> DepthMap {
+        let output = estimator.description.output
+        return try DepthMap(width: map.width, height: map.height, values: DepthModelInput.values(of: map),
+                            meaning: output.meaning, isMetric: output.metricScale != nil)
     }
 
     /// The model's input size (FastDepth: 224×224).
     public var modelInputSize: (width: Int, height: Int)? { estimator.inputSize }
 
     /// One run of the model on a picture already at its input size; both maps at `width`×`height`.
-    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         let result = try estimator.estimate(modelInput, size: .exactly(width: width, height: height))
-        return DepthMaps(map: result.floatImage(), png: result.to16BitPNGImage())
+        return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
     }
 
     /// One run of the model, as the float map and the 16-bit image GraniteML writes.
-    public func estimateMaps(_ image: Image) throws -> DepthMaps {
+    public func estimateMaps(_ image: Image) throws -> DepthEstimate {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         let result = try estimator.estimate(input)
-        return DepthMaps(map: result.floatImage(), png: result.to16BitPNGImage())
+        return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
     }
 }

@@ -21,7 +21,7 @@ enum CamEvents {
         /// The source's counters when it was sent.
         let sourceStats: CaptureStats
         /// This frame's own depth (a non-live run with depth due on it).
-        var depth: DepthMaps? = nil
+        var depth: DepthEstimate? = nil
         /// How many frames old the depth map the chain saw is (nil: none yet).
         var depthAge: UInt64? = nil
         /// A live run: this frame goes to the depth relay (its model input, made by the chain).
@@ -81,7 +81,7 @@ enum CamEvents {
         /// When it finished.
         let finishedNanos: UInt64
         /// The map for the chain and the image to write (nil when it failed).
-        var maps: DepthMaps? = nil
+        var maps: DepthEstimate? = nil
         /// The error, if estimation failed.
         let failure: String?
     }

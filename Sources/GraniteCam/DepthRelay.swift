@@ -34,7 +34,7 @@ struct DepthExpedition: GraniteExpedition {
 
     func reduce(event: DepthRelayEvents.Estimate, state: inout DepthRelayState, connection: GraniteConnection) {
         guard let model = model.value else { return }
-        var maps: DepthMaps?
+        var maps: DepthEstimate?
         var failure: String?
         do {
             let request = event.request

@@ -1,5 +1,6 @@
 import GraniteCapture
 import GraniteMedia
+import GraniteML
 
 /// The processing a frame goes through on its way out (a Marble filter chain on the GPU or its
 /// CPU reference, a colour conversion): one job in, one result out.
@@ -81,7 +82,7 @@ public struct FrameJob: Sendable {
             map = result.depth?.map
         }
         if let size = modelInput {
-            result.modelInput = try DepthImage.modelInput(image, size: (size.width, size.height), range: range)
+            result.modelInput = try DepthModelInput.make(image, size: (size.width, size.height), range: range)
         }
         result.image = try filter(image, map)
         return result
@@ -98,7 +99,7 @@ public struct FrameResult: Sendable {
     /// The frame resized to the depth model's input, when the job asked for it (`rgba8`).
     public var modelInput: Image?
     /// This frame's own depth maps (``FrameDepth/own(_:)``), nil when the model failed.
-    public var depth: DepthMaps?
+    public var depth: DepthEstimate?
     /// Why the model failed, when it did (the frame was still processed, reading luma).
     public var depthFailure: String?
 
@@ -118,28 +119,29 @@ public protocol FrameEncoder: Sendable {
 
 /// Estimates depth from a frame: the seam to GraniteML's `DepthEstimator`.
 public protocol DepthStage: Sendable {
-    /// Returns a depth map (any format; `grayF32` by convention).
+    /// Returns a depth map (`grayF32` by convention; `gray16` and `gray8` are read too).
     func estimate(_ image: Image) throws -> Image
-    /// Returns the depth map as a `gray16` image for a 16-bit PNG (default: ``DepthStage/estimate(_:)``
-    /// widened by ``DepthImage/gray16(_:)``).
-    func estimate16Bit(_ image: Image) throws -> Image
-    /// One estimate as both: the `grayF32` map for the filters and the `gray16` image to write
-    /// (default: ``DepthStage/estimate(_:)`` once, widened by ``DepthImage/gray16(_:)``).
-    func estimateMaps(_ image: Image) throws -> DepthMaps
+    /// What `map`'s values mean — which way is near, whether they are metres — as GraniteML's
+    /// `DepthMap`, the one place a map becomes 16-bit samples (millimetres, or relative with larger
+    /// = farther) and preview colours. Default: relative depth, larger = farther.
+    func depthMap(_ map: Image) throws -> DepthMap
+    /// One estimate in both shapes (default: ``estimate(_:)`` once, the 16-bit image from
+    /// ``depthMap(_:)``).
+    func estimateMaps(_ image: Image) throws -> DepthEstimate
     /// The size the model takes its input at, when it can be handed a picture already resized
     /// to it (a GPU chain makes it on the device, see ``FrameJob/modelInput``); nil by default.
     var modelInputSize: (width: Int, height: Int)? { get }
-    /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``), both maps at
+    /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``), both shapes at
     /// `width`×`height` (the frame's size). Default: `modelInput` scaled up to the frame and
     /// ``estimateMaps(_:)``.
-    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps
+    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate
 }
 
 /// One depth estimate in the two shapes the run uses.
-public struct DepthMaps: Sendable {
+public struct DepthEstimate: Sendable {
     /// `grayF32`, for `depthmask` and the `depth` point cloud.
     public var map: Image
-    /// `gray16`, for the 16-bit PNG.
+    /// `gray16`, for the 16-bit PNG (``DepthStage/depthMap(_:)``'s samples).
     public var png: Image
 
     /// Both shapes.
@@ -150,19 +152,18 @@ public struct DepthMaps: Sendable {
 }
 
 extension DepthStage {
-    /// The map from ``estimate(_:)``, widened to `gray16`.
-    public func estimate16Bit(_ image: Image) throws -> Image {
-        try DepthImage.gray16(try estimate(image))
+    public func depthMap(_ map: Image) throws -> DepthMap {
+        try DepthMap(width: map.width, height: map.height, values: DepthModelInput.values(of: map), meaning: .depth, isMetric: false)
     }
 
-    public func estimateMaps(_ image: Image) throws -> DepthMaps {
+    public func estimateMaps(_ image: Image) throws -> DepthEstimate {
         let map = try estimate(image)
-        return DepthMaps(map: map, png: try DepthImage.gray16(map))
+        return DepthEstimate(map: map, png: try depthMap(map).to16BitPNGImage())
     }
 
     public var modelInputSize: (width: Int, height: Int)? { nil }
 
-    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         try estimateMaps(try Resampler.resize(modelInput, width: width, height: height, filter: .bilinear))
     }
 }

@@ -88,14 +88,8 @@ struct PreviewRelay: GraniteRelay {
 
 /// Depth maps as the preview shows them: viridis, yellow = near (GraniteML's `DepthMap.colorized()`).
 enum PreviewDepth {
-    /// `map` (`grayF32`, the depth stage's units) colourised; the stage says which way is near
-    /// (a model's inverse depth), else larger values are taken as farther.
+    /// `map` colourised the way its depth stage reads it (``DepthStage/depthMap(_:)``: which way is near).
     static func colorized(_ map: Image, by stage: any DepthStage) throws -> Image {
-        let meaning = (stage as? DepthEstimatorStage)?.estimator.description.output.meaning ?? .depth
-        let values = map.format == .grayF32 ? map.floats() : try DepthImage.gray16(map).bytes.withUnsafeBytes { raw in
-            raw.bindMemory(to: UInt16.self).map { Float($0) }
-        }
-        return try DepthMap(width: map.width, height: map.height, values: values,
-                            meaning: meaning == .inverseDepth ? .inverseDepth : .depth, isMetric: false).colorized()
+        try stage.depthMap(map).colorized()
     }
 }

@@ -186,14 +186,17 @@ final class CamPinTests: XCTestCase {
                        "no temporary files left")
     }
 
-    func testDepthGray16Conversion() throws {
-        let gray8 = try Image(width: 2, height: 1, format: .gray8, bytes: [0, 255])
-        XCTAssertEqual(try DepthImage.gray16(gray8).bytes, [0, 0, 255, 255])
-        let floats = try Image(width: 3, height: 1, floats: [1, 2, 3])
-        let wide = try DepthImage.gray16(floats)
-        XCTAssertEqual(wide.format, .gray16)
-        let samples = wide.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
-        XCTAssertEqual(samples, [0, 32768, 65535])
-        XCTAssertThrowsError(try DepthImage.gray16(try Image(width: 1, height: 1, format: .rgba8)))
+    /// A stage's maps become 16-bit samples and preview colours in one place (GraniteML's
+    /// `DepthMap`): a plain stage's relative maps min–max with larger = farther, in every format.
+    func testDepthStageMapsHaveOneMeaning() throws {
+        let stage = FixedDepthFake(map: try Image(width: 3, height: 1, floats: [1, 2, 3]))
+        let samples = { (image: Image) in image.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) } }
+        let floats = try stage.depthMap(try Image(width: 3, height: 1, floats: [1, 2, 3])).to16BitPNGImage()
+        XCTAssertEqual(floats.format, .gray16)
+        XCTAssertEqual(samples(floats), [0, 32768, 65535])
+        let gray8 = try stage.depthMap(try Image(width: 2, height: 1, format: .gray8, bytes: [0, 255])).to16BitPNGImage()
+        XCTAssertEqual(samples(gray8), [0, 65535])
+        XCTAssertEqual(try stage.estimateMaps(try Image(width: 3, height: 1, format: .rgba8)).png, floats)
+        XCTAssertThrowsError(try stage.depthMap(try Image(width: 1, height: 1, format: .rgba8)))
     }
 }

@@ -52,14 +52,14 @@ final class CamReducerTests: CamTestCase {
               sequence: sequence, timestampNanos: captured, source: "test")
     }
 
-    func ready(_ frame: Frame, at processed: UInt64, stats: CaptureStats = CaptureStats(), depth: DepthMaps? = nil,
+    func ready(_ frame: Frame, at processed: UInt64, stats: CaptureStats = CaptureStats(), depth: DepthEstimate? = nil,
                request: DepthRequest? = nil, skipped: Bool = false) -> CamEvents.FrameReady {
         CamEvents.FrameReady(frame: frame, processedNanos: processed, sourceStats: stats, depth: depth,
                              depthRequest: request, depthSkipped: skipped)
     }
 
-    func maps() throws -> DepthMaps {
-        DepthMaps(map: try Image(width: 2, height: 2, format: .grayF32, bytes: [UInt8](repeating: 0, count: 16)),
+    func maps() throws -> DepthEstimate {
+        DepthEstimate(map: try Image(width: 2, height: 2, format: .grayF32, bytes: [UInt8](repeating: 0, count: 16)),
                   png: try Image(width: 2, height: 2, format: .gray16, bytes: [UInt8](repeating: 9, count: 8)))
     }
 
@@ -262,7 +262,7 @@ final class StatusReducerTests: CamTestCase {
         }
         XCTAssertEqual(store.state.latency.percentile(50), 2.0)
         let own = CamEvents.FrameReady(frame: try frame(8), processedNanos: 4_000_000,
-                                       sourceStats: stats, depth: DepthMaps(map: map, png: png), depthAge: 0)
+                                       sourceStats: stats, depth: DepthEstimate(map: map, png: png), depthAge: 0)
         await store.send(own, renders: 0) {
             $0.frames = 2
             $0.lastSequence = 8
@@ -291,7 +291,7 @@ final class StatusReducerTests: CamTestCase {
         await store.send(CamEvents.DepthReady(sequence: 2, finishedNanos: 5_000, failure: "model broke"), renders: 0) {
             $0.lastFault = "depth: model broke"
         }
-        let maps = DepthMaps(map: try Image(width: 1, height: 1, format: .grayF32), png: try Image(width: 1, height: 1, format: .gray16))
+        let maps = DepthEstimate(map: try Image(width: 1, height: 1, format: .grayF32), png: try Image(width: 1, height: 1, format: .gray16))
         await store.send(CamEvents.DepthReady(sequence: 3, finishedNanos: 6_000, maps: maps, failure: nil), renders: 0) {
             $0.depthFrames = 1
             $0.depthRate.tick(6_000)

@@ -286,8 +286,8 @@ struct FixedDepthFake: DepthStage {
     let map: Image
     func estimate(_ image: Image) throws -> Image { map }
     var modelInputSize: (width: Int, height: Int)? { (16, 16) }
-    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthMaps {
+    func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         XCTAssertEqual(modelInput.width, 16)
-        return DepthMaps(map: map, png: try DepthImage.gray16(map))
+        return DepthEstimate(map: map, png: try depthMap(map).to16BitPNGImage())
     }
 }
