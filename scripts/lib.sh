@@ -12,7 +12,7 @@ GRANITE_APT_PACKAGES=(
   # test-only: the Slurm tier's one-node cluster
   slurm-wlm munge
   # scripts/bundle: patchelf sets the RPATHs; libglvnd's libGL and libEGL go into the bundle
-  patchelf libgl1 libegl1
+  patchelf binutils libgl1 libegl1
 )
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
