@@ -37,6 +37,8 @@ stop_cluster() {
   [ -n "${KEEP_WORK:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 trap stop_cluster EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 now() { date +%s.%N; }
@@ -183,10 +185,23 @@ rc=0; PHOTOS="$corpus" CONVERTED="$out2" sbatch --wait --array=2 "$work/convert.
 rc2=0; granite manifest merge "$out2" >"$work/merge2b.log" 2>&1 || rc2=$?
 check "after sbatch --array=2 the merge exits 0 and equals the unsharded run" "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && same_as_reference '$out2'"
 
-# 3. One task cancelled in the middle of its shard, then requeued. One worker (--cpus-per-task=1
-#    overrides the script's line, so --jobs 1) makes "in the middle" certain: some done, some not.
+# 3. One task cancelled in the middle of its shard, then requeued. Its own corpus of 30 inputs, all
+#    named into shard 1, and one worker (--cpus-per-task=1 overrides the script's line, so --jobs 1)
+#    leave time to cancel it in the middle, also on a fast machine: some done, some not.
+corpus3="$work/photos-shard-1"
+shard_size=30
+python3 - "$corpus" "$corpus3" 1 "$shards" "$shard_size" <<'PY'
+import hashlib, itertools, os, sys
+source, target, index, count, size = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+images = sorted(os.path.join(d, f) for d, _, fs in os.walk(source) for f in fs)
+os.makedirs(target)
+names = (f"p-{k:04d}.jpg" for k in itertools.count())
+mine = (n for n in names if int.from_bytes(hashlib.sha256(n.encode()).digest()[:4], "big") % count == index)
+for name, image in zip(itertools.islice(mine, size), itertools.cycle(images)):
+    os.link(image, os.path.join(target, name))
+PY
 out3="$work/run3"
-job3=$(PHOTOS="$corpus" CONVERTED="$out3" sbatch --parsable --array=1 --cpus-per-task=1 "$work/convert.sbatch")
+job3=$(PHOTOS="$corpus3" CONVERTED="$out3" sbatch --parsable --array=1 --cpus-per-task=1 "$work/convert.sbatch")
 journal="$out3/manifest.shard-1-of-$shards.journal"
 for _ in $(seq 1200); do [ "$(cat "$journal" 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.05; done
 scancel "${job3}_1"
@@ -195,13 +210,6 @@ cancelled_state=$(task_state "${job3}_1")
 # What the killed run had finished: outputs under their final names (inode, mtime), and temporaries.
 finished=$(cd "$out3" && find . -name '*.jpg' ! -name '.*' -printf '%P %i %T@\n' | sort)
 done_before=$(grep -c . <<<"$finished" || true)
-shard_size=$(python3 - "$corpus" 1 "$shards" <<'PY'
-import hashlib, os, sys
-root, index, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rels = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs]
-print(sum(int.from_bytes(hashlib.sha256(r.encode()).digest()[:4], "big") % count == index for r in rels))
-PY
-)
 check "task cancelled mid-shard ($cancelled_state): $done_before of $shard_size outputs finished" "[ '$cancelled_state' = CANCELLED ] && [ $done_before -ge 1 ] && [ $done_before -lt $shard_size ]"
 scontrol requeue "${job3}_1"
 for _ in $(seq 600); do [ "$(task_state "${job3}_1")" = COMPLETED ] && break; sleep 0.2; done
