@@ -96,17 +96,18 @@ stripped_with_rpath() {
   local f
   for f in "$b"/bin/*; do
     readelf -S "$f" | grep -q '\.symtab' && return 1
-    readelf -d "$f" | grep -qF 'RPATH) Library rpath: [$ORIGIN/../lib]' || return 1
+    readelf -d "$f" | grep -qE '\(RPATH\) +Library rpath: \[\$ORIGIN/\.\./lib\]' || return 1
   done
 }
 check "the programs are stripped and look in \$ORIGIN/../lib" stripped_with_rpath
 check "libglvnd for NVIDIA's driver is inside" "[ -e '$b/lib/libGLdispatch.so.0' ] && [ -e '$b/lib/libGLX.so.0' ] && [ -e '$b/lib/libvulkan.so.1' ]"
 # Every library the programs load comes from the bundle, except glibc and the C++ runtime.
-outside=$(for f in "$b"/bin/*; do env -i ldd "$f"; done | awk '$2 == "=>" { print $1, $3 }' | grep -v " $b/lib/" |
+outside=$(for f in "$b"/bin/*; do env -i ldd "$f"; done | awk '$2 == "=>" { print $1, $3 }' |
+  while read -r soname path; do echo "$soname $(readlink -f "$path")"; done | grep -v " $b/lib/" |
   grep -vE '^(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libresolv|libutil|libanl|libmvec|libstdc\+\+|libgcc_s)\.so' || true)
 check "every library resolves inside the bundle or to glibc/the C++ runtime${outside:+: $outside}" "[ -z \"\$outside\" ]"
 # The newest glibc and C++ runtime symbol versions anything inside asks for: glibc 2.36 (Debian 12) suffices.
-newest() { for f in "$b"/bin/* "$b"/lib/*; do objdump -T "$f" 2>/dev/null | grep -oE "$1"'_[0-9.]+'; done | sort -uV | tail -1; }
+newest() { for f in "$b"/bin/* "$b"/lib/*; do objdump -T "$f" 2>/dev/null | grep -oE "$1"'_[0-9.]+' || true; done | sort -uV | tail -1; }
 glibc=$(newest GLIBC); glibcxx=$(newest GLIBCXX)
 check "it needs at most GLIBC_2.36 and GLIBCXX_3.4.30 (newest asked: $glibc, $glibcxx)" "[ \"\$(printf '%s\n' $glibc GLIBC_2.36 | sort -V | tail -1)\" = GLIBC_2.36 ] && [ \"\$(printf '%s\n' $glibcxx GLIBCXX_3.4.30 | sort -V | tail -1)\" = GLIBCXX_3.4.30 ]"
 lavapipe=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
