@@ -9,6 +9,10 @@ GRANITE_APT_PACKAGES=(
   python3-venv imagemagick libvips-tools libonnx-testdata
   liblcms2-dev zlib1g-dev libdeflate-dev libimage-exiftool-perl libwebp-dev libavif-dev libavif-bin
   lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 webp ffmpeg
+  # test-only: the Slurm tier's one-node cluster
+  slurm-wlm munge
+  # scripts/bundle: patchelf sets the RPATHs; libglvnd's libGL and libEGL go into the bundle
+  patchelf binutils libgl1 libegl1
 )
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)

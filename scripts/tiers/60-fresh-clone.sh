@@ -7,7 +7,11 @@
 #     folder with a bare HOME and no GRANITE_MODEL_PATH, `granite depth` and
 #     `granite-cam --frames 10 --depth` find the installed model and write their outputs;
 #     completions (bash, zsh, fish) and man pages are in place.
-# One release build serves both (the install reuses the clone's build). Uncommitted changes are
+#  3. `scripts/bundle` from that clone (the same release build): the archive unpacked into an empty
+#     folder, its programs run under `env -i` with the Swift toolchain hidden and lavapipe as the
+#     only device (`granite filters`, `granite depth`, `granite-cam --source testpattern`), and every
+#     library they load is the bundle's or glibc's / the C++ runtime's.
+# One release build serves all three (install and bundle reuse the clone's build). Uncommitted changes are
 # not in the clone: commit before running this tier locally.
 . "$(dirname "$0")/../lib.sh"
 work="$(mktemp -d)"
@@ -75,5 +79,64 @@ mkdir -p "$work/lonely/bin" && cp "$p/bin/granite" "$work/lonely/bin/"
 rc=0; run_bare "$work/lonely/bin/granite" depth room.png -o lonely-out >"$work/missing.log" 2>&1 || rc=$?
 check "no model anywhere: exit 1, the places searched and how to fix it" "[ $rc -eq 1 ] && grep -q '$work/home/.local/share/granite/models/fastdepth-224-int8.onnx' $work/missing.log && grep -q '$work/lonely/share/granite/models' $work/missing.log && grep -q GRANITE_MODEL_PATH $work/missing.log"
 [ $rc -eq 1 ] || cat "$work/missing.log"
+
+# 3. The portable bundle from the clone's release build: unpacked into an empty folder, run with
+#    nothing but the bundle (env -i, the Swift toolchain hidden) and lavapipe as the only device.
+cd "$work/clone/granite"
+started=$SECONDS
+rc=0; archive=$(./scripts/bundle "$work/dist" 2>"$work/bundle.err") || rc=$?
+echo "fresh-clone: scripts/bundle took $((SECONDS - started)) s, exit $rc; $(tail -1 "$work/bundle.err")"
+check "scripts/bundle makes granite-VERSION-linux-x86_64.tar.xz" "[ $rc -eq 0 ] && [[ \"\$(basename '$archive')\" =~ ^granite-[0-9][0-9.]*-linux-x86_64\.tar\.xz$ ]]"
+[ $rc -eq 0 ] || tail -20 "$work/bundle.err"
+mkdir -p "$work/unpacked"
+tar -C "$work/unpacked" -xJf "$archive"
+b="$work/unpacked/$(basename "$archive" .tar.xz)"
+check "one folder inside, with bin/granite, bin/granite-cam, lib/, the model" "[ \"\$(ls '$work/unpacked')\" = \"\$(basename '$b')\" ] && [ -x '$b/bin/granite' ] && [ -x '$b/bin/granite-cam' ] && [ -f '$b/share/granite/models/fastdepth-224-int8.onnx' ]"
+stripped_with_rpath() {
+  local f
+  for f in "$b"/bin/*; do
+    readelf -S "$f" | grep -q '\.symtab' && return 1
+    readelf -d "$f" | grep -qE '\(RPATH\) +Library rpath: \[\$ORIGIN/\.\./lib\]' || return 1
+  done
+}
+check "the programs are stripped and look in \$ORIGIN/../lib" stripped_with_rpath
+check "libglvnd for NVIDIA's driver is inside" "[ -e '$b/lib/libGLdispatch.so.0' ] && [ -e '$b/lib/libGLX.so.0' ] && [ -e '$b/lib/libvulkan.so.1' ]"
+# Every library the programs load comes from the bundle, except glibc and the C++ runtime.
+outside=$(for f in "$b"/bin/*; do env -i ldd "$f"; done | awk '$2 == "=>" { print $1, $3 }' |
+  while read -r soname path; do echo "$soname $(readlink -f "$path")"; done | grep -v " $b/lib/" |
+  grep -vE '^(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libresolv|libutil|libanl|libmvec|libstdc\+\+|libgcc_s)\.so' || true)
+check "every library resolves inside the bundle or to glibc/the C++ runtime${outside:+: $outside}" "[ -z \"\$outside\" ]"
+# The newest glibc and C++ runtime symbol versions anything inside asks for: glibc 2.36 (Debian 12) suffices.
+newest() { for f in "$b"/bin/* "$b"/lib/*; do objdump -T "$f" 2>/dev/null | grep -oE "$1"'_[0-9.]+' || true; done | sort -uV | tail -1; }
+glibc=$(newest GLIBC); glibcxx=$(newest GLIBCXX)
+check "it needs at most GLIBC_2.36 and GLIBCXX_3.4.30 (newest asked: $glibc, $glibcxx)" "[ \"\$(printf '%s\n' $glibc GLIBC_2.36 | sort -V | tail -1)\" = GLIBC_2.36 ] && [ \"\$(printf '%s\n' $glibcxx GLIBCXX_3.4.30 | sort -V | tail -1)\" = GLIBCXX_3.4.30 ]"
+lavapipe=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+mkdir -p "$work/bare"
+cd "$work/bare"
+"$convert" "$work/elsewhere/room.ppm" room.png
+# Only the bundle: no environment but lavapipe's ICD file, and the Swift runtime's folder hidden when
+# a private mount namespace can be had (root), so a stray dependency on it fails instead of loading.
+swift_runtime=$(ldd "$(swift build -c release --show-bin-path --package-path "$work/clone/granite")/granite" |
+  awk '$1 ~ /^libswiftCore\.so/ { print $3 }' | xargs -r dirname)
+bare() {
+  if [ -n "$swift_runtime" ] && [ "$swift_runtime" != /usr/lib/x86_64-linux-gnu ] && unshare -m true 2>/dev/null; then
+    unshare -m sh -c 'mount -t tmpfs none "$0" && exec "$@"' "$swift_runtime" env -i VK_DRIVER_FILES="$lavapipe" "$@"
+  else
+    env -i VK_DRIVER_FILES="$lavapipe" "$@"
+  fi
+}
+if unshare -m true 2>/dev/null; then echo "fresh-clone: the bundle runs with $swift_runtime hidden"
+else echo "fresh-clone: no mount namespace here, $swift_runtime stays visible (the ldd check above stands for it)"; fi
+rc=0; bare "$b/bin/granite" filters --device >"$work/b-filters.log" 2>&1 || rc=$?
+check "bundle: granite filters --device lists the filters, on lavapipe" "[ $rc -eq 0 ] && grep -q blur '$work/b-filters.log' && grep -q 'filters run on: llvmpipe' '$work/b-filters.log'"
+[ $rc -eq 0 ] || tail -5 "$work/b-filters.log"
+rc=0; bare "$b/bin/granite" depth room.png -o b-depth >"$work/b-depth.log" 2>&1 || rc=$?
+check "bundle: granite depth finds the bundled model and writes its outputs" "[ $rc -eq 0 ] && [ -s b-depth/room.depth.png ] && [ -s b-depth/room.preview.png ]"
+[ $rc -eq 0 ] || tail -5 "$work/b-depth.log"
+rc=0; bare "$b/bin/granite-cam" --source testpattern --frames 10 --depth --out b-cam >"$work/b-cam.log" 2>&1 || rc=$?
+b_frames=$(ls b-cam 2>/dev/null | grep -cE '^frame_[0-9]+\.png$' || true)
+b_depths=$(ls b-cam 2>/dev/null | grep -cE '^depth-[0-9]+\.png$' || true)
+check "bundle: granite-cam --source testpattern --frames 10 --depth: exit 0, $b_frames frames, $b_depths depth maps" "[ $rc -eq 0 ] && [ $b_frames -ge 1 ] && [ $b_depths -ge 1 ]"
+[ $rc -eq 0 ] || tail -10 "$work/b-cam.log"
 echo "fresh-clone: $([ $fail -eq 0 ] && echo passed || echo failed)"
 exit $fail
