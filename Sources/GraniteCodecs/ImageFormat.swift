@@ -6,8 +6,15 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
     case png
     /// WebP, a RIFF container: `RIFF`, size, `WEBP`.
     case webp
-    /// AVIF (written only), an ISO BMFF file: size, `ftyp`, major brand `avif` (or `avis`).
+    /// AVIF, an ISO BMFF file: size, `ftyp`, major brand `avif` (or `avis`).
     case avif
+    /// HEIC/HEIF (read only), an ISO BMFF file with brand `heic`, `heix`, `heim`, `heis`, `hevc`,
+    /// `hevx`, `mif1` or `msf1`.
+    case heic
+    /// TIFF, starts with `II*\0` (Intel) or `MM\0*` (Motorola).
+    case tiff
+    /// GIF (read only: the first frame), starts with `GIF87a` or `GIF89a`.
+    case gif
 
     /// The usual file extension, without the dot.
     public var fileExtension: String {
@@ -16,8 +23,21 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         case .png: return "png"
         case .webp: return "webp"
         case .avif: return "avif"
+        case .heic: return "heic"
+        case .gif: return "gif"
+        case .tiff: return "tif"
         }
     }
+
+    /// Whether `granite convert` can write the format.
+    public var isWritable: Bool { self != .heic && self != .gif }
+
+    /// The output format when none is asked for: the input's own, JPEG for HEIC photos, PNG for
+    /// GIF (which may be transparent).
+    public var defaultOutput: ImageFormat { isWritable ? self : self == .gif ? .png : .jpeg }
+
+    /// Whether the format stores alpha (JPEG does not: its outputs are flattened onto a background).
+    public var holdsAlpha: Bool { self != .jpeg }
 
     public var description: String { rawValue }
 
@@ -30,6 +50,12 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) { return .webp }
         if bytes.count >= 12, bytes[4..<8].elementsEqual("ftyp".utf8),
            bytes[8..<12].elementsEqual("avif".utf8) || bytes[8..<12].elementsEqual("avis".utf8) { return .avif }
+        if bytes.count >= 8, bytes[0..<4].elementsEqual([0x49, 0x49, 42, 0]) || bytes[0..<4].elementsEqual([0x4D, 0x4D, 0, 42]) { return .tiff }
+        if bytes.count >= 6, bytes[0..<6].elementsEqual("GIF87a".utf8) || bytes[0..<6].elementsEqual("GIF89a".utf8) { return .gif }
+        if bytes.count >= 12, bytes[4..<8].elementsEqual("ftyp".utf8),
+           ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains(where: { bytes[8..<12].elementsEqual($0.utf8) }) {
+            return .heic
+        }
         return nil
     }
 }
