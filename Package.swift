@@ -98,8 +98,9 @@ let package = Package(
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
         .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CDeflate", "CWebP", "CAVIF",
-                                                      "CHEIF", "CGIF", "CTIFF"]),
+                                                      "CHEIF", "CGIF", "CTIFF", "CJXL"]),
         .target(name: "GraniteConvert", dependencies: [
             "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -2,7 +2,7 @@
 """Writes the fuzzers' generated seeds (Kubo answers, V4L2 offers, ONNX models).
 
 The image seeds are tiny files made once with ImageMagick (`convert -strip`, 8x8 and smaller: JPEG,
-PNG, HEIC, AVIF, GIF, TIFF) plus two Exif-oriented JPEGs and the damaged files below made here; they are committed as they are. Run from anywhere:
+PNG, HEIC, AVIF, GIF, TIFF; JPEG XL by pillow-jxl-plugin) plus two Exif-oriented JPEGs and the damaged files below made here; they are committed as they are. Run from anywhere:
   python3 Fuzzers/make-seeds.py            (ONNX seeds need the `onnx` package: .venv/bin/python)
 """
 import os

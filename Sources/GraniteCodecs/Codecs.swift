@@ -1,7 +1,7 @@
 import GraniteMedia
 
 /// Decoding and encoding images: JPEG (TurboJPEG), PNG (libpng simplified API; ``PNGRowEncoder``
-/// for rows made on demand), WebP (libwebp), AVIF (libavif with libaom), TIFF (libtiff) and, read only, HEIC (libheif)
+/// for rows made on demand), WebP (libwebp), AVIF (libavif with libaom), TIFF (libtiff), JPEG XL (libjxl) and, read only, HEIC (libheif)
 /// and GIF (giflib, first frame).
 ///
 /// ```
@@ -46,6 +46,10 @@ public enum Codecs {
             // The Orientation tag is TIFF's own (the same values as Exif's); the decoder applies it.
             let (w, h) = try TIFFCodec.size(bytes, path: path, options: options)
             return ImageInfo(format: .tiff, width: w, height: h, orientation: .up)
+        case .jxl:
+            // libjxl applies the codestream's orientation itself.
+            let (w, h) = try JXLCodec.size(bytes, path: path, options: options)
+            return ImageInfo(format: .jxl, width: w, height: h, orientation: .up)
         }
     }
 
@@ -61,7 +65,7 @@ public enum Codecs {
         return ImageInfo(format: format, width: w, height: h, orientation: o)
     }
 
-    /// Decodes JPEG, PNG, WebP, AVIF, TIFF, HEIC or GIF (first frame) bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
+    /// Decodes JPEG, PNG, WebP, AVIF, JPEG XL, TIFF, HEIC or GIF (first frame) bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
     ///
     /// - Parameter path: the file the bytes came from, for error messages.
     /// Damage that `options.failOn` lets through is dropped silently; the overload with
@@ -89,6 +93,7 @@ public enum Codecs {
         case .heic: return try HEIFCodec.decode(bytes, path: path, options: options)
         case .gif: return try GIFCodec.decode(bytes, path: path, options: options)
         case .tiff: return try TIFFCodec.decode(bytes, path: path, options: options, warnings: &warnings)
+        case .jxl: return try JXLCodec.decode(bytes, path: path, options: options)
         }
     }
 
@@ -124,6 +129,14 @@ public enum Codecs {
         try TIFFCodec.encode(image, metadata: metadata, path: path)
     }
 
+    /// Encodes an `rgba8` (alpha kept when not opaque), `rgb24` or `gray8` image as JPEG XL: lossy
+    /// at `quality` 1-99 (libjxl distance as `cjxl -q` maps it), lossless at 100, with `metadata`'s
+    /// ICC profile, Exif and XMP inside.
+    public static func encodeJXL(_ image: Image, quality: Int = 85, metadata: ImageMetadata = ImageMetadata(),
+                                 path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try JXLCodec.encode(image, quality: quality, metadata: metadata, path: path)
+    }
+
     /// `image` as `rgba8` (opaque alpha added to `rgb24` and `gray8`), for encoders taking RGBA only.
     static func expandedToRGBA(_ image: Image, path: String, format: String) throws(CodecError) -> Image {
         switch image.format {
@@ -147,7 +160,7 @@ public enum Codecs {
     static func notAnImage(_ bytes: [UInt8], _ path: String) -> CodecError {
         if bytes.isEmpty { return .header(path: path, reason: "empty file") }
         let head = bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: " ")
-        return .header(path: path, reason: "not a JPEG, PNG, WebP, AVIF, HEIC, GIF or TIFF (starts with \(head))")
+        return .header(path: path, reason: "not a \(ImageFormat.readableNames) (starts with \(head))")
     }
 }
 

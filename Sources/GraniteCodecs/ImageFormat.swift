@@ -13,6 +13,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
     case heic
     /// TIFF, starts with `II*\0` (Intel) or `MM\0*` (Motorola).
     case tiff
+    /// JPEG XL: a bare codestream (`FF 0A`) or the ISO BMFF container (`JXL ` signature box).
+    case jxl
     /// GIF (read only: the first frame), starts with `GIF87a` or `GIF89a`.
     case gif
 
@@ -26,6 +28,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         case .heic: return "heic"
         case .gif: return "gif"
         case .tiff: return "tif"
+        case .jxl: return "jxl"
         }
     }
 
@@ -41,6 +44,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
 
     public var description: String { rawValue }
 
+    /// The formats decoding reads, as messages name them.
+    public static let readableNames = "JPEG, PNG, WebP, AVIF, JPEG XL, TIFF, HEIC or GIF"
+
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// The format the leading bytes announce, or nil.
@@ -50,6 +56,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         if bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) { return .webp }
         if bytes.count >= 12, bytes[4..<8].elementsEqual("ftyp".utf8),
            bytes[8..<12].elementsEqual("avif".utf8) || bytes[8..<12].elementsEqual("avis".utf8) { return .avif }
+        if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] == 0x0A { return .jxl }
+        if bytes.count >= 12, bytes[0..<12].elementsEqual([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if bytes.count >= 8, bytes[0..<4].elementsEqual([0x49, 0x49, 42, 0]) || bytes[0..<4].elementsEqual([0x4D, 0x4D, 0, 42]) { return .tiff }
         if bytes.count >= 6, bytes[0..<6].elementsEqual("GIF87a".utf8) || bytes[0..<6].elementsEqual("GIF89a".utf8) { return .gif }
         if bytes.count >= 12, bytes[4..<8].elementsEqual("ftyp".utf8),

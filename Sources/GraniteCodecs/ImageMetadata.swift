@@ -114,7 +114,7 @@ public struct ImageMetadata: Sendable, Equatable {
         case .avif: return (AVIFCodec.metadata(bytes), [])
         case .heic: return (HEIFCodec.metadata(bytes), [])
         case .tiff: return (TIFFCodec.metadata(bytes), [])
-        case .gif, nil: return (ImageMetadata(), [])
+        case .gif, .jxl, nil: return (ImageMetadata(), [])
         }
     }
 
@@ -126,8 +126,8 @@ public struct ImageMetadata: Sendable, Equatable {
         case .png: return embeddedPNG(encoded)
         case .webp: return embeddedWebP(encoded)
         // AVIF takes its metadata at encoding (`Codecs.encodeAVIF(_:quality:metadata:threads:path:)`).
-        // AVIF and TIFF take their metadata at encoding (`Codecs.encodeAVIF`, `Codecs.encodeTIFF`).
-        case .avif, .tiff, .heic, .gif, nil: return (encoded, [], [])
+        // AVIF, TIFF and JPEG XL take their metadata at encoding (`Codecs.encodeAVIF`, `encodeTIFF`, `encodeJXL`).
+        case .avif, .tiff, .jxl, .heic, .gif, nil: return (encoded, [], [])
         }
     }
 }

@@ -110,7 +110,7 @@ public struct BatchConverter: Sendable {
         do {
             let bytes = try FileBytes.read(item.input)
             guard let sourceFormat = Codecs.sniff(bytes) else {
-                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG, PNG, WebP, AVIF, TIFF, HEIC or GIF")
+                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a \(ImageFormat.readableNames)")
             }
             let format = settings.format ?? sourceFormat.defaultOutput
             let fingerprint = settings.fingerprint(for: format)
@@ -197,6 +197,10 @@ public struct BatchConverter: Sendable {
             let blocks = metadata.keptBlocks(size: (image.width, image.height))
             let bytes = try Codecs.encodeTIFF(image, metadata: ImageMetadata(icc: blocks.icc, xmp: blocks.xmp), path: item.output)
             return (bytes, image.width, image.height, image, ImageMetadata(icc: blocks.icc, xmp: blocks.xmp).kinds)
+        case .jxl:
+            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let bytes = try Codecs.encodeJXL(image, quality: settings.quality, metadata: blocks, path: item.output)
+            return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         case .heic, .gif:
             throw CodecError.encode(path: item.output, reason: "\(format) can be read but not written")
         case .avif:

@@ -109,7 +109,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         return level
     }
 
-    /// Parses `jpg`, `jpeg`, `png`, `webp`, `avif` or `tif`/`tiff`.
+    /// Parses `jpg`, `jpeg`, `png`, `webp`, `avif`, `tif`/`tiff` or `jxl`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
         case "jpg", "jpeg": return .jpeg
@@ -117,14 +117,15 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         case "webp": return .webp
         case "avif": return .avif
         case "tif", "tiff": return .tiff
-        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png, webp, avif or tiff")
+        case "jxl": return .jxl
+        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png, webp, avif, tiff or jxl")
         }
     }
 
     /// What an output in `format` made with these settings is recorded as.
     func fingerprint(for format: ImageFormat) -> String {
         var parts = ["format=\(format.fileExtension)"]
-        if format == .jpeg || format == .avif || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
+        if format == .jpeg || format == .avif || format == .jxl || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
         if format == .webp, lossless == true { parts.append("lossless") }
         if let resize {
             parts.append("resize=\(resize)")

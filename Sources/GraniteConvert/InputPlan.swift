@@ -16,7 +16,7 @@ struct WorkItem: Sendable, Equatable {
 /// Expands INPUT operands: files as given, folders recursively (image extensions only, hidden
 /// entries and the output folder itself skipped), keeping the folder's relative layout.
 enum InputPlan {
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "avif", "heic", "heif", "hif", "gif", "tif", "tiff"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "avif", "heic", "heif", "hif", "gif", "tif", "tiff", "jxl"]
     /// Extensions of formats that are read only, and what their outputs become without `--format`.
     static let readOnlyExtensions: [String: ImageFormat] = ["heic": .jpeg, "heif": .jpeg, "hif": .jpeg, "gif": .png]
 

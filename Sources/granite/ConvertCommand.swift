@@ -12,10 +12,10 @@ import GranitePinOptions
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert, resize and filter JPEG/PNG/WebP/AVIF/TIFF/HEIC/GIF images into JPEG/PNG/WebP/AVIF/TIFF in an output folder.",
+        abstract: "Convert, resize and filter JPEG/PNG/WebP/AVIF/JXL/TIFF/HEIC/GIF images into JPEG/PNG/WebP/AVIF/JXL/TIFF in an output folder.",
         discussion: """
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
-        .jpe, .png, .webp, .avif, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and their layout is \
+        .jpe, .png, .webp, .avif, .jxl, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and their layout is \
         kept under OUTDIR. Formats are sniffed from the bytes; HEIC becomes JPEG and GIF (its first \
         frame) PNG unless --format says otherwise. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
         a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
@@ -66,10 +66,10 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Resize to fit inside WxH, keeping the aspect ratio.", valueName: "WxH"))
     var fit: String?
 
-    @Option(help: ArgumentHelp("Output format: jpg, png, webp, avif or tiff (default: the input's format; JPEG for HEIC, PNG for GIF).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: jpg, png, webp, avif, tiff or jxl (default: the input's format; JPEG for HEIC, PNG for GIF).", valueName: "format"))
     var format: String?
 
-    @Option(help: "JPEG, WebP and AVIF quality, 1-100.")
+    @Option(help: "JPEG, WebP, AVIF and JPEG XL quality, 1-100 (JPEG XL: 100 is lossless).")
     var quality: Int = 85
 
     @Option(help: ArgumentHelp("Output file names from a template ({stem}: the input's name without extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}'; folders are kept.",

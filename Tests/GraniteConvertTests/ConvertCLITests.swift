@@ -7,14 +7,14 @@ import XCTest
 /// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
 final class ConvertCLITests: XCTestCase {
     static let goldenHelp = """
-    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP/AVIF/TIFF/HEIC/GIF images into
-    JPEG/PNG/WebP/AVIF/TIFF in an output folder.
+    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP/AVIF/JXL/TIFF/HEIC/GIF images into
+    JPEG/PNG/WebP/AVIF/JXL/TIFF in an output folder.
 
     INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe,
-    .png, .webp, .avif, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and their
-    layout is kept under OUTDIR. Formats are sniffed from the bytes; HEIC becomes JPEG and GIF (its
-    first frame) PNG unless --format says otherwise. Outputs are written atomically and recorded in
-    OUTDIR/manifest.json; a re-run skips outputs that are done and unchanged and redoes the rest.
+    .png, .webp, .avif, .jxl, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and
+    their layout is kept under OUTDIR. Formats are sniffed from the bytes; HEIC becomes JPEG and GIF
+    (its first frame) PNG unless --format says otherwise. Outputs are written atomically and recorded
+    in OUTDIR/manifest.json; a re-run skips outputs that are done and unchanged and redoes the rest.
     --depth also writes NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin
     queues every file written for pinning on a Kubo node (as `granite pin` does) while the batch runs;
     what is not pinned at the end stays journaled for `granite pin --retry`; then OUTDIR itself
@@ -70,9 +70,10 @@ final class ConvertCLITests: XCTestCase {
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
-      --format <format>       Output format: jpg, png, webp, avif or tiff (default: the input's format;
-                              JPEG for HEIC, PNG for GIF).
-      --quality <quality>     JPEG, WebP and AVIF quality, 1-100. (default: 85)
+      --format <format>       Output format: jpg, png, webp, avif, tiff or jxl (default: the input's
+                              format; JPEG for HEIC, PNG for GIF).
+      --quality <quality>     JPEG, WebP, AVIF and JPEG XL quality, 1-100 (JPEG XL: 100 is lossless).
+                              (default: 85)
       --name <template>       Output file names from a template ({stem}: the input's name without
                               extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}';
                               folders are kept.
@@ -166,7 +167,7 @@ final class ConvertCLITests: XCTestCase {
         TestSupportFiles.write(Array("junk".utf8), input + "/junk.png")
         let partial = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/b"])
         XCTAssertEqual(partial.status, ConvertExitCode.partialFailure)
-        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG, PNG, WebP, AVIF, TIFF, HEIC or GIF"), partial.stderr)
+        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a \(ImageFormat.readableNames)"), partial.stderr)
         XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],
