@@ -30,7 +30,7 @@ public enum Codecs {
             let image = try PNGCodec.decodeHeader(bytes, path: path)
             return upright(.png, image.width, image.height, bytes, options)
         case .webp:
-            let f = try WebPCodec.features(bytes, path: path)
+            let f = try WebPCodec.features(bytes, path: path)  // an animation's canvas
             return upright(.webp, f.width, f.height, bytes, options)
         case .avif:
             // The container's irot/imir turn the pixels; Exif orientation is not applied on top.

@@ -38,16 +38,28 @@ enum GIFCodec {
         }
     }
 
+    /// The first frame.
     static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions) throws(CodecError) -> Image {
-        try withDecoder(bytes, path: path) { (gif) throws(CodecError) -> Image in
+        try frames(bytes, path: path, options: options, limit: 1)[0].image
+    }
+
+    /// Up to `limit` frames, each the canvas as it shows: frames drawn in turn (their transparent
+    /// index leaves the canvas as it was), then disposed of as their graphics control says
+    /// (2: cleared to transparent, 3: the canvas restored). A delay under 2/100 s shows for 100 ms,
+    /// as browsers do. All frames together hold at most `options.maxPixels` pixels.
+    static func frames(_ bytes: [UInt8], path: String, options: DecodeOptions, limit: Int = .max) throws(CodecError) -> [AnimationFrame] {
+        try withDecoder(bytes, path: path) { (gif) throws(CodecError) -> [AnimationFrame] in
             let w = Int(gif.pointee.SWidth), h = Int(gif.pointee.SHeight)
             guard w > 0, h > 0, w * h <= options.maxPixels else {
                 throw .header(path: path, reason: "GIF is \(w)x\(h), over the limit of \(options.maxPixels) pixels (or empty)")
             }
-            var transparent = Int(granite_gif_no_transparent)
-            while true {
+            var canvas = [UInt8](repeating: 0, count: w * h * 4)
+            var frames = [AnimationFrame]()
+            var transparent = Int(granite_gif_no_transparent), disposal = 0, delay = 0
+            while frames.count < limit {
                 var record = UNDEFINED_RECORD_TYPE
                 guard DGifGetRecordType(gif, &record) == GIF_OK else {
+                    if !frames.isEmpty { break }  // a damaged tail after whole frames: keep those
                     throw .decode(path: path, reason: "GIF data: \(message(gif.pointee.Error))")
                 }
                 switch record {
@@ -57,26 +69,44 @@ enum GIFCodec {
                     guard DGifGetExtension(gif, &code, &block) == GIF_OK else {
                         throw .decode(path: path, reason: "GIF extension: \(message(gif.pointee.Error))")
                     }
-                    // Graphics control: length 4, flags (bit 0: transparency), delay, index.
-                    if code == granite_gif_graphics_ext, let b = block, b[0] >= 4, b[1] & 1 != 0 { transparent = Int(b[4]) }
+                    // Graphics control: length 4, flags (disposal in bits 2-4, bit 0: transparency), delay, index.
+                    if code == granite_gif_graphics_ext, let b = block, b[0] >= 4 {
+                        disposal = Int(b[1] >> 2 & 7)
+                        delay = Int(b[2]) | Int(b[3]) << 8
+                        transparent = b[1] & 1 != 0 ? Int(b[4]) : Int(granite_gif_no_transparent)
+                    }
                     while block != nil {
                         guard DGifGetExtensionNext(gif, &block) == GIF_OK else {
                             throw .decode(path: path, reason: "GIF extension: \(message(gif.pointee.Error))")
                         }
                     }
                 case IMAGE_DESC_RECORD_TYPE:
-                    return try firstFrame(gif, width: w, height: h, transparent: transparent, path: path)
+                    guard (frames.count + 1) * w * h <= options.maxPixels else {
+                        throw .header(path: path, reason: "GIF animation is over the limit of \(options.maxPixels) pixels (\(frames.count + 1) frames of \(w)x\(h))")
+                    }
+                    let saved = disposal == 3 ? canvas : nil
+                    let rect = try drawFrame(gif, onto: &canvas, width: w, height: h, transparent: transparent, path: path)
+                    frames.append(AnimationFrame(image: try! Image(width: w, height: h, format: .rgba8, bytes: canvas),
+                                                 durationMs: delay < 2 ? 100 : delay * 10))
+                    if let saved { canvas = saved }
+                    if disposal == 2 {
+                        for y in rect.y..<rect.y + rect.height { for x in rect.x..<rect.x + rect.width { for c in 0..<4 { canvas[(y * w + x) * 4 + c] = 0 } } }
+                    }
+                    transparent = Int(granite_gif_no_transparent); disposal = 0; delay = 0
                 case TERMINATE_RECORD_TYPE:
-                    throw .decode(path: path, reason: "GIF has no image")
+                    guard !frames.isEmpty else { throw .decode(path: path, reason: "GIF has no image") }
+                    return frames
                 default:
                     throw .decode(path: path, reason: "GIF record type \(record.rawValue) is not valid here")
                 }
             }
+            return frames
         }
     }
 
-    static func firstFrame(_ gif: UnsafeMutablePointer<GifFileType>, width w: Int, height h: Int, transparent: Int,
-                           path: String) throws(CodecError) -> Image {
+    /// Reads the next image's rows and draws them onto `canvas`; returns the part of the canvas it covers.
+    static func drawFrame(_ gif: UnsafeMutablePointer<GifFileType>, onto canvas: inout [UInt8], width w: Int, height h: Int,
+                          transparent: Int, path: String) throws(CodecError) -> (x: Int, y: Int, width: Int, height: Int) {
         guard DGifGetImageDesc(gif) == GIF_OK else { throw .decode(path: path, reason: "GIF image: \(message(gif.pointee.Error))") }
         let desc = gif.pointee.Image
         let fx = Int(desc.Left), fy = Int(desc.Top), fw = Int(desc.Width), fh = Int(desc.Height)
@@ -84,18 +114,15 @@ enum GIFCodec {
         guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colors = map.pointee.Colors else {
             throw .decode(path: path, reason: "GIF has no colour map")
         }
-        let count = Int(map.pointee.ColorCount)
-        var palette = [UInt8](repeating: 0, count: 256 * 4)
-        for i in 0..<min(count, 256) {
+        var palette = [UInt8](repeating: 0, count: 256 * 3)
+        for i in 0..<min(Int(map.pointee.ColorCount), 256) {
             let c = colors[i]
-            palette.replaceSubrange(i * 4..<i * 4 + 4, with: [c.Red, c.Green, c.Blue, i == transparent ? 0 : 255])
+            palette[i * 3] = c.Red; palette[i * 3 + 1] = c.Green; palette[i * 3 + 2] = c.Blue
         }
-        if (0..<256).contains(transparent) { palette[transparent * 4 + 3] = 0 }
         // Rows in file order: interlaced GIFs store every 8th row from 0, from 4, every 4th from 2, every 2nd from 1.
         let order: [Int] = desc.Interlace
             ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { stride(from: $0.0, to: fh, by: $0.1) }
             : Array(0..<fh)
-        var out = [UInt8](repeating: 0, count: w * h * 4)
         var line = [GifPixelType](repeating: 0, count: fw)
         for row in order {
             guard DGifGetLine(gif, &line, Int32(fw)) == GIF_OK else {
@@ -103,11 +130,12 @@ enum GIFCodec {
             }
             let y = fy + row
             guard y < h else { continue }
-            for x in 0..<fw where fx + x < w {
-                let p = Int(line[x]) * 4, d = (y * w + fx + x) * 4
-                out[d] = palette[p]; out[d + 1] = palette[p + 1]; out[d + 2] = palette[p + 2]; out[d + 3] = palette[p + 3]
+            for x in 0..<fw where fx + x < w && Int(line[x]) != transparent {
+                let p = Int(line[x]) * 3, d = (y * w + fx + x) * 4
+                canvas[d] = palette[p]; canvas[d + 1] = palette[p + 1]; canvas[d + 2] = palette[p + 2]; canvas[d + 3] = 255
             }
         }
-        return try! Image(width: w, height: h, format: .rgba8, bytes: out)
+        let cw = max(0, min(fw, w - fx)), ch = max(0, min(fh, h - fy))
+        return (min(fx, w), min(fy, h), cw, ch)
     }
 }

@@ -176,6 +176,21 @@ public struct BatchConverter: Sendable {
             target = size
             options.minimumSize = size
         }
+        // An animated GIF or WebP stays animated into WebP (every frame resized and filtered); any
+        // other output takes its first frame.
+        if format == .webp, let frames = try Codecs.decodeAnimation(bytes, path: item.input, options: options) {
+            var out = [AnimationFrame]()
+            for frame in frames {
+                var image = frame.image
+                if let target {
+                    image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter,
+                                                 alpha: .premultiplied)
+                }
+                out.append(AnimationFrame(image: try processor.process(image), durationMs: frame.durationMs))
+            }
+            let bytes = try Codecs.encodeAnimatedWebP(out, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
+            return (bytes, out[0].image.width, out[0].image.height, out[0].image, [])
+        }
         var image = try Codecs.decode(bytes, path: item.input, options: options, warnings: &warnings)
         if let target {
             image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter,

@@ -50,3 +50,38 @@ final class GIFTests: XCTestCase {
         }
     }
 }
+
+/// Animations: every frame of a GIF (disposal honoured) and of an animated WebP, and animated
+/// WebP written; ImageMagick makes the GIF and reads our WebP back (`-coalesce`).
+final class AnimationTests: XCTestCase {
+    func testGIFAnimationBecomesAnimatedWebP() throws {
+        let magick = try TestSupport.imageMagick()
+        let dir = TestSupport.temporaryDirectory("anim")
+        let gif = dir + "/a.gif"
+        // Three frames: red, a blue square drawn over it (disposal none), then lime.
+        XCTAssertEqual(try TestSupport.run(magick, ["-delay", "20", "-size", "16x12", "xc:red",
+                                                    "(", "-size", "6x6", "xc:blue", "-repage", "16x12+2+3", ")",
+                                                    "-delay", "50", "-size", "16x12", "xc:lime", "-loop", "0", gif]).status, 0)
+        let frames = try XCTUnwrap(try Codecs.decodeAnimation(try FileBytes.read(gif)))
+        XCTAssertEqual(frames.count, 3)
+        XCTAssertEqual(frames.map(\.durationMs), [200, 200, 500])
+        func px(_ f: AnimationFrame, _ x: Int, _ y: Int) -> [UInt8] { let p = f.image.rgba(x: x, y: y); return [p.r, p.g, p.b, p.a] }
+        XCTAssertEqual(px(frames[1], 4, 5), [0, 0, 255, 255])
+        XCTAssertEqual(px(frames[1], 0, 0), [255, 0, 0, 255], "the red frame stays under the blue square")
+        XCTAssertEqual(px(frames[2], 4, 5), [0, 255, 0, 255])
+        // Against ImageMagick's own compositing.
+        let coalesced = try TestSupport.run(magick, [gif, "-coalesce", "-depth", "8", "rgba:-"]).stdout
+        XCTAssertEqual(coalesced, frames.flatMap(\.image.bytes))
+
+        let webp = try Codecs.encodeAnimatedWebP(frames, lossless: true)
+        TestSupport.write(webp, dir + "/a.webp")
+        let back = try XCTUnwrap(try Codecs.decodeAnimation(webp))
+        XCTAssertEqual(back.map(\.image), frames.map(\.image))
+        XCTAssertEqual(back.map(\.durationMs), [200, 200, 500])
+        XCTAssertEqual(try TestSupport.run(magick, [dir + "/a.webp", "-coalesce", "-depth", "8", "rgba:-"]).stdout, coalesced)
+        // A still decode takes the first frame; a still image is no animation.
+        XCTAssertEqual(try Codecs.decode(webp), frames[0].image)
+        XCTAssertNil(try Codecs.decodeAnimation(try Codecs.encodeWebP(frames[0].image)))
+        XCTAssertThrowsError(try Codecs.decodeAnimation(try FileBytes.read(gif), options: DecodeOptions(maxPixels: 16 * 12 * 2)))
+    }
+}

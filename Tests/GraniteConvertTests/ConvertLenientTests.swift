@@ -181,6 +181,28 @@ final class ConvertLenientTests: XCTestCase {
         XCTAssertGreaterThan(plain.color, premultiplied.color * 3, "straight resizing should darken the rim")
     }
 
+    /// An animated GIF: an animated WebP (resized frame by frame) with `--format webp`, its first
+    /// frame as PNG by default.
+    func testAnimatedGIFStaysAnimatedIntoWebP() async throws {
+        let magick = try Self.tool("convert", package: "imagemagick")
+        let input = ConvertFixtures.folder("anim-in")
+        let made = try ChildProgram.run(magick, ["-delay", "10", "-size", "40x20", "xc:red", "xc:blue", "xc:lime", "-loop", "0", input + "/a.gif"])
+        XCTAssertEqual(made.status, 0, made.err)
+        let (s1, out1) = try await convert(input, ConvertSettings(resize: .scale(0.5), format: .webp))
+        XCTAssertEqual(s1.converted, 1)
+        let frames = try XCTUnwrap(try Codecs.decodeAnimation(try FileBytes.read(out1 + "/a.webp")))
+        XCTAssertEqual(frames.count, 3)
+        XCTAssertEqual([frames[0].image.width, frames[0].image.height], [20, 10])
+        let blue = frames[1].image.rgba(x: 10, y: 5)
+        XCTAssertLessThan(Int(blue.r) + Int(blue.g), 30)
+        XCTAssertGreaterThan(blue.b, 220)
+        let (s2, out2) = try await convert(input, ConvertSettings())
+        XCTAssertEqual(s2.converted, 1)
+        let first = try Codecs.decode(try FileBytes.read(out2 + "/a.png"))
+        let red = first.rgba(x: 3, y: 3)
+        XCTAssertEqual([red.r, red.g, red.b], [255, 0, 0])
+    }
+
     static func tool(_ name: String, package: String) throws -> String {
         for dir in ["/usr/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
             return "\(dir)/\(name)"
