@@ -95,7 +95,12 @@ let package = Package(
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
-        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CDeflate", "CWebP", "CAVIF"]),
+        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(name: "CJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
+        .target(name: "GraniteCodecs", dependencies: ["GraniteMedia", "CTurboJPEG", "CPNG", "CLCMS2", "CZlib", "CDeflate", "CWebP", "CAVIF",
+                                                      "CHEIF", "CGIF", "CTIFF", "CJXL"]),
         .target(name: "GraniteConvert", dependencies: [
             "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' generated seeds (Kubo answers, V4L2 offers, ONNX models).
 
-The image seeds are tiny files made once with ImageMagick (`convert -strip`, 8x8 and smaller) plus
-two Exif-oriented JPEGs made here; they are committed as they are. Run from anywhere:
+The image seeds are tiny files made once with ImageMagick (`convert -strip`, 8x8 and smaller: JPEG,
+PNG, HEIC, AVIF, GIF, TIFF; JPEG XL by pillow-jxl-plugin) plus two Exif-oriented JPEGs and the damaged files below made here; they are committed as they are. Run from anywhere:
   python3 Fuzzers/make-seeds.py            (ONNX seeds need the `onnx` package: .venv/bin/python)
 """
 import os
@@ -36,6 +36,31 @@ def exif_seeds():
         write("exif", f"exif-{orientation}-be-after-app0.bin",
               soi_only + app0 + exif_segment(b"MM", orientation, extra_entries=2) + b"\xff\xda\x00\x02")
     write("exif", "exif-fill-bytes.bin", soi_only + b"\xff\xff" + exif_segment(b"II", 2) + b"\xff\xd9")
+
+
+# -- Damage real folders hold: libjpeg warnings, truncation, salvageable Exif, PNG text profiles ---
+def damage_seeds():
+    with open(os.path.join(HERE, "Seeds", "image", "jpeg-420.jpg"), "rb") as f:
+        jpeg = f.read()
+    dqt = jpeg.index(b"\xff\xdb")
+    write("image", "jpeg-extraneous-bytes.jpg", jpeg[:dqt] + b"\x01\x02\x03" + jpeg[dqt:] + b"\x18")
+    write("image", "jpeg-truncated.jpg", jpeg[: len(jpeg) * 3 // 4])
+    # Exif whose Make value points past the end, and whose byte-order mark contradicts the data.
+    entries = [struct.pack("<HHII", 0x010F, 2, 40, 0xFFF0), struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0)]
+    tiff = b"II" + struct.pack("<HI", 42, 8) + struct.pack("<H", len(entries)) + b"".join(entries) + struct.pack("<I", 0)
+    write("metadata", "exif-bad-make.tiff", tiff)
+    write("metadata", "exif-stray-order.tiff", b"MM" + tiff[2:])
+    # A PNG with ImageMagick's "Raw profile type exif" tEXt chunk (hex after name and length).
+    import zlib
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    good = b"II" + struct.pack("<HIH", 42, 8, 1) + struct.pack("<HHIHH", 0x0112, 3, 1, 8, 0) + struct.pack("<I", 0)
+    profile = b"\nexif\n%8d\n" % (len(good) + 6) + (b"Exif\x00\x00" + good).hex().encode() + b"\n"
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 1, 8, 0, 0, 0, 0))
+           + chunk(b"tEXt", b"Raw profile type exif\x00" + profile)
+           + chunk(b"IDAT", zlib.compress(b"\x00\x10\x20")) + chunk(b"IEND", b""))
+    write("metadata", "png-raw-profile-exif.png", png)
+    write("image", "png-raw-profile-exif.png", png)
 
 
 # -- Kubo RPC answers, as Kubo 0.2x sends them ------------------------------------------------
@@ -228,6 +253,7 @@ def fastdepth_seed():
 
 if __name__ == "__main__":
     exif_seeds()
+    damage_seeds()
     kubo_seeds()
     v4l2_seeds()
     onnx_seeds()

@@ -8,6 +8,7 @@ GRANITE_APT_PACKAGES=(
   libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   python3-venv imagemagick libvips-tools libonnx-testdata
   liblcms2-dev zlib1g-dev libdeflate-dev libimage-exiftool-perl libwebp-dev libavif-dev libavif-bin
+  libheif-dev libde265-0 libtiff-dev libgif-dev libjxl-dev
   lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 webp ffmpeg
   # test-only: the Slurm tier's one-node cluster
   slurm-wlm munge

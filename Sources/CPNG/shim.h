@@ -15,6 +15,7 @@ static const unsigned granite_png_format_flag_linear = PNG_FORMAT_FLAG_LINEAR;
 static const unsigned granite_png_format_flag_colormap = PNG_FORMAT_FLAG_COLORMAP;
 static const unsigned granite_png_image_version = PNG_IMAGE_VERSION;
 static const unsigned granite_png_image_flag_16bit_sRGB = PNG_IMAGE_FLAG_16BIT_sRGB;
+static const unsigned granite_png_image_warning = PNG_IMAGE_WARNING;
 
 /// PNG_IMAGE_FAILED() is a function-like macro.
 static inline int granite_png_image_failed(const png_image *image) {

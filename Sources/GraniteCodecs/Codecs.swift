@@ -1,10 +1,11 @@
 import GraniteMedia
 
 /// Decoding and encoding images: JPEG (TurboJPEG), PNG (libpng simplified API; ``PNGRowEncoder``
-/// for rows made on demand), WebP (libwebp) and, written only, AVIF (libavif with libaom).
+/// for rows made on demand), WebP (libwebp), AVIF (libavif with libaom), TIFF (libtiff), JPEG XL (libjxl) and, read only, HEIC (libheif)
+/// and GIF (giflib, first frame).
 ///
 /// ```
-/// bytes ─► sniff ─► header (size, bomb limit) ─► decode ─► Exif orientation ─► Image (rgba8 | gray8 | gray16)
+/// bytes ─► sniff ─► header (size, bomb limit) ─► decode (warnings vs fail-on) ─► Exif/XMP orientation ─► Image (rgba8 | gray8 | gray16)
 /// Image ─► encodeJPEG (quality, subsampling, progressive) | encodePNG ─► bytes ─► AtomicFile.write
 /// ```
 /// Everything is a pure function of its inputs and safe to call from many threads at once.
@@ -20,34 +21,79 @@ public enum Codecs {
         guard let format = sniff(bytes) else { throw notAnImage(bytes, path) }
         switch format {
         case .jpeg:
+            var ignored = [String]()
             let head = try JPEGCodec.withHandle(compress: false, path, phase: CodecError.header) {
-                (handle) throws(CodecError) in try JPEGCodec.header(bytes, path: path, handle: handle)
+                (handle) throws(CodecError) in try JPEGCodec.header(bytes, path: path, handle: handle, warnings: &ignored)
             }
-            let orientation = options.applyEXIFOrientation ? EXIFOrientation.read(jpeg: bytes) : .up
-            let (w, h) = orientation.swapsAxes ? (head.height, head.width) : (head.width, head.height)
-            return ImageInfo(format: .jpeg, width: w, height: h, orientation: orientation)
+            return upright(.jpeg, head.width, head.height, bytes, options)
         case .png:
             let image = try PNGCodec.decodeHeader(bytes, path: path)
-            return ImageInfo(format: .png, width: image.width, height: image.height, orientation: .up)
+            return upright(.png, image.width, image.height, bytes, options)
         case .webp:
-            let f = try WebPCodec.features(bytes, path: path)
-            return ImageInfo(format: .webp, width: f.width, height: f.height, orientation: .up)
+            let f = try WebPCodec.features(bytes, path: path)  // an animation's canvas
+            return upright(.webp, f.width, f.height, bytes, options)
         case .avif:
-            throw .header(path: path, reason: "AVIF can be written but not read")
+            // The container's irot/imir turn the pixels; Exif orientation is not applied on top.
+            let (w, h) = try AVIFCodec.size(bytes, path: path, options: options)
+            return ImageInfo(format: .avif, width: w, height: h, orientation: .up)
+        case .heic:
+            let (w, h) = try HEIFCodec.size(bytes, path: path, upright: options.applyEXIFOrientation)
+            return ImageInfo(format: .heic, width: w, height: h, orientation: .up)
+        case .gif:
+            let (w, h) = try GIFCodec.size(bytes, path: path)
+            return ImageInfo(format: .gif, width: w, height: h, orientation: .up)
+        case .tiff:
+            // The Orientation tag is TIFF's own (the same values as Exif's); the decoder applies it.
+            let (w, h) = try TIFFCodec.size(bytes, path: path, options: options)
+            return ImageInfo(format: .tiff, width: w, height: h, orientation: .up)
+        case .jxl:
+            // libjxl applies the codestream's orientation itself.
+            let (w, h) = try JXLCodec.size(bytes, path: path, options: options)
+            return ImageInfo(format: .jxl, width: w, height: h, orientation: .up)
         }
     }
 
-    /// Decodes JPEG, PNG or WebP bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
+    /// The orientation decoding applies to `bytes` (``EXIFOrientation/read(_:)``, or `.up` when
+    /// `options` turns it off).
+    static func orientation(_ bytes: [UInt8], _ options: DecodeOptions) -> EXIFOrientation {
+        options.applyEXIFOrientation ? EXIFOrientation.read(bytes) : .up
+    }
+
+    static func upright(_ format: ImageFormat, _ width: Int, _ height: Int, _ bytes: [UInt8], _ options: DecodeOptions) -> ImageInfo {
+        let o = orientation(bytes, options)
+        let (w, h) = o.swapsAxes ? (height, width) : (width, height)
+        return ImageInfo(format: format, width: w, height: h, orientation: o)
+    }
+
+    /// Decodes JPEG, PNG, WebP, AVIF, JPEG XL, TIFF, HEIC or GIF (first frame) bytes into an `rgba8` image (gray kept as `gray8`/`gray16` when asked).
     ///
     /// - Parameter path: the file the bytes came from, for error messages.
+    /// Damage that `options.failOn` lets through is dropped silently; the overload with
+    /// `warnings` reports it.
     public static func decode(_ bytes: [UInt8], path: String = "(memory)",
                               options: DecodeOptions = DecodeOptions()) throws(CodecError) -> Image {
+        var ignored = [String]()
+        return try decode(bytes, path: path, options: options, warnings: &ignored)
+    }
+
+    /// Decodes as ``decode(_:path:options:)``, turned upright (every format) and with each warning
+    /// the decoder gave that `options.failOn` let through added to `warnings` (without the path).
+    public static func decode(_ bytes: [UInt8], path: String = "(memory)", options: DecodeOptions,
+                              warnings: inout [String]) throws(CodecError) -> Image {
         guard let format = sniff(bytes) else { throw notAnImage(bytes, path) }
         switch format {
-        case .jpeg: return try JPEGCodec.decode(bytes, path: path, options: options)
-        case .png: return try PNGCodec.decode(bytes, path: path, options: options)
-        case .webp: return try WebPCodec.decode(bytes, path: path, options: options)
-        case .avif: throw .header(path: path, reason: "AVIF can be written but not read")
+        case .jpeg:
+            // JPEG turns the pixels itself: the scaled decode needs the upright minimum size.
+            return try JPEGCodec.decode(bytes, path: path, options: options, orientation: orientation(bytes, options), warnings: &warnings)
+        case .png:
+            return try PNGCodec.decode(bytes, path: path, options: options, warnings: &warnings).applying(orientation(bytes, options))
+        case .webp: return try WebPCodec.decode(bytes, path: path, options: options).applying(orientation(bytes, options))
+        // The containers' own irot/imir are applied by the decoders; their Exif orientation describes the same turn.
+        case .avif: return try AVIFCodec.decode(bytes, path: path, options: options)
+        case .heic: return try HEIFCodec.decode(bytes, path: path, options: options)
+        case .gif: return try GIFCodec.decode(bytes, path: path, options: options)
+        case .tiff: return try TIFFCodec.decode(bytes, path: path, options: options, warnings: &warnings)
+        case .jxl: return try JXLCodec.decode(bytes, path: path, options: options)
         }
     }
 
@@ -76,6 +122,21 @@ public enum Codecs {
         try AVIFCodec.encode(image, quality: quality, metadata: metadata, threads: threads, path: path)
     }
 
+    /// Encodes an `rgba8` (alpha kept when not opaque), `rgb24` or `gray8` image as an 8-bit
+    /// Deflate-compressed TIFF with `metadata`'s ICC profile and XMP as tags (Exif is not written).
+    public static func encodeTIFF(_ image: Image, metadata: ImageMetadata = ImageMetadata(),
+                                  path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try TIFFCodec.encode(image, metadata: metadata, path: path)
+    }
+
+    /// Encodes an `rgba8` (alpha kept when not opaque), `rgb24` or `gray8` image as JPEG XL: lossy
+    /// at `quality` 1-99 (libjxl distance as `cjxl -q` maps it), lossless at 100, with `metadata`'s
+    /// ICC profile, Exif and XMP inside.
+    public static func encodeJXL(_ image: Image, quality: Int = 85, metadata: ImageMetadata = ImageMetadata(),
+                                 path: String = "(memory)") throws(CodecError) -> [UInt8] {
+        try JXLCodec.encode(image, quality: quality, metadata: metadata, path: path)
+    }
+
     /// `image` as `rgba8` (opaque alpha added to `rgb24` and `gray8`), for encoders taking RGBA only.
     static func expandedToRGBA(_ image: Image, path: String, format: String) throws(CodecError) -> Image {
         switch image.format {
@@ -99,7 +160,7 @@ public enum Codecs {
     static func notAnImage(_ bytes: [UInt8], _ path: String) -> CodecError {
         if bytes.isEmpty { return .header(path: path, reason: "empty file") }
         let head = bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: " ")
-        return .header(path: path, reason: "not a JPEG, PNG or WebP (starts with \(head))")
+        return .header(path: path, reason: "not a \(ImageFormat.readableNames) (starts with \(head))")
     }
 }
 

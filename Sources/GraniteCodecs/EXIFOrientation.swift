@@ -7,6 +7,16 @@ public enum EXIFOrientation: Int, Sendable, Equatable, CaseIterable {
     /// Whether the upright image has width and height swapped relative to the stored pixels.
     public var swapsAxes: Bool { rawValue >= 5 }
 
+    /// The orientation of JPEG, PNG or WebP bytes: Exif's tag (JPEG APP1, PNG `eXIf` or
+    /// ImageMagick's "Raw profile type exif" text, WebP `EXIF`), else XMP's `tiff:Orientation`;
+    /// `.up` when neither has a valid one. Blocks are read leniently, as in ``read(jpeg:)``.
+    public static func read(_ bytes: [UInt8]) -> EXIFOrientation {
+        let raw = ImageMetadata.readRaw(bytes).metadata
+        if let exif = raw.exif, let value = fromTIFF(exif) { return value }
+        if let xmp = raw.xmp, let value = XMPPacket(bytes: xmp).orientation { return value }
+        return .up
+    }
+
     /// Finds the orientation in a JPEG's APP1 Exif segment; `.up` when absent or unreadable.
     ///
     /// Walks the marker segments up to the first scan (`ImageMetadata.jpegSegments`), then reads

@@ -8,12 +8,14 @@ extension ImageMetadata {
     /// ICC bytes per APP2 chunk (the payload less signature, sequence number and count).
     public static let iccChunkBytes = 65533 - 14
 
-    /// The marker segments before the first scan: (marker, payload range). Stops quietly at
-    /// anything malformed; the decoder reports a broken stream itself.
+    /// The marker segments before the first scan: (marker, payload range). Stray bytes between
+    /// segments are skipped as libjpeg skips them (with its "extraneous bytes" warning); stops
+    /// quietly at anything else malformed, the decoder reports a broken stream itself.
     static func jpegSegments(_ b: [UInt8]) -> [(marker: UInt8, payload: Range<Int>)] {
         var result = [(UInt8, Range<Int>)]()
         var i = 2
-        while i + 4 <= b.count, b[i] == 0xFF {
+        while i + 4 <= b.count {
+            if b[i] != 0xFF { i += 1; continue }
             let marker = b[i + 1]
             if marker == 0xFF { i += 1; continue }  // fill byte
             if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }

@@ -15,7 +15,7 @@ extension ImageMetadata {
             let type = String(decoding: b[i + 4..<i + 8], as: UTF8.self)
             let end = i + 8 + length
             let stored = UInt32(b[end]) << 24 | UInt32(b[end + 1]) << 16 | UInt32(b[end + 2]) << 8 | UInt32(b[end + 3])
-            let wanted = ["iCCP", "eXIf", "iTXt"].contains(type)
+            let wanted = ["iCCP", "eXIf", "iTXt", "tEXt", "zTXt"].contains(type)
             result.append((type, i + 8..<end, !wanted || Zlib.crc32(b[i + 4..<end]) == stored))
             if type == "IEND" { break }
             i = end + 4
@@ -26,7 +26,17 @@ extension ImageMetadata {
     static func readPNG(_ b: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
         var m = ImageMetadata()
         var problems = [Problem]()
+        var rawProfiles = ImageMetadata()
         for (type, r, crcOK) in pngChunks(b) {
+            if ["tEXt", "zTXt", "iTXt"].contains(type), b[r].starts(with: rawProfilePrefix) {
+                let rawKind: MetadataKind = b[r].dropFirst(rawProfilePrefix.count).starts(with: "xmp".utf8) ? .xmp : .exif
+                guard crcOK else {
+                    problems.append(Problem(kind: rawKind, error: .badField(what: "PNG \(type) raw profile chunk", reason: "CRC does not match")))
+                    continue
+                }
+                do { try readRawProfile(type, b[r], into: &rawProfiles) } catch { problems.append(Problem(kind: rawKind, error: error)) }
+                continue
+            }
             let kind: MetadataKind
             switch type {
             case "iCCP" where m.icc == nil: kind = .icc
@@ -50,7 +60,76 @@ extension ImageMetadata {
                 problems.append(Problem(kind: kind, error: error))
             }
         }
+        // eXIf and the XMP iTXt win over ImageMagick's text copies, wherever the chunks stand.
+        if m.exif == nil { m.exif = rawProfiles.exif }
+        if m.xmp == nil { m.xmp = rawProfiles.xmp }
         return (m, problems)
+    }
+
+    static let rawProfilePrefix: [UInt8] = Array("Raw profile type ".utf8)
+
+    /// ImageMagick's text chunk holding a profile (keyword `Raw profile type exif`, `xmp` or `APP1`):
+    /// `\nNAME\n  LENGTH\nHEX...` in tEXt, zTXt (zlib) or iTXt. APP1 holds Exif or XMP, told by its signature.
+    static func readRawProfile(_ type: String, _ d: ArraySlice<UInt8>, into m: inout ImageMetadata) throws(MetadataError) {
+        guard let nul = d.firstIndex(of: 0) else { throw .badField(what: "PNG \(type) raw profile", reason: "keyword not terminated") }
+        let name = String(decoding: d[d.startIndex + rawProfilePrefix.count..<nul], as: UTF8.self).lowercased()
+        let what = "PNG \(type) 'Raw profile type \(name)'"
+        guard ["exif", "xmp", "app1"].contains(name) else { return }
+        let text: [UInt8]
+        switch type {
+        case "tEXt": text = Array(d[(nul + 1)...])
+        case "zTXt":
+            guard nul + 1 < d.endIndex, d[nul + 1] == 0 else { throw .badField(what: what, reason: "compression method is not 0 (zlib)") }
+            text = try Zlib.inflate(Array(d[(nul + 2)...]), limit: 4 * XMPPacket.maxBytes, what: what)
+        default:
+            var i = nul + 1
+            guard i + 2 <= d.endIndex else { throw .tooShort(what: what, count: d.count, needed: nul + 3 - d.startIndex) }
+            let compressed = d[i]
+            i += 2
+            guard let langEnd = d[i...].firstIndex(of: 0), let keyEnd = d[(langEnd + 1)...].firstIndex(of: 0) else {
+                throw .badField(what: what, reason: "language tag or translated keyword not terminated")
+            }
+            let body = Array(d[(keyEnd + 1)...])
+            text = compressed == 0 ? body : try Zlib.inflate(body, limit: 4 * XMPPacket.maxBytes, what: what)
+        }
+        // Tokens: the profile's name, its length in bytes, then hex digits across lines.
+        let tokens = text.split(whereSeparator: { $0 == 0x0A || $0 == 0x20 || $0 == 0x0D || $0 == 0x09 })
+        guard tokens.count >= 2, let length = Int(String(decoding: tokens[1], as: UTF8.self)), length > 0,
+              length <= XMPPacket.maxBytes else {
+            throw .badField(what: what, reason: "no profile length after the name")
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(length)
+        var high: UInt8?
+        outer: for token in tokens.dropFirst(2) {
+            for c in token {
+                guard let v = hexValue(c) else { throw .badField(what: what, reason: "'\(Character(Unicode.Scalar(c)))' is not a hex digit") }
+                if let h = high {
+                    bytes.append(h << 4 | v)
+                    high = nil
+                    if bytes.count == length { break outer }
+                } else {
+                    high = v
+                }
+            }
+        }
+        guard bytes.count == length else { throw .tooShort(what: what, count: bytes.count, needed: length) }
+        if bytes.starts(with: exifSignature) || name == "exif" {
+            m.exif = bytes.starts(with: exifSignature) ? Array(bytes.dropFirst(exifSignature.count)) : bytes
+        } else if bytes.starts(with: xmpSignature) {
+            m.xmp = Array(bytes.dropFirst(xmpSignature.count))
+        } else if name == "xmp" {
+            m.xmp = bytes
+        }
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     /// iCCP: name (1-79 bytes), NUL, method 0, zlib stream.

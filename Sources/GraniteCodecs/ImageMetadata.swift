@@ -58,33 +58,64 @@ public struct ImageMetadata: Sendable, Equatable {
         public var kind: MetadataKind
         /// What was wrong.
         public var error: MetadataError
+        /// Whether only the part `error` names was dropped and the rest of the block kept
+        /// (an Exif entry salvaged around).
+        public var partial = false
 
-        public var description: String { "\(kind.label) dropped: \(error)" }
+        /// A problem that dropped the whole block (or, with `partial`, only the part it names).
+        public init(kind: MetadataKind, error: MetadataError, partial: Bool = false) {
+            self.kind = kind
+            self.error = error
+            self.partial = partial
+        }
+
+        public var description: String {
+            partial ? "\(kind.label) entry dropped, the rest kept: \(error)" : "\(kind.label) dropped: \(error)"
+        }
     }
 
     /// Reads the metadata of JPEG, PNG or WebP bytes. Each block is validated (`ICCProfile.parse`,
-    /// `EXIFBlock.parse`, `XMPPacket.parse`); a broken one is left out and reported in `problems`.
+    /// `EXIFBlock.parse`, `XMPPacket.parse`); a broken one is left out and reported in `problems`,
+    /// except Exif, which keeps every entry ``EXIFBlock/salvage(_:)`` can read (each one dropped
+    /// reported with `partial`).
     /// Never throws: metadata problems never stop an image from converting.
     public static func read(_ bytes: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
-        var raw: (metadata: ImageMetadata, problems: [Problem])
-        switch ImageFormat.sniff(bytes) {
-        case .jpeg: raw = readJPEG(bytes)
-        case .png: raw = readPNG(bytes)
-        case .webp: raw = readWebP(bytes)
-        case .avif, nil: return (ImageMetadata(), [])
-        }
+        let raw = readRaw(bytes)
         var m = raw.metadata
         var problems = raw.problems
         if let icc = m.icc {
             do { _ = try ICCProfile.parse(icc) } catch { problems.append(Problem(kind: .icc, error: error)); m.icc = nil }
         }
         if let exif = m.exif {
-            do { _ = try EXIFBlock.parse(exif) } catch { problems.append(Problem(kind: .exif, error: error)); m.exif = nil }
+            do { _ = try EXIFBlock.parse(exif) } catch {
+                // Keep every entry that can be read, in a block laid out afresh.
+                let (salvaged, dropped) = EXIFBlock.salvage(exif)
+                if let salvaged, (try? EXIFBlock.parse(salvaged)) != nil {
+                    m.exif = salvaged
+                    problems += dropped.map { Problem(kind: .exif, error: $0, partial: true) }
+                } else {
+                    problems.append(Problem(kind: .exif, error: error))
+                    m.exif = nil
+                }
+            }
         }
         if let xmp = m.xmp {
             do { _ = try XMPPacket.parse(xmp) } catch { problems.append(Problem(kind: .xmp, error: error)); m.xmp = nil }
         }
         return (m, problems)
+    }
+
+    /// The blocks as the container holds them, not yet validated.
+    static func readRaw(_ bytes: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
+        switch ImageFormat.sniff(bytes) {
+        case .jpeg: return readJPEG(bytes)
+        case .png: return readPNG(bytes)
+        case .webp: return readWebP(bytes)
+        case .avif: return (AVIFCodec.metadata(bytes), [])
+        case .heic: return (HEIFCodec.metadata(bytes), [])
+        case .tiff: return (TIFFCodec.metadata(bytes), [])
+        case .gif, .jxl, nil: return (ImageMetadata(), [])
+        }
     }
 
     /// `encoded` (JPEG, PNG or WebP bytes from this module's encoders) with these blocks inserted.
@@ -95,7 +126,8 @@ public struct ImageMetadata: Sendable, Equatable {
         case .png: return embeddedPNG(encoded)
         case .webp: return embeddedWebP(encoded)
         // AVIF takes its metadata at encoding (`Codecs.encodeAVIF(_:quality:metadata:threads:path:)`).
-        case .avif, nil: return (encoded, [], [])
+        // AVIF, TIFF and JPEG XL take their metadata at encoding (`Codecs.encodeAVIF`, `encodeTIFF`, `encodeJXL`).
+        case .avif, .tiff, .jxl, .heic, .gif, nil: return (encoded, [], [])
         }
     }
 }

@@ -23,14 +23,39 @@ enum JPEGCodec {
         String(cString: tjGetErrorStr2(handle))
     }
 
-    static func header(_ bytes: [UInt8], path: String, handle: tjhandle) throws(CodecError) -> Header {
+    /// Whether TurboJPEG's last failure on `handle` was a libjpeg warning (the call still finished).
+    static func isWarning(_ handle: tjhandle) -> Bool {
+        tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
+    }
+
+    /// The header; a libjpeg warning met on the way (extraneous bytes before a marker) goes to
+    /// `warnings`, or is thrown when `failOn` says so.
+    static func header(_ bytes: [UInt8], path: String, handle: tjhandle, failOn: FailOn = .none,
+                       warnings: inout [String]) throws(CodecError) -> Header {
         var w: Int32 = 0, h: Int32 = 0, samp: Int32 = 0, cs: Int32 = 0
         let rc = bytes.withUnsafeBufferPointer { buf in
             tjDecompressHeader3(handle, buf.baseAddress, UInt(buf.count), &w, &h, &samp, &cs)
         }
-        guard rc == 0 else { throw .header(path: path, reason: "JPEG header: \(message(handle))") }
+        if rc != 0 {
+            guard isWarning(handle), w > 0, h > 0 else { throw .header(path: path, reason: "JPEG header: \(message(handle))") }
+            // libjpeg's own text ("Corrupt JPEG data: ..."); the full decode meets it again and adds it once.
+            try failOn.check(message(handle), truncated: false, path: path, into: &warnings)
+        }
         guard w > 0, h > 0 else { throw .header(path: path, reason: "JPEG header gives size \(w)x\(h)") }
         return Header(width: Int(w), height: Int(h), colorspace: cs)
+    }
+
+    /// Whether the file ends before its end-of-image marker. Entropy-coded data never holds
+    /// `FF D9` (a data byte FF is always followed by 00), so the marker anywhere after the headers
+    /// means the scans are complete; what follows it (camera trailers) does not matter.
+    static func isTruncated(_ b: [UInt8]) -> Bool {
+        let scan = ImageMetadata.jpegSegments(b).last?.payload.upperBound ?? 2
+        var i = b.count - 2
+        while i >= scan {
+            if b[i] == 0xFF, b[i + 1] == 0xD9 { return false }
+            i -= 1
+        }
+        return true
     }
 
     /// The largest DCT reduction (1/8, 1/4, 3/8, 1/2...) keeping the image at least `minimum` big.
@@ -53,14 +78,16 @@ enum JPEGCodec {
         return best
     }
 
-    static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions) throws(CodecError) -> Image {
+    /// Decodes upright (`orientation` applied), at the smallest DCT scale `options.minimumSize`
+    /// allows; libjpeg's warnings and truncation go to `warnings` unless `options.failOn` stops them.
+    static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions, orientation: EXIFOrientation,
+                       warnings: inout [String]) throws(CodecError) -> Image {
         try withHandle(compress: false, path, phase: CodecError.header) { (handle) throws(CodecError) -> Image in
-            let head = try header(bytes, path: path, handle: handle)
+            let head = try header(bytes, path: path, handle: handle, failOn: options.failOn, warnings: &warnings)
             let pixels = head.width.multipliedReportingOverflow(by: head.height)
             guard !pixels.overflow, pixels.partialValue <= options.maxPixels else {
                 throw .header(path: path, reason: "JPEG is \(head.width)x\(head.height), over the limit of \(options.maxPixels) pixels")
             }
-            let orientation = options.applyEXIFOrientation ? EXIFOrientation.read(jpeg: bytes) : .up
             var minimum = options.minimumSize
             if orientation.swapsAxes, let m = minimum { minimum = (m.height, m.width) }
             let factor = scalingFactor(width: head.width, height: head.height, minimum: minimum)
@@ -71,15 +98,27 @@ enum JPEGCodec {
             let cmyk = head.colorspace == Int32(TJCS_CMYK.rawValue) || head.colorspace == Int32(TJCS_YCCK.rawValue)
             let (pixelFormat, channels): (TJPF, Int) =
                 cmyk ? (TJPF_CMYK, 4) : (gray && options.keepGray) ? (TJPF_GRAY, 1) : (TJPF_RGBA, 4)
+            // Truncation is told by the bytes, before any pixel is decoded (TurboJPEG keeps only the first warning's text).
+            let truncated = isTruncated(bytes)
+            if truncated {
+                try options.failOn.check("JPEG is truncated: no end-of-image marker (missing rows are gray)",
+                                         truncated: true, path: path, into: &warnings)
+            }
             var out = [UInt8](repeating: 0, count: w * h * channels)
             let rc = bytes.withUnsafeBufferPointer { src in
                 out.withUnsafeMutableBufferPointer { dst in
                     tjDecompress2(handle, src.baseAddress, UInt(src.count), dst.baseAddress,
                                   Int32(w), Int32(w * channels), Int32(h), Int32(pixelFormat.rawValue),
-                                  granite_tjflag_stopOnWarning | granite_tjflag_limitScans)
+                                  granite_tjflag_limitScans)
                 }
             }
-            guard rc == 0 else { throw .decode(path: path, reason: "JPEG data: \(message(handle))") }
+            if rc != 0 {
+                guard isWarning(handle) else { throw .decode(path: path, reason: "JPEG data: \(message(handle))") }
+                let text = message(handle)
+                if !(truncated && text.hasPrefix("Premature end")) {
+                    try options.failOn.check(text, truncated: false, path: path, into: &warnings)
+                }
+            }
             if cmyk { out = cmykToRGBA(out, inverted: hasAdobeMarker(bytes)) }
             let format: PixelFormat = channels == 1 ? .gray8 : .rgba8
             let image: Image

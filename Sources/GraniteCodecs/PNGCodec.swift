@@ -29,7 +29,12 @@ enum PNGCodec {
         return (Int(image.width), Int(image.height))
     }
 
-    static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions) throws(CodecError) -> Image {
+    /// Decodes; libpng's warnings, and a file whose pixels are whole but whose IEND is cut off,
+    /// go to `warnings` unless `options.failOn` stops them.
+    static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions, warnings: inout [String]) throws(CodecError) -> Image {
+        // gAMA and cHRM are not applied: the stored values are the pixels, as libvips, Pillow and
+        // ImageMagick read them (libpng's simplified API would re-encode a gAMA other than 1/2.2).
+        let bytes = hasGammaChunks(bytes) ? removingChunk("gAMA", "cHRM", from: bytes) : bytes
         var image = newImage()
         let begun = bytes.withUnsafeBytes { raw in
             png_image_begin_read_from_memory(&image, raw.baseAddress, raw.count)
@@ -68,8 +73,13 @@ enum PNGCodec {
             png_image_finish_read(&image, nil, raw.baseAddress, Int32(width * components), nil)
         }
         guard finished != 0 else { throw .decode(path: path, reason: "PNG data: \(message(image))") }
+        if image.warning_or_error & granite_png_image_warning != 0 {
+            try options.failOn.check("PNG: \(message(image))", truncated: false, path: path, into: &warnings)
+        }
         // libpng stops once it has every pixel; a file cut inside its final chunk is still truncated.
-        guard hasEnd(bytes) else { throw .decode(path: path, reason: "PNG is truncated: no IEND chunk at the end") }
+        if !hasEnd(bytes) {
+            try options.failOn.check("PNG is truncated: no IEND chunk at the end", truncated: true, path: path, into: &warnings)
+        }
         do {
             return try Image(width: width, height: height, format: target, bytes: out)
         } catch {
@@ -119,19 +129,33 @@ enum PNGCodec {
         return false
     }
 
-    /// `png` without chunks of the given type (other chunks and their CRCs are untouched).
-    static func removingChunk(_ type: String, from png: [UInt8]) -> [UInt8] {
-        let tag = Array(type.utf8)
+    /// `png` without chunks of the given types (other chunks and their CRCs are untouched).
+    static func removingChunk(_ types: String..., from png: [UInt8]) -> [UInt8] {
+        let tags = types.map { Array($0.utf8) }
         var result = Array(png.prefix(8))
         var i = 8
         while i + 12 <= png.count {
             let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
             let end = i + 12 + length
             guard end <= png.count else { break }
-            if Array(png[i + 4..<i + 8]) != tag { result += png[i..<end] }
+            if !tags.contains(where: { png[i + 4..<i + 8].elementsEqual($0) }) { result += png[i..<end] }
             i = end
         }
         result += png[i...]
         return result
+    }
+
+    /// Whether a `gAMA` or `cHRM` chunk comes before the image data (where PNG requires them).
+    static func hasGammaChunks(_ png: [UInt8]) -> Bool {
+        var i = 8
+        while i + 12 <= png.count {
+            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+            let type = png[i + 4..<i + 8]
+            if type.elementsEqual("IDAT".utf8) { return false }
+            if type.elementsEqual("gAMA".utf8) || type.elementsEqual("cHRM".utf8) { return true }
+            guard length <= png.count - i - 12 else { return false }
+            i += 12 + length
+        }
+        return false
     }
 }

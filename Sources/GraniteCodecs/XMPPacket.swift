@@ -22,25 +22,37 @@ public struct XMPPacket: Sendable, Equatable {
         return XMPPacket(bytes: bytes)
     }
 
+    /// The `tiff:Orientation` value (attribute or element form), when the packet has a valid one.
+    public var orientation: EXIFOrientation? {
+        Self.orientationDigits(bytes).first.flatMap { EXIFOrientation(rawValue: Int($0.value - UInt8(ascii: "0"))) }
+    }
+
     /// The packet with `tiff:Orientation` (attribute or element form) set to 1, same length.
     ///
     /// Viewers that read XMP would otherwise turn pixels that were already turned upright.
     public func resettingOrientation() -> XMPPacket {
         var out = bytes
+        for digit in Self.orientationDigits(bytes) { out[digit.index] = UInt8(ascii: "1") }
+        return XMPPacket(bytes: out)
+    }
+
+    /// Where each `tiff:Orientation` value sits: after the name, `="`, `='` or `>` (and spaces),
+    /// a single digit 1-8.
+    static func orientationDigits(_ bytes: [UInt8]) -> [(index: Int, value: UInt8)] {
+        var found = [(index: Int, value: UInt8)]()
         let name = Array("tiff:Orientation".utf8)
+        let skipped: [UInt8] = [UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: ">"), UInt8(ascii: " ")]
         var i = 0
-        while let start = out.firstRange(of: name, startingAt: i) {
+        while let start = bytes.firstRange(of: name, startingAt: i) {
             i = start.upperBound
-            // Skip `="`, `='` or `>` (and spaces), then a single digit 1-8 is the value.
             var j = i
-            while j < out.count, [UInt8(ascii: "="), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: ">"),
-                                  UInt8(ascii: " ")].contains(out[j]) { j += 1 }
-            if j < out.count, (UInt8(ascii: "1")...UInt8(ascii: "8")).contains(out[j]),
-               j + 1 < out.count, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(out[j + 1]) {
-                out[j] = UInt8(ascii: "1")
+            while j < bytes.count, skipped.contains(bytes[j]) { j += 1 }
+            if j < bytes.count, (UInt8(ascii: "1")...UInt8(ascii: "8")).contains(bytes[j]),
+               j + 1 < bytes.count, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[j + 1]) {
+                found.append((j, bytes[j]))
             }
         }
-        return XMPPacket(bytes: out)
+        return found
     }
 }
 

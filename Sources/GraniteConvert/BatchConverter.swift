@@ -110,9 +110,9 @@ public struct BatchConverter: Sendable {
         do {
             let bytes = try FileBytes.read(item.input)
             guard let sourceFormat = Codecs.sniff(bytes) else {
-                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a JPEG, PNG or WebP")
+                throw CodecError.header(path: item.input, reason: bytes.isEmpty ? "empty file" : "not a \(ImageFormat.readableNames)")
             }
-            let format = settings.format ?? sourceFormat
+            let format = settings.format ?? sourceFormat.defaultOutput
             let fingerprint = settings.fingerprint(for: format)
             let inputHash = ContentHash.hex(bytes)
             let outPath = outputDirectory + "/" + item.output
@@ -125,12 +125,15 @@ public struct BatchConverter: Sendable {
                 return .failed(path: item.input, reason: "\(outPath) exists and is not in the manifest (use --overwrite to replace it)")
             }
             var metadata = MetadataPlan(bytes: bytes, settings: settings)
-            defer { warnings += metadata.warnings.map { "\(item.input): \($0)" } }
-            let encoded = try process(bytes, item: item, format: format, metadata: &metadata)
+            var decodeWarnings = [String]()
+            defer { warnings += (decodeWarnings + metadata.warnings).map { "\(item.input): \($0)" } }
+            let encoded = try process(bytes, item: item, format: format, metadata: &metadata, warnings: &decodeWarnings)
             var entry = Manifest.Entry(input: item.input, output: item.output, inputBytes: bytes.count, inputSHA256: inputHash,
                                        outputBytes: encoded.bytes.count, outputSHA256: ContentHash.hex(encoded.bytes),
                                        settings: fingerprint, width: encoded.width, height: encoded.height)
             entry.metadata = encoded.metadata
+            let fileWarnings = decodeWarnings + metadata.warnings
+            if !fileWarnings.isEmpty { entry.warnings = fileWarnings }
             var depthFiles: (images: DepthImages, depth: String, preview: String)?
             if let depth {
                 let names = DepthImages.names(beside: item.output)
@@ -159,10 +162,13 @@ public struct BatchConverter: Sendable {
         }
     }
 
-    /// Decode (scaled down by the JPEG decoder when a resize allows it), resize, filter, encode.
-    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat, metadata: inout MetadataPlan) throws
+    /// Decode (scaled down by the JPEG decoder when a resize allows it; the decoder's warnings
+    /// that `--fail-on` lets through go to `warnings`), resize, filter, encode.
+    func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat, metadata: inout MetadataPlan,
+                 warnings: inout [String]) throws
         -> (bytes: [UInt8], width: Int, height: Int, image: Image, metadata: [MetadataKind]) {
-        var options = DecodeOptions(maxPixels: settings.maxPixels)
+        var options = DecodeOptions(maxPixels: settings.maxPixels, applyEXIFOrientation: settings.autoOrients,
+                                    failOn: settings.failOn ?? .default)
         var target: (width: Int, height: Int)?
         if let resize = settings.resize {
             let info = try Codecs.info(bytes, path: item.input, options: options)
@@ -170,10 +176,30 @@ public struct BatchConverter: Sendable {
             target = size
             options.minimumSize = size
         }
-        var image = try Codecs.decode(bytes, path: item.input, options: options)
-        if let target { image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter) }
+        // An animated GIF or WebP stays animated into WebP (every frame resized and filtered); any
+        // other output takes its first frame.
+        if format == .webp, let frames = try Codecs.decodeAnimation(bytes, path: item.input, options: options) {
+            var out = [AnimationFrame]()
+            for frame in frames {
+                var image = frame.image
+                if let target {
+                    image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter,
+                                                 alpha: .premultiplied)
+                }
+                out.append(AnimationFrame(image: try processor.process(image), durationMs: frame.durationMs))
+            }
+            let bytes = try Codecs.encodeAnimatedWebP(out, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
+            return (bytes, out[0].image.width, out[0].image.height, out[0].image, [])
+        }
+        var image = try Codecs.decode(bytes, path: item.input, options: options, warnings: &warnings)
+        if let target {
+            image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter,
+                                         alpha: .premultiplied)
+        }
         image = metadata.convertColor(image, path: item.input)
         image = try processor.process(image)
+        // JPEG has no alpha: transparent pixels show the background, not the colour stored under them.
+        if !format.holdsAlpha { image = image.flattened(onto: settings.background ?? .white) }
         let out: [UInt8]
         switch format {
         case .jpeg:
@@ -181,6 +207,17 @@ public struct BatchConverter: Sendable {
         case .png: out = try Codecs.encodePNG(image, path: item.output)
         case .webp:
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
+        case .tiff:
+            // TIFF keeps ICC and XMP as tags of its IFD, set while encoding; its Exif would be a sub-IFD (not written).
+            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let bytes = try Codecs.encodeTIFF(image, metadata: ImageMetadata(icc: blocks.icc, xmp: blocks.xmp), path: item.output)
+            return (bytes, image.width, image.height, image, ImageMetadata(icc: blocks.icc, xmp: blocks.xmp).kinds)
+        case .jxl:
+            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let bytes = try Codecs.encodeJXL(image, quality: settings.quality, metadata: blocks, path: item.output)
+            return (bytes, image.width, image.height, image, blocks.kinds.sorted())
+        case .heic, .gif:
+            throw CodecError.encode(path: item.output, reason: "\(format) can be read but not written")
         case .avif:
             // AVIF takes its metadata inside the encoder call, not inserted afterwards.
             let blocks = metadata.keptBlocks(size: (image.width, image.height))

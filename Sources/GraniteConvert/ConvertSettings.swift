@@ -27,6 +27,19 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     /// The resampling kernel of `resize` (`--resize-filter`); nil: ``defaultResizeFilter``.
     public var resizeFilter: ResizeFilter?
 
+    /// Which damage stops an input (`--fail-on`); nil: ``FailOn/default`` (truncated files).
+    /// Not part of the fingerprint: it decides whether an input converts, not how.
+    public var failOn: FailOn?
+    /// Turn pixels upright from the Exif/XMP orientation and reset the tags to 1; nil: yes.
+    /// `--no-auto-orient` sets false: pixels and tags are kept as they are.
+    public var autoOrient: Bool?
+
+    /// What outputs without alpha (JPEG) are composited onto (`--background`); nil: white.
+    public var background: RGBColor?
+
+    /// Whether inputs are turned upright.
+    public var autoOrients: Bool { autoOrient ?? true }
+
     /// The kernel used when none is chosen: Lanczos-3, as libvips and sharp.
     public static let defaultResizeFilter = ResizeFilter.lanczos3
     /// The kernel `resize` uses.
@@ -80,21 +93,39 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         return filter
     }
 
-    /// Parses `jpg`, `jpeg`, `png`, `webp` or `avif`.
+    /// Parses `--background`: `#RRGGBB`, `#RGB`, `R,G,B`, `white` or `black`.
+    public static func parseBackground(_ text: String) throws(ConvertError) -> RGBColor {
+        guard let color = RGBColor(parsing: text) else {
+            throw .badOption(option: "--background", value: text, reason: "expected #RRGGBB, #RGB, R,G,B, white or black")
+        }
+        return color
+    }
+
+    /// Parses `--fail-on`: `none`, `truncated`, `error` or `warning`.
+    public static func parseFailOn(_ text: String) throws(ConvertError) -> FailOn {
+        guard let level = FailOn(name: text) else {
+            throw .badOption(option: "--fail-on", value: text, reason: "expected none, truncated, error or warning")
+        }
+        return level
+    }
+
+    /// Parses `jpg`, `jpeg`, `png`, `webp`, `avif`, `tif`/`tiff` or `jxl`.
     public static func parseFormat(_ text: String) throws(ConvertError) -> ImageFormat {
         switch text.lowercased() {
         case "jpg", "jpeg": return .jpeg
         case "png": return .png
         case "webp": return .webp
         case "avif": return .avif
-        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png, webp or avif")
+        case "tif", "tiff": return .tiff
+        case "jxl": return .jxl
+        default: throw .badOption(option: "--format", value: text, reason: "expected jpg, png, webp, avif, tiff or jxl")
         }
     }
 
     /// What an output in `format` made with these settings is recorded as.
     func fingerprint(for format: ImageFormat) -> String {
         var parts = ["format=\(format.fileExtension)"]
-        if format == .jpeg || format == .avif || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
+        if format == .jpeg || format == .avif || format == .jxl || (format == .webp && lossless != true) { parts.append("quality=\(quality)") }
         if format == .webp, lossless == true { parts.append("lossless") }
         if let resize {
             parts.append("resize=\(resize)")
@@ -107,6 +138,8 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
         }
         if let colorspace { parts.append("colorspace=\(colorspace.rawValue)") }
         if format == .jpeg, progressive == true { parts.append("progressive") }
+        if !autoOrients { parts.append("no-auto-orient") }
+        if !format.holdsAlpha, let background, background != .white { parts.append("background=\(background)") }
         return parts.joined(separator: ";")
     }
 }

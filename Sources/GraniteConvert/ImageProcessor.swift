@@ -60,7 +60,8 @@ public enum CPUFilter: Sendable, Equatable, CustomStringConvertible {
             return try CPUSharpen.sharpen(image, amount: amount)
         case let .resize(spec):
             let size = spec.targetSize(width: image.width, height: image.height)
-            return try Resampler.resize(image, width: size.width, height: size.height, filter: ConvertSettings.defaultResizeFilter)
+            return try Resampler.resize(image, width: size.width, height: size.height, filter: ConvertSettings.defaultResizeFilter,
+                                        alpha: .premultiplied)
         }
     }
 }

@@ -16,7 +16,9 @@ struct WorkItem: Sendable, Equatable {
 /// Expands INPUT operands: files as given, folders recursively (image extensions only, hidden
 /// entries and the output folder itself skipped), keeping the folder's relative layout.
 enum InputPlan {
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "avif", "heic", "heif", "hif", "gif", "tif", "tiff", "jxl"]
+    /// Extensions of formats that are read only, and what their outputs become without `--format`.
+    static let readOnlyExtensions: [String: ImageFormat] = ["heic": .jpeg, "heif": .jpeg, "hif": .jpeg, "gif": .png]
 
     static func expand(_ inputs: [String], outputDirectory: String, format: ImageFormat?, name: OutputName? = nil) throws(ConvertError) -> [WorkItem] {
         let fm = FileManager.default
@@ -69,6 +71,7 @@ enum InputPlan {
 
     /// `rel` named by the `--name` template, else with its extension replaced by the format's (kept as is without `--format`).
     static func rename(_ rel: String, _ format: ImageFormat?, name: OutputName? = nil) -> String {
+        let format = format ?? readOnlyExtensions[(rel as NSString).pathExtension.lowercased()]
         if let name { return name.apply(rel, format: format) }
         guard let format else { return rel }
         return ((rel as NSString).deletingPathExtension as NSString).appendingPathExtension(format.fileExtension) ?? rel

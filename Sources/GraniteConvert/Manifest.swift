@@ -33,6 +33,9 @@ public struct Manifest: Codable, Sendable, Equatable {
         /// The metadata written into the output (`icc`, `exif`, `xmp`); nil in manifests from
         /// before metadata was kept.
         public var metadata: [MetadataKind]? = nil
+        /// What was wrong with the input but let it convert: decoder warnings `--fail-on` let
+        /// through, metadata blocks or entries dropped (nil when none).
+        public var warnings: [String]? = nil
         /// The output's IPFS CID (`--pin`); nil when the last run that wrote it did not pin.
         public var cid: String? = nil
         /// The depth PNG's CID (`--pin --depth`).

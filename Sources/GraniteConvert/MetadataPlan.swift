@@ -6,14 +6,14 @@ import GraniteMedia
 /// ```
 /// input bytes ─► ImageMetadata.read ─► (broken blocks dropped: warnings)
 ///      Exif also gets the output's size in PixelXDimension/PixelYDimension where it has them
-///      decode (JPEG: Exif orientation applied) ─► resize ─► color: --colorspace srgb? lcms ─► filters ─► encode
+///      decode (Exif/XMP orientation applied unless --no-auto-orient) ─► resize ─► color: --colorspace srgb? lcms ─► filters ─► encode
 ///      output blocks: ICC (input's, or sRGB) · Exif (thumbnail dropped, orientation 1 if turned) · XMP (same)
 ///      ─► --keep / --strip ─► embedded into the encoded bytes ─► kept kinds (manifest)
 /// ```
 struct MetadataPlan: Sendable {
     /// What the input carried (validated blocks only).
     let source: ImageMetadata
-    /// Whether decoding turned the pixels (a JPEG with an Exif orientation other than 1).
+    /// Whether decoding turned the pixels (auto-orientation on, and an Exif or XMP orientation other than 1).
     let rotated: Bool
     let settings: ConvertSettings
     /// Problems to report with the input's path (each drops a block, never the image).
@@ -28,7 +28,7 @@ struct MetadataPlan: Sendable {
         // A broken block that would not be kept anyway (`--strip`, `--keep`) is not worth a warning.
         let needed = settings.keptKinds.union(settings.colorspace == .sRGB ? [.icc] : [])
         warnings = problems.filter { needed.contains($0.kind) }.map(\.description)
-        rotated = Codecs.sniff(bytes) == .jpeg && EXIFOrientation.read(jpeg: bytes) != .up
+        rotated = settings.autoOrients && EXIFOrientation.read(bytes) != .up
     }
 
     /// The pixels in sRGB when `--colorspace srgb` asks for it and the input has a profile; else unchanged.

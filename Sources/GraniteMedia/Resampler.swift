@@ -54,6 +54,14 @@ public enum ResizeFilter: String, Sendable, Codable, CaseIterable, Hashable {
     }
 }
 
+/// How a resize treats alpha (``Resampler/resize(_:width:height:filter:alpha:)``).
+public enum AlphaResampling: Sendable, Equatable {
+    /// Alpha is one more channel, resampled like color (the GPU shader's arithmetic).
+    case straight
+    /// Color is weighted by alpha while resampling, as libvips and browsers scale.
+    case premultiplied
+}
+
 /// The weights of one axis of a resize: for each output index, `taps` consecutive source
 /// indices from `starts[i]` and their weights.
 ///
@@ -148,9 +156,16 @@ public enum Resampler {
     /// Fractional bits kept between the two passes.
     public static let intermediateBits = 7
 
-    /// `image` (`rgba8`, `rgb24` or `gray8`) resized to `width`×`height`; alpha is resampled like
-    /// color (not premultiplied).
-    public static func resize(_ image: Image, width: Int, height: Int, filter: ResizeFilter) throws(MediaError) -> Image {
+    /// `image` (`rgba8`, `rgb24` or `gray8`) resized to `width`×`height`.
+    ///
+    /// With `alpha: .straight` alpha is resampled like color, in the integer arithmetic above
+    /// (what the GPU shader repeats). With `.premultiplied`, an `rgba8` image that is not opaque is
+    /// resampled as libvips does: color × alpha, the same ``ResampleAxis`` weights over float
+    /// planes, then divided by the new alpha, so color hidden under transparent pixels does not
+    /// bleed into edges (a red shape on transparent black keeps red edges instead of dark ones).
+    /// Opaque images take the integer path either way.
+    public static func resize(_ image: Image, width: Int, height: Int, filter: ResizeFilter,
+                              alpha: AlphaResampling = .straight) throws(MediaError) -> Image {
         guard width > 0, height > 0 else { throw .invalidSize(width: width, height: height) }
         let channels: Int
         switch image.format {
@@ -160,10 +175,49 @@ public enum Resampler {
         default: throw .unsupportedFormat(image.format, operation: "resize")
         }
         if width == image.width && height == image.height { return image }
+        if alpha == .premultiplied, channels == 4, !image.isOpaque {
+            return try Image(width: width, height: height, format: .rgba8,
+                             bytes: resizePremultiplied(image, width: width, height: height, filter: filter))
+        }
         let xs = ResampleAxis(source: image.width, target: width, filter: filter)
         let ys = ResampleAxis(source: image.height, target: height, filter: filter)
         let out = resize8(image.bytes, channels: channels, xs: xs, ys: ys)
         return try Image(width: width, height: height, format: image.format, bytes: out)
+    }
+
+    /// Premultiplied RGBA resampling over float planes (see ``resize(_:width:height:filter:alpha:)``).
+    static func resizePremultiplied(_ image: Image, width dw: Int, height dh: Int, filter: ResizeFilter) -> [UInt8] {
+        let count = image.pixelCount
+        let planes = [Float](unsafeUninitializedCapacity: count * 4) { f, n in
+            image.bytes.withUnsafeBufferPointer { b in
+                for p in 0..<count {
+                    let a = Float(b[p * 4 + 3])
+                    for c in 0..<3 { f[p * 4 + c] = Float(b[p * 4 + c]) * a / 255 }
+                    f[p * 4 + 3] = a
+                }
+            }
+            n = count * 4
+        }
+        let rows = FloatRows(planes, width: image.width, height: image.height, channels: 4, toWidth: dw, toHeight: dh, filter: filter)
+        var line = [Float](repeating: 0, count: dw * 4)
+        var out = [UInt8](repeating: 0, count: dw * dh * 4)
+        line.withUnsafeMutableBufferPointer { l in
+            out.withUnsafeMutableBufferPointer { o in
+                for y in 0..<dh {
+                    rows.row(y, into: l.baseAddress!)
+                    for x in 0..<dw {
+                        let i = x * 4, d = (y * dw + x) * 4
+                        // Lanczos lobes can overshoot: alpha is clamped first, color to what it allows.
+                        let a = min(max(l[i + 3], 0), 255)
+                        let alpha = a.rounded()
+                        o[d + 3] = UInt8(alpha)
+                        guard alpha > 0 else { o[d] = 0; o[d + 1] = 0; o[d + 2] = 0; continue }
+                        for c in 0..<3 { o[d + c] = UInt8(min(max(l[i + c] * 255 / a, 0), 255).rounded()) }
+                    }
+                }
+            }
+        }
+        return out
     }
 
     /// Resizes tightly packed 8-bit pixels of `channels` channels (`xs.source × ys.source`) to

@@ -12,11 +12,12 @@ import GranitePinOptions
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert, resize and filter JPEG/PNG/WebP images into JPEG/PNG/WebP/AVIF in an output folder.",
+        abstract: "Convert, resize and filter JPEG/PNG/WebP/AVIF/JXL/TIFF/HEIC/GIF images into JPEG/PNG/WebP/AVIF/JXL/TIFF in an output folder.",
         discussion: """
         INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, \
-        .jpe, .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are \
-        sniffed from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
+        .jpe, .png, .webp, .avif, .jxl, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and their layout is \
+        kept under OUTDIR. Formats are sniffed from the bytes; HEIC becomes JPEG and GIF (its first \
+        frame) PNG unless --format says otherwise. Outputs are written atomically and recorded in OUTDIR/manifest.json; \
         a re-run skips outputs that are done and unchanged and redoes the rest. --depth also writes \
         NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin queues every \
         file written for pinning on a Kubo node (as `granite pin` does) while the batch runs; what \
@@ -33,6 +34,11 @@ struct ConvertCommand: AsyncParsableCommand {
         Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its \
         thumbnail, orientation set to 1 once the pixels are turned upright); --keep chooses, \
         --strip removes them all; broken metadata is dropped with a warning.
+
+        Damage: a warning from a decoder (and dropped metadata) is printed with the input's path \
+        and recorded in the manifest entry, and the image converts; --fail-on chooses what fails \
+        instead. Orientation (Exif in JPEG/PNG/WebP, else XMP tiff:Orientation) is applied to \
+        the pixels unless --no-auto-orient.
 
         Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its \
         manifest not writable); 2 some inputs failed (each reported on stderr with its path and \
@@ -60,10 +66,10 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Resize to fit inside WxH, keeping the aspect ratio.", valueName: "WxH"))
     var fit: String?
 
-    @Option(help: ArgumentHelp("Output format: jpg, png, webp or avif (default: the input's format).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output format: jpg, png, webp, avif, tiff or jxl (default: the input's format; JPEG for HEIC, PNG for GIF).", valueName: "format"))
     var format: String?
 
-    @Option(help: "JPEG, WebP and AVIF quality, 1-100.")
+    @Option(help: "JPEG, WebP, AVIF and JPEG XL quality, 1-100 (JPEG XL: 100 is lossless).")
     var quality: Int = 85
 
     @Option(help: ArgumentHelp("Output file names from a template ({stem}: the input's name without extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}'; folders are kept.",
@@ -90,6 +96,17 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @Flag(help: "Remove all metadata from the outputs: ICC profile, Exif and XMP (same as --keep none).")
     var strip = false
+
+    @Option(help: ArgumentHelp("Which damage makes an input fail: none, truncated (default: a file cut short fails, warnings such as 'Corrupt JPEG data: extraneous bytes' are reported and the image converts), error, or warning (any warning fails).",
+                               valueName: "level"))
+    var failOn: String = FailOn.default.rawValue
+
+    @Flag(help: "Keep pixels as stored and the Exif/XMP orientation tag as it is (default: turn pixels upright and reset the tag to 1).")
+    var noAutoOrient = false
+
+    @Option(help: ArgumentHelp("What transparent pixels become in outputs without alpha (JPEG): #RRGGBB, #RGB, R,G,B, white or black (default: white).",
+                               valueName: "color"))
+    var background: String?
 
     @Option(help: "Images in flight at once (default: the number of cores).")
     var jobs: Int?
@@ -151,6 +168,10 @@ struct ConvertCommand: AsyncParsableCommand {
         if let resizeFilter { settings.resizeFilter = try ConvertSettings.parseResizeFilter(resizeFilter) }
         if progressive { settings.progressive = true }
         if lossless { settings.lossless = true }
+        let level = try ConvertSettings.parseFailOn(failOn)
+        if level != .default { settings.failOn = level }
+        if noAutoOrient { settings.autoOrient = false }
+        if let background { settings.background = try ConvertSettings.parseBackground(background) }
         return (settings, chain)
     }
 

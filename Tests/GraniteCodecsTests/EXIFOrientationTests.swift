@@ -90,4 +90,61 @@ final class EXIFOrientationTests: XCTestCase {
         XCTAssertEqual(EXIFOrientation.read(jpeg: bytes), .up)
         XCTAssertEqual(try Codecs.decode(bytes).width, 16)
     }
+
+    /// Checks `decode` of `bytes` against the TIFF orientation table (as for JPEG above).
+    func assertUpright(_ bytes: [UInt8], _ o: Int, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let expected: [Int: (tl: String, tr: String)] = [
+            1: ("TL", "TR"), 2: ("TR", "TL"), 3: ("BR", "BL"), 4: ("BL", "BR"),
+            5: ("TL", "BL"), 6: ("TR", "BR"), 7: ("BR", "TR"), 8: ("BL", "TL"),
+        ]
+        XCTAssertEqual(EXIFOrientation.read(bytes).rawValue, o, what, file: file, line: line)
+        let image = try Codecs.decode(bytes)
+        XCTAssertEqual([image.width, image.height], o >= 5 ? [32, 64] : [64, 32], what, file: file, line: line)
+        let corners = ["TL": (4, 4), "TR": (image.width - 5, 4), "BL": (4, image.height - 5), "BR": (image.width - 5, image.height - 5)]
+        let (tl, tr) = expected[o]!
+        XCTAssertEqual(color(image, corners[tl]!.0, corners[tl]!.1), red, "\(what) red", file: file, line: line)
+        XCTAssertEqual(color(image, corners[tr]!.0, corners[tr]!.1), green, "\(what) green", file: file, line: line)
+        let info = try Codecs.info(bytes)
+        XCTAssertEqual([info.width, info.height, info.orientation.rawValue], [image.width, image.height, o], what, file: file, line: line)
+        let raw = try Codecs.decode(bytes, options: DecodeOptions(applyEXIFOrientation: false))
+        XCTAssertEqual([raw.width, raw.height], [64, 32], what, file: file, line: line)
+    }
+
+    /// PNG `eXIf` and WebP `EXIF` turn the pixels as JPEG's APP1 does, in both byte orders.
+    func testPNGAndWebPExifOrientationsComeOutUpright() throws {
+        let stored = try quadrants(width: 64, height: 32)
+        let png = try Codecs.encodePNG(stored), webp = try Codecs.encodeWebP(stored, lossless: true)
+        for littleEndian in [true, false] {
+            for o in 1...8 {
+                let tiff = Array(exifSegment(orientation: o, littleEndian: littleEndian).dropFirst(4 + 6))
+                let blocks = ImageMetadata(exif: tiff)
+                let taggedPNG = blocks.embedded(in: png), taggedWebP = blocks.embedded(in: webp)
+                XCTAssertEqual(taggedPNG.written, [.exif])
+                XCTAssertEqual(taggedWebP.written, [.exif])
+                try assertUpright(taggedPNG.bytes, o, "PNG orientation \(o)")
+                try assertUpright(taggedWebP.bytes, o, "WebP orientation \(o)")
+            }
+        }
+    }
+
+    /// With no Exif orientation, XMP's `tiff:Orientation` (attribute or element form) is followed;
+    /// an Exif orientation wins over a different XMP one.
+    func testXMPOrientationIsFollowedWhenExifHasNone() throws {
+        let stored = try quadrants(width: 64, height: 32)
+        let attribute = Array("""
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="8"/></rdf:RDF></x:xmpmeta>
+            """.utf8)
+        let element = Array("""
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/"><tiff:Orientation>3</tiff:Orientation></rdf:Description></rdf:RDF></x:xmpmeta>
+            """.utf8)
+        let png = try Codecs.encodePNG(stored)
+        try assertUpright(ImageMetadata(xmp: attribute).embedded(in: png).bytes, 8, "PNG XMP attribute")
+        try assertUpright(ImageMetadata(xmp: element).embedded(in: try Codecs.encodeJPEG(stored, quality: 95, subsampling: .s444)).bytes,
+                          3, "JPEG XMP element")
+        let both = ImageMetadata(exif: Array(exifSegment(orientation: 6, littleEndian: true).dropFirst(10)), xmp: attribute)
+        try assertUpright(both.embedded(in: try Codecs.encodeWebP(stored, lossless: true)).bytes, 6, "WebP Exif over XMP")
+        XCTAssertEqual(try XMPPacket.parse(attribute).orientation, .left)
+    }
 }

@@ -82,7 +82,7 @@ final class BatchConverterTests: XCTestCase {
         XCTAssertEqual(Set(failures.keys), ["truncated.jpg", "empty.png", "text.jpg", "bomb.jpg"])
         XCTAssertTrue(failures["truncated.jpg"]!.hasPrefix("decode error"), failures["truncated.jpg"]!)
         XCTAssertTrue(failures["empty.png"]!.contains("empty file"))
-        XCTAssertTrue(failures["text.jpg"]!.contains("not a JPEG, PNG or WebP"))
+        XCTAssertTrue(failures["text.jpg"]!.contains("not a \(ImageFormat.readableNames)"))
         XCTAssertTrue(failures["bomb.jpg"]!.contains("over the limit"), failures["bomb.jpg"]!)
         // No output, partial or otherwise, for the failed inputs.
         XCTAssertEqual(ConvertFixtures.files(out), ["img0.jpg", "manifest.json", "set1/img1.jpg", "set2/img2.jpg"])

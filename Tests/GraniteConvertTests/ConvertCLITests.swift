@@ -7,18 +7,19 @@ import XCTest
 /// Runs the built `granite` binary: golden help, exit codes, and a SIGKILL-and-resume run.
 final class ConvertCLITests: XCTestCase {
     static let goldenHelp = """
-    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP images into JPEG/PNG/WebP/AVIF in an output
-    folder.
+    OVERVIEW: Convert, resize and filter JPEG/PNG/WebP/AVIF/JXL/TIFF/HEIC/GIF images into
+    JPEG/PNG/WebP/AVIF/JXL/TIFF in an output folder.
 
     INPUT may be files or folders; folders are walked recursively (files ending in .jpg, .jpeg, .jpe,
-    .png or .webp; hidden entries skipped) and their layout is kept under OUTDIR. Formats are sniffed
-    from the bytes. Outputs are written atomically and recorded in OUTDIR/manifest.json; a re-run skips
-    outputs that are done and unchanged and redoes the rest. --depth also writes NAME.depth.png
-    (16-bit) and NAME.depth-preview.png beside each output; --pin queues every file written for pinning
-    on a Kubo node (as `granite pin` does) while the batch runs; what is not pinned at the end stays
-    journaled for `granite pin --retry`; then OUTDIR itself (without the manifest files) is pinned as
-    one directory, and manifest.json records its CID (rootCID, so ipfs://ROOT/OUTPUT addresses each
-    output) and each output's CID.
+    .png, .webp, .avif, .jxl, .tif, .tiff, .heic, .heif, .hif or .gif; hidden entries skipped) and
+    their layout is kept under OUTDIR. Formats are sniffed from the bytes; HEIC becomes JPEG and GIF
+    (its first frame) PNG unless --format says otherwise. Outputs are written atomically and recorded
+    in OUTDIR/manifest.json; a re-run skips outputs that are done and unchanged and redoes the rest.
+    --depth also writes NAME.depth.png (16-bit) and NAME.depth-preview.png beside each output; --pin
+    queues every file written for pinning on a Kubo node (as `granite pin` does) while the batch runs;
+    what is not pinned at the end stays journaled for `granite pin --retry`; then OUTDIR itself
+    (without the manifest files) is pinned as one directory, and manifest.json records its CID
+    (rootCID, so ipfs://ROOT/OUTPUT addresses each output) and each output's CID.
 
     --shard I/N converts only shard I (0...N-1) of the inputs, picked by a SHA-256 of each input's path
     relative to its INPUT, so N processes or machines can split one folder into one OUTDIR with no
@@ -29,6 +30,11 @@ final class ConvertCLITests: XCTestCase {
     Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
     orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
     broken metadata is dropped with a warning.
+
+    Damage: a warning from a decoder (and dropped metadata) is printed with the input's path and
+    recorded in the manifest entry, and the image converts; --fail-on chooses what fails instead.
+    Orientation (Exif in JPEG/PNG/WebP, else XMP tiff:Orientation) is applied to the pixels unless
+    --no-auto-orient.
 
     Exit status: 0 all converted or already done; 1 the batch could not run (OUTDIR or its manifest not
     writable); 2 some inputs failed (each reported on stderr with its path and reason), the others were
@@ -64,8 +70,10 @@ final class ConvertCLITests: XCTestCase {
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.
       --fit <WxH>             Resize to fit inside WxH, keeping the aspect ratio.
-      --format <format>       Output format: jpg, png, webp or avif (default: the input's format).
-      --quality <quality>     JPEG, WebP and AVIF quality, 1-100. (default: 85)
+      --format <format>       Output format: jpg, png, webp, avif, tiff or jxl (default: the input's
+                              format; JPEG for HEIC, PNG for GIF).
+      --quality <quality>     JPEG, WebP, AVIF and JPEG XL quality, 1-100 (JPEG XL: 100 is lossless).
+                              (default: 85)
       --name <template>       Output file names from a template ({stem}: the input's name without
                               extension, {ext}: the output's extension), e.g. '{stem}_small.{ext}';
                               folders are kept.
@@ -82,6 +90,14 @@ final class ConvertCLITests: XCTestCase {
                               (default: all).
       --strip                 Remove all metadata from the outputs: ICC profile, Exif and XMP (same as
                               --keep none).
+      --fail-on <level>       Which damage makes an input fail: none, truncated (default: a file cut
+                              short fails, warnings such as 'Corrupt JPEG data: extraneous bytes' are
+                              reported and the image converts), error, or warning (any warning fails).
+                              (default: truncated)
+      --no-auto-orient        Keep pixels as stored and the Exif/XMP orientation tag as it is (default:
+                              turn pixels upright and reset the tag to 1).
+      --background <color>    What transparent pixels become in outputs without alpha (JPEG): #RRGGBB,
+                              #RGB, R,G,B, white or black (default: white).
       --jobs <jobs>           Images in flight at once (default: the number of cores).
       --max-pixels <n>        Refuse inputs with more pixels than this (decompression bombs). (default:
                               100000000)
@@ -151,7 +167,7 @@ final class ConvertCLITests: XCTestCase {
         TestSupportFiles.write(Array("junk".utf8), input + "/junk.png")
         let partial = try ConvertFixtures.runGranite(["convert", input, "-o", out + "/b"])
         XCTAssertEqual(partial.status, ConvertExitCode.partialFailure)
-        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a JPEG, PNG or WebP"), partial.stderr)
+        XCTAssertTrue(partial.stderr.contains("failed: \(input)/junk.png: header error: not a \(ImageFormat.readableNames)"), partial.stderr)
         XCTAssertTrue(partial.stdout.hasPrefix("converted 2, skipped 0, failed 1"), partial.stdout)
 
         for usage in [["convert", input, "-o", out, "--resize", "12"], ["convert", input, "-o", out, "--quality", "0"],

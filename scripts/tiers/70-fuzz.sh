@@ -25,7 +25,7 @@ command -v swift >/dev/null || skip "no swift on PATH"
 toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
 ls "$toolchain"/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a "$toolchain"/lib/swift/clang/lib/linux/libclang_rt.fuzzer-*.a \
   >/dev/null 2>&1 || skip "this Swift toolchain ($toolchain) has no libFuzzer runtime (libclang_rt.fuzzer)"
-ensure_apt pkg-config libturbojpeg0-dev libpng-dev libopenblas-dev libv4l-dev
+ensure_apt pkg-config libturbojpeg0-dev libpng-dev libopenblas-dev libv4l-dev libheif-dev libtiff-dev libgif-dev libjxl-dev
 
 echo "fuzz: building Fuzzers/ (address sanitizer + libFuzzer, .build-fuzz)"
 build_log=$(mktemp)

@@ -5,4 +5,6 @@ import GraniteCodecs
 
 fuzzMain { data in
     _ = EXIFOrientation.read(jpeg: Array(data))
+    // Any container: Exif in JPEG/PNG/WebP (or a PNG text profile), else XMP's tiff:Orientation.
+    _ = EXIFOrientation.read(Array(data))
 }

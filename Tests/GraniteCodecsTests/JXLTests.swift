@@ -1,0 +1,72 @@
+import Foundation
+import GraniteCodecs
+import GraniteMedia
+import GraniteTesting
+import XCTest
+
+/// JPEG XL read and write (libjxl), checked against pillow-jxl-plugin (its own libjxl build,
+/// through Rust bindings) from the project's .venv (scripts/tiers/pre-media.sh installs it).
+final class JXLTests: XCTestCase {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    func python() throws -> String {
+        let python = Self.root.appendingPathComponent(".venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python),
+              (try? ChildProgram.run(python, ["-c", "import pillow_jxl"]))?.status == 0 else {
+            try Prerequisite.unmet("pillow-jxl-plugin not in .venv (run scripts/tiers/pre-media.sh): the independent JPEG XL codec")
+        }
+        return python
+    }
+
+    /// Pillow (with the plugin) decodes `path` to raw RGBA.
+    func pillowRGBA(_ python: String, _ path: String) throws -> [UInt8] {
+        let r = try ChildProgram.run(python, ["-c", "import sys, pillow_jxl; from PIL import Image; sys.stdout.buffer.write(Image.open(sys.argv[1]).convert('RGBA').tobytes())", path])
+        XCTAssertEqual(r.status, 0, r.err)
+        return r.stdout
+    }
+
+    func testOurFilesDecodeInPillowAndTheirsInOurs() throws {
+        let python = try python()
+        let dir = TestSupport.temporaryDirectory("jxl")
+        for alpha in [false, true] {
+            let image = TestSupport.gradient(width: 48, height: 40, alpha: alpha)
+            // Lossless: exact both ways.
+            let lossless = try Codecs.encodeJXL(image, quality: 100)
+            XCTAssertEqual(Codecs.sniff(lossless), .jxl)
+            TestSupport.write(lossless, dir + "/l.jxl")
+            XCTAssertEqual(try pillowRGBA(python, dir + "/l.jxl"), image.bytes, "lossless alpha \(alpha)")
+            XCTAssertEqual(try Codecs.decode(lossless), image, "lossless alpha \(alpha)")
+            // Lossy at quality 90 (distance 1): close to the input, and both decoders agree.
+            let lossy = try Codecs.encodeJXL(image, quality: 90)
+            TestSupport.write(lossy, dir + "/q.jxl")
+            let ours = try Codecs.decode(lossy)
+            XCTAssertLessThan(TestSupport.meanAbsoluteError(ours.bytes, image.bytes), 3, "lossy alpha \(alpha)")
+            XCTAssertLessThan(TestSupport.meanAbsoluteError(ours.bytes, try pillowRGBA(python, dir + "/q.jxl")), 1, "lossy alpha \(alpha)")
+        }
+        // A file Pillow writes (container format) reads here.
+        TestSupport.write(try Codecs.encodePNG(TestSupport.gradient(width: 30, height: 20)), dir + "/in.png")
+        let w = try ChildProgram.run(python, ["-c", "import sys, pillow_jxl; from PIL import Image; Image.open(sys.argv[1]).save(sys.argv[2], lossless=True)",
+                                              dir + "/in.png", dir + "/p.jxl"])
+        XCTAssertEqual(w.status, 0, w.err)
+        let theirs = try FileBytes.read(dir + "/p.jxl")
+        XCTAssertEqual(Codecs.sniff(theirs), .jxl)
+        XCTAssertEqual(try Codecs.decode(theirs), TestSupport.gradient(width: 30, height: 20))
+        XCTAssertThrowsError(try Codecs.decode(Array(theirs.prefix(theirs.count / 2)), path: "cut.jxl")) { error in
+            XCTAssertEqual((error as? CodecError)?.path, "cut.jxl")
+        }
+    }
+
+    func testMetadataBoxesAreWritten() throws {
+        let exif: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x0F, 0x01, 2, 0, 4, 0, 0, 0, 0x41, 0x42, 0x43, 0, 0, 0, 0, 0]
+        let jxl = try Codecs.encodeJXL(TestSupport.gradient(width: 16, height: 16), quality: 80,
+                                       metadata: ImageMetadata(icc: ColorTransform.sRGBProfile, exif: exif))
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/exiftool") else {
+            try Prerequisite.unmet("exiftool not found (Debian package libimage-exiftool-perl): the independent metadata reader")
+        }
+        let dir = TestSupport.temporaryDirectory("jxl-meta")
+        TestSupport.write(jxl, dir + "/m.jxl")
+        let make = try TestSupport.run("/usr/bin/exiftool", ["-s3", "-Make", dir + "/m.jxl"]).stdout
+        XCTAssertEqual(String(decoding: make, as: UTF8.self), "ABC\n")
+        XCTAssertThrowsError(try Codecs.encodeJXL(TestSupport.gradient(width: 4, height: 4), quality: 0))
+    }
+}
