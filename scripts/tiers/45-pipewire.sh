@@ -9,8 +9,9 @@
 #     before it; granite-cam keeps running through five connects, renegotiations and disconnects;
 #  3. granite-pw-check reads the same node through GraniteCapture's PipeWireSource, counters in order;
 #  4. `gst-launch-1.0 videotestsrc ! pipewiresink` publishes a source: `granite devices` lists it
-#     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames.
-# About 40 s. Skips (77) without the packages unless CI=true.
+#     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
+#  5. a run whose filters change the frame size offers the new size (read at 160x120).
+# About 20 s after the builds. Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -117,6 +118,16 @@ frames=$(ls "$work/in"/*.ppm 2>/dev/null | wc -l)
 grep "frames in" "$work/cam-in.log"
 [ "$frames" -ge 30 ] || fail "granite-cam wrote $frames frames from the PipeWire source, wanted 30"
 echo "pipewire: granite-cam --source pipewire:gst-test-source wrote $frames frames"
+
+# 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
+"$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --cpu-filters --filter resize:width=160,height=120 \
+  --pipewire-out "Granite Small" --status-hz 1 >"$work/cam-small.log" 2>&1 & small=$!; pids+=($small)
+wait_node node.description "Granite Small" || { cat "$work/cam-small.log"; fail "the resized node did not appear"; }
+timeout 30 gst-launch-1.0 -q pipewiresrc target-object=granite.granite-small num-buffers=10 \
+  ! video/x-raw,format=I420,width=160,height=120 ! fakesink >"$work/gst-small.log" 2>&1 \
+  || { cat "$work/gst-small.log"; tail -3 "$work/cam-small.log"; fail "no 160x120 frames from a resized run"; }
+echo "pipewire: a 320x240 run resized to 160x120 is read at 160x120"
+kill -INT $small; wait $small || true
 
 # granite-cam's camera kept running through it all; stop it and read its counters.
 kill -INT $cam; wait $cam || true
