@@ -9,11 +9,13 @@ import Synchronization
 /// converted straight into the buffer shared with it (``ColorConversion/yuv(_:layout:into:vectorised:)``
 /// for YUV, rows copied or red and blue swapped for RGB), or, when a GPU chain made the layout on
 /// the device (``Frame/yuv``), those bytes are copied in. No consumer, a slow one, or one that
-/// renegotiates only skips frames (counted in ``PipeWireOutput/stats``); the run goes on. An odd
+/// renegotiates only skips frames (counted in ``PipeWireOutput/stats``); the run goes on, also when
+/// the daemon goes away (one fault on the status line, the other outputs carry on). An odd
 /// frame side loses its last column or row (4:2:0 and 4:2:2 need pairs).
 public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `PipeWireOutput` does its own locking; the sink relay calls from one executor.
     private let output: PipeWireOutput
+    private let failed = Atomic<Bool>(false)
     public var name: String { "pipewire:\(output.name)" }
 
     /// Publishes the node `description` offering `formats` at `size` (the first frame's size
@@ -39,11 +41,14 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
         } catch {
             throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
         }
+        // A node that failed (the daemon went away) is reported once; the run and its other outputs go on.
+        guard !failed.load(ordering: .relaxed) else { return }
         do {
             _ = try output.write(size: size, sequence: frame.sequence, timestampNanos: frame.timestampNanos) { format, buffer in
                 PipeWireOutputSink.fill(buffer, format: format, from: frame, rgba: rgba)
             }
         } catch {
+            failed.store(true, ordering: .relaxed)
             throw .capture(error)
         }
     }

@@ -31,7 +31,7 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The node is not a video output device (for `--v4l2-out`).
     case notAnOutputDevice(device: String, card: String, capabilities: UInt32)
     /// PipeWire refused or failed (no daemon, no such node, a stream error); `node` names the
-    /// node (or `PipeWire` for the connection itself).
+    /// node (or the daemon's socket, for the connection itself).
     case pipeWire(node: String, detail: String)
 
     public var description: String {

@@ -62,7 +62,7 @@ public enum PipeWireDirectory {
                 }
             }
         }
-        guard answered else { throw .pipeWire(node: "PipeWire", detail: "the daemon did not list its nodes within 5 s") }
+        guard answered else { throw .pipeWire(node: "registry", detail: "the daemon did not list its nodes within 5 s") }
         return found.nodes
     }
 }

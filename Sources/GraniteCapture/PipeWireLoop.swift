@@ -27,18 +27,18 @@ public final class PipeWireLoop: @unchecked Sendable {
     public init(client: String = "granite") throws(CaptureError) {
         _ = PipeWireLoop.initialised
         guard let loop = pw_thread_loop_new("granite-pipewire", nil) else {
-            throw .pipeWire(node: "PipeWire", detail: "cannot make a thread loop: \(CaptureError.message(for: cpw_errno()))")
+            throw .pipeWire(node: "libpipewire", detail: "cannot make a thread loop: \(CaptureError.message(for: cpw_errno()))")
         }
         let props = cpw_properties_new()
         pw_properties_set(props, "application.name", client)
         guard let context = pw_context_new(pw_thread_loop_get_loop(loop), props, 0) else {
             pw_thread_loop_destroy(loop)
-            throw .pipeWire(node: "PipeWire", detail: "cannot make a context: \(CaptureError.message(for: cpw_errno()))")
+            throw .pipeWire(node: "libpipewire", detail: "cannot make a context: \(CaptureError.message(for: cpw_errno()))")
         }
         if pw_thread_loop_start(loop) < 0 {
             pw_context_destroy(context)
             pw_thread_loop_destroy(loop)
-            throw .pipeWire(node: "PipeWire", detail: "cannot start the loop thread")
+            throw .pipeWire(node: "libpipewire", detail: "cannot start the loop thread")
         }
         pw_thread_loop_lock(loop)
         let core = pw_context_connect(context, nil, 0)
@@ -50,7 +50,7 @@ public final class PipeWireLoop: @unchecked Sendable {
             pw_thread_loop_destroy(loop)
             let place = getenv("PIPEWIRE_REMOTE").map { String(cString: $0) }
                 ?? (getenv("XDG_RUNTIME_DIR").map { String(cString: $0) + "/pipewire-0" } ?? "$XDG_RUNTIME_DIR unset")
-            throw .pipeWire(node: "PipeWire", detail: "cannot connect to the daemon at \(place): \(CaptureError.message(for: code)) (is pipewire running in this session?)")
+            throw .pipeWire(node: place, detail: "cannot connect to the daemon: \(CaptureError.message(for: code)) (is pipewire running in this session?)")
         }
         self.loop = loop
         self.context = context

@@ -54,6 +54,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     private var offered: FrameSize
     private var format: (format: PipeWireVideoFormat, size: FrameSize)?
     private var streaming = false
+    private var settled = false
     private var failure: String?
     private var counters = Stats()
 
@@ -72,7 +73,10 @@ public final class PipeWireOutput: @unchecked Sendable {
                 events.state_changed = { data, _, state, error in
                     let me = Unmanaged<PipeWireOutput>.fromOpaque(data!).takeUnretainedValue()
                     me.streaming = state == PW_STREAM_STATE_STREAMING
+                    if state != PW_STREAM_STATE_CONNECTING { me.settled = true; me.loop.signal() }
                     if state == PW_STREAM_STATE_ERROR { me.failure = error.map { String(cString: $0) } ?? "stream error" }
+                    // Only close() disconnects on purpose (and it drops the listener first): this is the daemon going away.
+                    if state == PW_STREAM_STATE_UNCONNECTED { me.failure = me.failure ?? "the connection to the PipeWire daemon was lost" }
                     if state != PW_STREAM_STATE_STREAMING && state != PW_STREAM_STATE_PAUSED { me.format = nil }
                 }
                 events.param_changed = { data, id, param in
@@ -84,7 +88,10 @@ public final class PipeWireOutput: @unchecked Sendable {
             try withFormatParams(size) { (params, count) throws(CaptureError) in
                 try made.connect(SPA_DIRECTION_OUTPUT, flags: [PW_STREAM_FLAG_DRIVER, PW_STREAM_FLAG_MAP_BUFFERS], params: params, count: count)
             }
-            _ = self.loop.roundTrip()
+            // Registered (its id known) or refused, before the run starts.
+            let deadline = monotonicNanos() + 5_000_000_000
+            while !settled, monotonicNanos() < deadline { _ = self.loop.wait(seconds: 1) }
+            if let failure { throw .pipeWire(node: name, detail: failure) }
         }
     }
 

@@ -8,6 +8,10 @@
 //       reads a PipeWire video source through GraniteCapture's PipeWireSource (the same code as
 //       `granite-cam --source pipewire:NODE`); prints frames, fps, latency capture→here p50/p99
 //       (when the producer stamps monotonic capture times), drops and CPU time per frame
+//   granite-pw-check publish NAME WxH [--fps N | --unpaced] [--seconds S] [--format yuy2]
+//       publishes the test pattern through GraniteCapture's PipeWireOutput (the node of
+//       `granite-cam --pipewire-out`, without the rest of granite-cam's pipeline), converting each
+//       frame into the shared buffer; prints frames sent and CPU time per frame sent
 //   granite-pw-check list
 //       the daemon's video sources
 import GraniteCapture
@@ -118,6 +122,41 @@ case "consume":
           + "consumer CPU \(fixed(frames > 1 ? cpu * 1000 / Double(frames - 1) : 0)) ms/frame")
     if pattern != nil { print("granite-pw-check: \(checkCounters(counters, min: minimum))") }
     if frames < minimum { fail("\(frames) frames, wanted at least \(minimum)") }
+case "publish":
+    let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 10
+    let fps = option("--fps", in: &arguments).flatMap(Double.init) ?? 30
+    let format = option("--format", in: &arguments).flatMap { PipeWireVideoFormat(name: $0) } ?? .yuy2
+    let unpaced = arguments.contains("--unpaced")
+    arguments.removeAll { $0 == "--unpaced" }
+    guard arguments.count == 2, let size = FrameSize(parsing: arguments[1]) else { fail("usage: publish NAME WxH …", code: 64) }
+    let output: PipeWireOutput
+    do { output = try PipeWireOutput(name: arguments[0], size: size, fps: fps, formats: [format]) } catch { fail("\(error)") }
+    let pattern = TestPattern(size: size, fps: fps)
+    var storage = RecycledBytes(slots: 2)
+    let start = monotonicNanos(), cpuAtStart = cpuSeconds()
+    var index: UInt64 = 0
+    while monotonicNanos() < start + UInt64(seconds * 1e9) {
+        if !unpaced {
+            let due = start + UInt64(Double(index) * 1e9 / fps), now = monotonicNanos()
+            if due > now { var t = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000)); nanosleep(&t, nil) }
+        }
+        let taken = monotonicNanos()
+        let image = pattern.render(index: index, recycling: &storage)
+        do {
+            _ = try output.write(size: size, sequence: index, timestampNanos: taken) { chosen, buffer in
+                if let layout = chosen.yuvLayout(width: size.width) {
+                    ColorConversion.yuv(image, layout: layout, into: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                } else {
+                    image.bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
+                }
+            }
+        } catch { fail("\(error)") }
+        index += 1
+    }
+    let stats = output.stats
+    output.close()
+    print("granite-pw-check: published \(index) frames: \(stats.sent) sent, \(stats.noConsumer) with no consumer, \(stats.busy) busy; "
+          + "CPU \(fixed(stats.sent > 0 ? (cpuSeconds() - cpuAtStart) * 1000 / Double(stats.sent) : 0)) ms per frame sent")
 case "list":
     do {
         for node in try PipeWireDirectory.videoSources() { print(node) }
