@@ -21,7 +21,7 @@ cannot_run() {
 fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
 
 if [ -z "${GRANITE_PW_SESSION:-}" ]; then
-  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base dbus \
+  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base dbus-daemon \
     || cannot_run "could not install pipewire, wireplumber and GStreamer's PipeWire elements"
   for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session; do
     command -v "$tool" >/dev/null || cannot_run "$tool is missing"
@@ -37,7 +37,7 @@ bin="$(swift build --show-bin-path)"
 work="$(mktemp -d)"
 export XDG_RUNTIME_DIR="$work/runtime"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
-unset PIPEWIRE_REMOTE
+unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
 pids=()
 cleanup() {
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; wait "${pids[i]}" 2>/dev/null || true; done
