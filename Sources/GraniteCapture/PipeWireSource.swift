@@ -162,9 +162,9 @@ final class PipeWireCapture: @unchecked Sendable {
                           source: label))
     }
 
-    /// The producer's capture time when its header carries one on this machine's monotonic clock
-    /// (granite-cam's node, PipeWire's V4L2 and libcamera sources: at most 5 s old), else `now`
-    /// (GStreamer's `pipewiresink` stamps its pipeline's running time, another time line).
+    /// The producer's time stamp when its header carries one on this machine's monotonic clock
+    /// (granite-cam's node: the capture time; PipeWire's V4L2 and libcamera sources; GStreamer's
+    /// `pipewiresink`: when it sent the buffer) and it is at most 5 s old, else `now`.
     static func captureTime(pts: Int64, now: UInt64) -> UInt64 {
         guard pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 5_000_000_000 else { return now }
         return UInt64(pts)

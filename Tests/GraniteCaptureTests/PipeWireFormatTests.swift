@@ -44,7 +44,7 @@ final class PipeWireFormatTests: XCTestCase {
     func testCaptureTimeTakesOnlyMonotonicStamps() {
         let now: UInt64 = 1_000_000_000_000
         XCTAssertEqual(PipeWireCapture.captureTime(pts: Int64(now - 3_000_000), now: now), now - 3_000_000, "granite-cam's stamp")
-        XCTAssertEqual(PipeWireCapture.captureTime(pts: 2_000_000_000, now: now), now, "a pipeline's running time")
+        XCTAssertEqual(PipeWireCapture.captureTime(pts: 2_000_000_000, now: now), now, "another time line (a pipeline's running time)")
         XCTAssertEqual(PipeWireCapture.captureTime(pts: Int64(now + 1), now: now), now, "from the future")
         XCTAssertEqual(PipeWireCapture.captureTime(pts: 0, now: now), now, "none")
     }
