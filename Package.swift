@@ -152,8 +152,12 @@ let package = Package(
         // MARK: Capture (issue 6) — V4L2 through libv4l2, test pattern, folder; granite-cam.
         .systemLibrary(name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
                        providers: [.apt(["libv4l-dev"])]),
-        .target(name: "GraniteCapture", dependencies: ["CV4L2", "GraniteMedia"]),
+        // PipeWire camera in and out (libpipewire; SPA pods and method macros in a small shim).
+        .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire", pkgConfig: "libpipewire-0.3",
+                       providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "GraniteCapture", dependencies: ["CV4L2", "CPipeWire", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
+        .executableTarget(name: "granite-pw-check", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [

@@ -14,6 +14,9 @@ GRANITE_APT_PACKAGES=(
   slurm-wlm munge
   # scripts/bundle: patchelf sets the RPATHs; libglvnd's libGL and libEGL go into the bundle
   patchelf binutils libgl1 libegl1
+  # PipeWire camera in and out (build); the PipeWire tier's private daemon and GStreamer consumers (test-only)
+  libpipewire-0.3-dev
+  pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
 )
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)

@@ -8,6 +8,8 @@ public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
     case folder(String)
     /// A V4L2 device node.
     case device(String)
+    /// A PipeWire video source: its id, serial, `node.name` or description (nil: the first one).
+    case pipeWire(String?)
 
     /// Parses `testpattern`, `folder:PATH` or a device path (`/dev/video0`).
     public init(parsing text: String) throws(CaptureError) {
@@ -15,10 +17,14 @@ public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
             self = .testPattern
         } else if text.hasPrefix("folder:"), text.count > 7 {
             self = .folder(String(text.dropFirst(7)))
+        } else if text == "pipewire" {
+            self = .pipeWire(nil)
+        } else if text.hasPrefix("pipewire:"), text.count > 9 {
+            self = .pipeWire(String(text.dropFirst(9)))
         } else if text.hasPrefix("/dev/") {
             self = .device(text)
         } else {
-            throw .invalidRequest("unknown source \(text): use testpattern, folder:PATH or a /dev/video* path")
+            throw .invalidRequest("unknown source \(text): use testpattern, folder:PATH, pipewire[:NODE] or a /dev/video* path")
         }
     }
 
@@ -27,6 +33,7 @@ public enum SourceSpec: Sendable, Hashable, CustomStringConvertible {
         case .testPattern: return "testpattern"
         case let .folder(path): return "folder:\(path)"
         case let .device(path): return path
+        case let .pipeWire(node): return node.map { "pipewire:\($0)" } ?? "pipewire"
         }
     }
 }
@@ -107,7 +114,7 @@ public struct CamSettings: Sendable, Hashable {
     public var isLive: Bool {
         if let live { return live }
         switch source {
-        case .device: return true
+        case .device, .pipeWire: return true
         case .folder: return false
         case .testPattern: return paced
         }

@@ -49,6 +49,8 @@ struct CaptureParts: Sendable {
             return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
         case let .device(path):
             return V4L2Source(path: path, request: s.request, decoder: decoder)
+        case let .pipeWire(node):
+            return PipeWireSource(target: node)
         }
     }
 

@@ -30,6 +30,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case controlValue(device: String, control: String, value: String, reason: String, valid: String)
     /// The node is not a video output device (for `--v4l2-out`).
     case notAnOutputDevice(device: String, card: String, capabilities: UInt32)
+    /// PipeWire refused or failed (no daemon, no such node, a stream error); `node` names the
+    /// node (or the daemon's socket, for the connection itself).
+    case pipeWire(node: String, detail: String)
 
     public var description: String {
         switch self {
@@ -60,6 +63,8 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notAnOutputDevice(device, card, caps):
             return "\(device) (\(card)): not a video output device (capabilities 0x\(String(caps, radix: 16))); "
                 + "a virtual camera is made by v4l2loopback"
+        case let .pipeWire(node, detail):
+            return "\(node): PipeWire: \(detail)"
         }
     }
 

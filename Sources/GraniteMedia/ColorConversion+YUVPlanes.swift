@@ -64,6 +64,49 @@ extension ColorConversion {
         }
     }
 
+    /// Writes `rgba` as NV12: Y rows `lumaStride` apart, then interleaved Cb, Cr rows
+    /// `chromaStride` apart (4:2:0, the chroma of ``planarYUV(_:subsampled:into:lumaStride:chromaStride:)``);
+    /// padding bytes are left alone. `vectorised` false: the scalar formulas (bit-identical).
+    package static func semiPlanarYUV(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, lumaStride: Int, chromaStride: Int,
+                                      vectorised: Bool) {
+        precondition(rgba.format == .rgba8)
+        let w = rgba.width, h = rgba.height, cw = (w + 1) / 2, ch = (h + 1) / 2
+        let uv = out + lumaStride * h
+        guard vectorised else {
+            // The planar reference into one row pair of chroma at a time would re-derive it; the
+            // whole planes once, then interleaved, keeps one set of formulas.
+            let planes = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h + 2 * cw * ch)
+            defer { planes.deallocate() }
+            planarYUVReference(rgba, subsampled: true, into: planes, lumaStride: w, chromaStride: cw)
+            for y in 0..<h { (out + y * lumaStride).update(from: planes + y * w, count: w) }
+            interleave(cb: planes + w * h, cr: planes + w * h + cw * ch, stride: cw, width: cw, rows: ch, into: uv, chromaStride: chromaStride)
+            return
+        }
+        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * cw)
+        defer { row.deallocate() }
+        rgba.bytes.withUnsafeBytes { raw in
+            let src = raw.baseAddress!
+            for y in 0..<h { lumaRow(src + y * w * 4, width: w, into: out + y * lumaStride) }
+            for cy in 0..<ch {
+                let y0 = cy * 2, y1 = min(y0 + 1, h - 1)
+                chroma420Row(src + y0 * w * 4, src + y1 * w * 4, width: w, cb: row, cr: row + cw)
+                interleave(cb: row, cr: row + cw, stride: 0, width: cw, rows: 1, into: uv + cy * chromaStride, chromaStride: 0)
+            }
+        }
+    }
+
+    /// Cb and Cr planes (`rows` rows of `width`, `stride` apart) as interleaved pairs, rows `chromaStride` apart.
+    private static func interleave(cb: UnsafePointer<UInt8>, cr: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int,
+                                   into out: UnsafeMutablePointer<UInt8>, chromaStride: Int) {
+        for r in 0..<rows {
+            let u = cb + r * stride, v = cr + r * stride, d = out + r * chromaStride
+            for x in 0..<width {
+                d[2 * x] = u[x]
+                d[2 * x + 1] = v[x]
+            }
+        }
+    }
+
     /// Writes `rgba` as packed YUYV (4:2:2: each pair's chroma the mean of the two pixels; an odd
     /// last column pairs with itself), rows `stride` bytes apart; padding bytes are left alone.
     package static func packedYUYV(_ rgba: Image, into out: UnsafeMutablePointer<UInt8>, stride: Int) {

@@ -1,6 +1,6 @@
 /// A YUV byte layout an output writes (BT.601 limited range, the formulas of
 /// ``ColorConversion/luma(_:_:_:)``, ``ColorConversion/cb(_:_:_:)`` and ``ColorConversion/cr(_:_:_:)``):
-/// what the Y4M pipe and a V4L2 output's YUYV and YU12 take.
+/// what the Y4M pipe, a V4L2 output's YUYV and YU12 and a PipeWire camera's YUY2, I420 and NV12 take.
 ///
 /// The CPU writes it with ``ColorConversion/yuv(_:layout:vectorised:)``; Marble's GPU conversion
 /// (`yuv_out.comp`) writes the same bytes from a chain's final image, and its tests compare the two.
@@ -14,15 +14,21 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
     case planar420(lumaStride: Int, chromaStride: Int)
     /// Planar 4:4:4, unpadded: Y, Cb, Cr, `w`×`h` each.
     case planar444
+    /// Semi-planar 4:2:0 (NV12): Y rows `lumaStride` apart, then one plane of interleaved Cb, Cr
+    /// pairs, rows `chromaStride` apart (0: unpadded, w and 2·⌈w/2⌉); chroma as ``planar420(lumaStride:chromaStride:)``.
+    case semiPlanar420(lumaStride: Int, chromaStride: Int)
 
     /// Unpadded 4:2:0 (the Y4M pipe's `C420jpeg`).
     public static let i420 = YUVLayout.planar420(lumaStride: 0, chromaStride: 0)
+    /// Unpadded NV12.
+    public static let nv12 = YUVLayout.semiPlanar420(lumaStride: 0, chromaStride: 0)
 
     public var description: String {
         switch self {
         case let .yuyv(stride): return "YUYV" + (stride > 0 ? " stride \(stride)" : "")
         case let .planar420(l, c): return "I420" + (l > 0 || c > 0 ? " strides \(l)/\(c)" : "")
         case .planar444: return "4:4:4 planar"
+        case let .semiPlanar420(l, c): return "NV12" + (l > 0 || c > 0 ? " strides \(l)/\(c)" : "")
         }
     }
 
@@ -33,6 +39,7 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
         case let .yuyv(stride): return (max(stride, ((width + 1) / 2) * 4), 0)
         case let .planar420(l, c): return (max(l, width), max(c, (width + 1) / 2))
         case .planar444: return (width, width)
+        case let .semiPlanar420(l, c): return (max(l, width), max(c, (width + 1) / 2 * 2))
         }
     }
 
@@ -40,7 +47,7 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
     public func chromaRows(height: Int) -> Int {
         switch self {
         case .yuyv: return 0
-        case .planar420: return (height + 1) / 2
+        case .planar420, .semiPlanar420: return (height + 1) / 2
         case .planar444: return height
         }
     }
@@ -52,6 +59,7 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
         case .yuyv: unpadded = .yuyv(stride: 0)
         case .planar420: unpadded = .i420
         case .planar444: unpadded = .planar444
+        case .semiPlanar420: unpadded = .nv12
         }
         return strides(width: width) != unpadded.strides(width: width)
     }
@@ -59,7 +67,8 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
     /// Bytes of a `width`×`height` image in this layout.
     public func byteCount(width: Int, height: Int) -> Int {
         let (luma, chroma) = strides(width: width)
-        return luma * height + 2 * chroma * chromaRows(height: height)
+        let chromaPlanes = if case .semiPlanar420 = self { 1 } else { 2 }
+        return luma * height + chromaPlanes * chroma * chromaRows(height: height)
     }
 }
 
@@ -86,6 +95,7 @@ extension ColorConversion {
         switch (layout, vectorised) {
         case (.yuyv, true): packedYUYV(rgba, into: out, stride: luma)
         case (.yuyv, false): packedYUYVReference(rgba, into: out, stride: luma)
+        case (.semiPlanar420, _): semiPlanarYUV(rgba, into: out, lumaStride: luma, chromaStride: chroma, vectorised: vectorised)
         case (_, true): planarYUV(rgba, subsampled: layout != .planar444, into: out, lumaStride: luma, chromaStride: chroma)
         case (_, false): planarYUVReference(rgba, subsampled: layout != .planar444, into: out, lumaStride: luma, chromaStride: chroma)
         }

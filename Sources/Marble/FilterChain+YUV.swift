@@ -102,6 +102,9 @@ final class YUVOutputs: @unchecked Sendable {
         case .yuyv: kind = 0
         case .planar420: kind = 1
         case .planar444: kind = 2
+        case .semiPlanar420:
+            // No shader writes NV12 yet: its outputs (the PipeWire camera) convert on the CPU.
+            throw .invalidPipeline(name: "yuv_out", reason: "NV12 is converted on the CPU, not on the device")
         }
         let io = StepIO(context: pool.context, source: BufferSlice(source), destination: BufferSlice(output.device),
                         sourceSize: (width, height), destinationSize: grid,

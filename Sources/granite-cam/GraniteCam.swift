@@ -20,7 +20,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "V4L2 device node (default: the first camera, else the test pattern).")
     var device: String?
 
-    @Option(help: "Source: testpattern, folder:PATH, or a device path.")
+    @Option(help: "Source: testpattern, folder:PATH, pipewire[:NODE] (a PipeWire video source; `granite devices` lists them), or a device path.")
     var source: String?
 
     @Option(help: "Frame size WxH (drivers may adjust; the status line shows what was chosen).")
@@ -83,6 +83,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(name: .customLong("v4l2-out-format"), help: "Pixel format for --v4l2-out: yuyv, yu12, rgb24 or bgr24 (default: the first of these the device offers).")
     var v4l2OutFormat: String?
 
+    @Option(name: .customLong("pipewire-out"), help: ArgumentHelp("Publish every processed frame as a PipeWire camera node with this description (default granite-cam); consumers negotiate YUY2, NV12, I420, BGRx or RGBx.", valueName: "name"))
+    var pipeWireOut: String?
+
+    @Option(name: .customLong("pipewire-out-format"), help: "Formats --pipewire-out offers, comma-separated in order of preference (default: yuy2,nv12,i420,bgrx,rgbx).")
+    var pipeWireOutFormat: String?
+
     @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
     var pipe: String?
 
@@ -117,6 +123,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         if v4l2OutFormat != nil && v4l2Out == nil { throw ValidationError("--v4l2-out-format needs --v4l2-out /dev/videoN") }
         if let pipe, Self.chroma(pipe) == nil { throw ValidationError("--pipe takes y4m or y4m:444, not \(pipe)") }
+        if let pipeWireOutFormat, Self.pipeWireFormats(pipeWireOutFormat) == nil {
+            throw ValidationError("--pipewire-out-format takes a comma-separated list of \(PipeWireVideoFormat.outputFormats.map { $0.rawValue.lowercased() }.joined(separator: ", "))")
+        }
+        if pipeWireOutFormat != nil && pipeWireOut == nil { throw ValidationError("--pipewire-out-format needs --pipewire-out NAME") }
         if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
     }
 
@@ -147,6 +157,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
         return s
     }
 
+    /// The formats a `--pipewire-out-format` list names (nil when one is unknown or not offered).
+    static func pipeWireFormats(_ list: String) -> [PipeWireVideoFormat]? {
+        let formats = list.split(separator: ",").map { PipeWireVideoFormat(name: String($0)) }
+        guard !formats.isEmpty, formats.allSatisfy({ $0.map(PipeWireVideoFormat.outputFormats.contains) ?? false }) else { return nil }
+        return formats.compactMap { $0 }
+    }
+
     /// The Y4M chroma a `--pipe` value asks for.
     static func chroma(_ pipe: String) -> Y4MSink.Chroma? {
         switch pipe {
@@ -175,6 +192,20 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 sinks.append(sink)
             } catch {
                 writeStandardError("granite-cam: error: --v4l2-out: \(error)\n")
+                throw ExitCode(1)
+            }
+        }
+        var pipeWireSink: PipeWireOutputSink?
+        if let pipeWireOut {
+            do {
+                let sink = try PipeWireOutputSink(description: pipeWireOut.isEmpty ? "granite-cam" : pipeWireOut,
+                                                  size: FrameSize(parsing: size) ?? FrameSize(width: 640, height: 480), fps: fps,
+                                                  formats: pipeWireOutFormat.flatMap(Self.pipeWireFormats) ?? PipeWireVideoFormat.outputFormats)
+                say("granite-cam: publishing PipeWire camera \"\(pipeWireOut)\" (\(sink.summary))")
+                sinks.append(sink)
+                pipeWireSink = sink
+            } catch {
+                writeStandardError("granite-cam: error: --pipewire-out: \(error)\n")
                 throw ExitCode(1)
             }
         }
@@ -248,6 +279,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
             say("granite-cam: \(summary.frames) frames in \(CamStateFormat.seconds(summary.seconds)) s, "
                   + "\(summary.saved) saved, \(summary.dropped) dropped, \(summary.renders) status renders")
             say("granite-cam: \(summary.modeLine)")
+            if let stats = pipeWireSink?.stats {
+                say("granite-cam: PipeWire camera: \(stats.sent) frames sent, \(stats.noConsumer) with no consumer, "
+                      + "\(stats.busy) skipped while the consumer held every buffer, \(stats.negotiations) formats negotiated")
+            }
             if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
             if let p = summary.pinning {
                 say("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"

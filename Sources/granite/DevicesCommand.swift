@@ -5,7 +5,7 @@ import GraniteCapture
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List video capture devices: path, card, driver, formats, sizes, frame rates and controls."
+        abstract: "List video capture devices: path, card, driver, formats, sizes, frame rates and controls; then PipeWire video sources."
     )
 
     @Option(help: "Directory holding the device nodes.")
@@ -33,10 +33,13 @@ struct DevicesCommand: ParsableCommand {
 
     func run() throws {
         let devices = CaptureDevices.list(in: directory)
+        let pipeWire = PipeWireDevices.describe()
         if devices.isEmpty {
-            print("no video devices in \(directory); granite-cam falls back to its test pattern")
+            print("no video devices in \(directory)" + (pipeWire.sources ? "" : "; granite-cam falls back to its test pattern"))
+            pipeWire.lines.forEach { print($0) }
             return
         }
+        defer { pipeWire.lines.forEach { print($0) } }
         for (path, result) in devices {
             switch result {
             case let .failure(error):

@@ -1,0 +1,68 @@
+import CPipeWire
+
+/// A PipeWire node as the registry announces it.
+public struct PipeWireNode: Sendable, Hashable, CustomStringConvertible {
+    /// The node's id in the graph (changes when it is made again).
+    public var id: UInt32
+    /// `object.serial`: never reused in the daemon's life (what `target.object` should name).
+    public var serial: String?
+    /// `node.name`.
+    public var name: String
+    /// `node.description` (what camera lists show), or the name.
+    public var nodeDescription: String
+    /// `media.class` (`Video/Source`).
+    public var mediaClass: String
+    /// `media.role` (`Camera` for cameras), if set.
+    public var role: String?
+
+    /// `42  granite.granite-cam  "Granite camera"  Video/Source (Camera)`.
+    public var description: String {
+        "\(id)  \(name)  \"\(nodeDescription)\"  \(mediaClass)" + (role.map { " (\($0))" } ?? "")
+    }
+
+    /// Whether `text` names this node: its id, serial, `node.name` or description.
+    public func isNamed(_ text: String) -> Bool {
+        text == String(id) || text == serial || text == name || text == nodeDescription
+    }
+}
+
+/// What the PipeWire daemon of this session holds, read from its registry.
+public enum PipeWireDirectory {
+    /// Every node whose `media.class` is `Video/Source` (cameras through libcamera or V4L2, screen
+    /// casts, other programs' streams, granite-cam's own `--pipewire-out`), in registry order.
+    /// Throws when there is no daemon.
+    public static func videoSources(loop given: PipeWireLoop? = nil) throws(CaptureError) -> [PipeWireNode] {
+        let loop: PipeWireLoop
+        if let given { loop = given } else { loop = try PipeWireLoop(client: "granite") }
+        final class Found { var nodes: [PipeWireNode] = [] }
+        let found = Found()
+        let retained = Unmanaged.passRetained(found)
+        defer { retained.release() }
+        var events = pw_registry_events()
+        events.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        events.global = { data, id, _, type, _, props in
+            guard let type, String(cString: type) == "PipeWire:Interface:Node", let props else { return }
+            func value(_ key: String) -> String? { spa_dict_lookup(props, key).map { String(cString: $0) } }
+            guard value("media.class") == "Video/Source" else { return }
+            let name = value("node.name") ?? "node \(id)"
+            let node = PipeWireNode(id: id, serial: value("object.serial"), name: name,
+                                    nodeDescription: value("node.description") ?? value("node.nick") ?? name,
+                                    mediaClass: "Video/Source", role: value("media.role"))
+            Unmanaged<Found>.fromOpaque(data!).takeUnretainedValue().nodes.append(node)
+        }
+        var hook = spa_hook()
+        let answered = loop.locked { () -> Bool in
+            guard let registry = cpw_core_get_registry(loop.core) else { return false }
+            defer { cpw_registry_destroy(registry) }
+            return withUnsafeMutablePointer(to: &hook) { hookPointer in
+                withUnsafePointer(to: &events) { eventsPointer in
+                    _ = cpw_registry_add_listener(registry, hookPointer, eventsPointer, retained.toOpaque())
+                    defer { spa_hook_remove(hookPointer) }
+                    return loop.roundTrip()
+                }
+            }
+        }
+        guard answered else { throw .pipeWire(node: "registry", detail: "the daemon did not list its nodes within 5 s") }
+        return found.nodes
+    }
+}

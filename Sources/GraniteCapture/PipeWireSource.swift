@@ -1,0 +1,231 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPipeWire
+import GraniteMedia
+
+/// A PipeWire video source as a ``FrameSource`` (`--source pipewire[:NODE]`): a camera through
+/// libcamera or V4L2, a screen cast, another program's stream (GStreamer's `pipewiresink`,
+/// granite-cam's own `--pipewire-out`).
+///
+/// ```
+///  start: registry ─► the Video/Source named NODE (id, serial, node.name or description; none: the first)
+///        ─► pw_stream INPUT, target.object = its serial; EnumFormat: YUY2 NV12 I420 RGBx BGRx RGBA BGRA, any size/rate
+///  process (loop thread): dequeue ─► copy out (yuyv, nv12 or rgba8 rows, strides dropped) ─► emit ─► queue back
+///  sequence: the buffer header's (gaps: dropped by the source), else counted here
+/// ```
+/// Live: a slow consumer loses the oldest frames (counted), never stalls the graph.
+public final class PipeWireSource: FrameSource, @unchecked Sendable {
+    // @unchecked: the capture's state is used on the loop thread, or with the loop locked.
+    /// The node asked for (nil: the first video source).
+    public let target: String?
+    private let runner: SourceRunner
+    /// Formats accepted, in order of preference (what the source gives with no conversion first).
+    static let accepted: [PipeWireVideoFormat] = [.yuy2, .nv12, .i420, .rgbx, .bgrx, .rgba, .bgra]
+
+    /// A source reading `target` (nil: the first `Video/Source` the daemon lists).
+    public init(target: String?) {
+        self.target = target
+        runner = SourceRunner(name: target.map { "pipewire:\($0)" } ?? "pipewire")
+    }
+
+    public var name: String { runner.name }
+    public var stats: CaptureStats { runner.stats }
+
+    public func start(_ delivery: FrameDelivery = .live(buffering: 2)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
+        let loop = try PipeWireLoop(client: "granite-cam")
+        let sources = try PipeWireDirectory.videoSources(loop: loop)
+        let node: PipeWireNode
+        if let target {
+            guard let found = sources.first(where: { $0.isNamed(target) }) else {
+                throw .pipeWire(node: target, detail: "no such video source; the daemon has: "
+                                + (sources.isEmpty ? "none" : sources.map { "\($0.name) (\($0.id))" }.joined(separator: ", ")))
+            }
+            node = found
+        } else {
+            guard let first = sources.first else { throw .pipeWire(node: "pipewire", detail: "the daemon has no video source") }
+            node = first
+        }
+        let capture = try PipeWireCapture(loop: loop, node: node, runner: runner, label: name)
+        return try runner.start(delivery) { runner in
+            while !runner.isStopping, capture.failure == nil {
+                _ = runner.sleep(until: monotonicNanos() + 50_000_000)
+            }
+            if let failure = capture.failure { runner.fault(failure) }
+            capture.close()
+        }
+    }
+
+    public func stop() { runner.stop() }
+}
+
+/// The input stream of a ``PipeWireSource``: negotiation and copying out, on the loop thread.
+final class PipeWireCapture: @unchecked Sendable {
+    private let loop: PipeWireLoop
+    private let runner: SourceRunner
+    private let label: String
+    private var stream: PipeWireStream?
+    private var format: (format: PipeWireVideoFormat, size: FrameSize, fps: Double?)?
+    private var counted: UInt64 = 0
+    private var streamed = false
+    private var storage = RecycledBytes(slots: 8)
+    private var failed: CaptureError?
+
+    /// Why the capture ended (the source left, a stream error), read by the source's thread.
+    var failure: CaptureError? { loop.locked { failed } }
+
+    init(loop: PipeWireLoop, node: PipeWireNode, runner: SourceRunner, label: String) throws(CaptureError) {
+        self.loop = loop
+        self.runner = runner
+        self.label = label
+        try loop.locked { () throws(CaptureError) in
+            let properties = [("media.type", "Video"), ("media.category", "Capture"), ("media.role", "Camera"),
+                              ("node.name", "granite-cam.input"), ("target.object", node.serial ?? String(node.id))]
+            let made = try PipeWireStream(loop: loop, name: "granite-cam", node: label, properties: properties,
+                                          data: Unmanaged.passUnretained(self).toOpaque()) { events in
+                events.state_changed = { data, _, state, error in
+                    let me = Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue()
+                    if state == PW_STREAM_STATE_STREAMING { me.streamed = true }
+                    if state == PW_STREAM_STATE_ERROR {
+                        me.failed = .pipeWire(node: me.label, detail: error.map { String(cString: $0) } ?? "stream error")
+                    } else if state == PW_STREAM_STATE_UNCONNECTED, me.streamed {
+                        me.failed = .disconnected(device: me.label, detail: "the PipeWire source went away")
+                    }
+                }
+                events.param_changed = { data, id, param in
+                    guard id == SPA_PARAM_Format.rawValue else { return }
+                    Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue().formatChanged(param)
+                }
+                events.process = { data in
+                    Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue().process()
+                }
+            }
+            stream = made
+            let ids = PipeWireSource.accepted.map(\.spaID)
+            let bytes = 512 * ids.count
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
+            defer { buffer.deallocate() }
+            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: ids.count)
+            let count = cpw_video_formats(buffer, UInt32(bytes), ids, UInt32(ids.count), 0, 0, 0, 0, &params)
+            guard count > 0 else { throw .pipeWire(node: label, detail: "cannot build the format list (\(count))") }
+            try params.withUnsafeMutableBufferPointer { (all) throws(CaptureError) in
+                try made.connect(SPA_DIRECTION_INPUT, flags: [PW_STREAM_FLAG_AUTOCONNECT, PW_STREAM_FLAG_MAP_BUFFERS],
+                                 params: all.baseAddress!, count: UInt32(count))
+            }
+        }
+    }
+
+    func close() {
+        loop.locked {
+            stream?.destroy()
+            stream = nil
+        }
+    }
+
+    deinit { close() }
+
+    private func formatChanged(_ param: UnsafePointer<spa_pod>?) {
+        var id: UInt32 = 0, w: UInt32 = 0, h: UInt32 = 0, num: UInt32 = 0, den: UInt32 = 0
+        guard let stream = stream?.pointer, let param, cpw_parse_video_format(param, &id, &w, &h, &num, &den) == 0,
+              let chosen = PipeWireVideoFormat(spaID: id) else {
+            format = nil
+            return
+        }
+        let size = FrameSize(width: Int(w), height: Int(h))
+        let fps: Double? = den > 0 && num > 0 ? Double(num) / Double(den) : nil
+        format = (chosen, size, fps)
+        let captureFormat: CaptureFormat = chosen == .yuy2 ? .yuyv : (chosen == .nv12 || chosen == .i420 ? .nv12 : .auto)
+        runner.announce(StreamFormat(format: captureFormat, size: size, bytesPerLine: chosen.stride(width: size.width), fps: fps))
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
+        defer { buffer.deallocate() }
+        var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 1)
+        let count = cpw_buffer_params(buffer, 512, 0, 0, &params)
+        if count > 0 { _ = pw_stream_update_params(stream, &params, UInt32(count)) }
+    }
+
+    private func process() {
+        guard let stream = stream?.pointer else { return }
+        // Only the newest buffer matters to a live run: older ones go straight back.
+        var newest: UnsafeMutablePointer<pw_buffer>?
+        while let next = pw_stream_dequeue_buffer(stream) {
+            if let older = newest { pw_stream_queue_buffer(stream, older) }
+            newest = next
+        }
+        guard let buffer = newest else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        guard let format else { return }
+        var seq: UInt64 = 0, pts: Int64 = 0
+        let sequence = cpw_buffer_header(buffer, &seq, &pts) != 0 ? seq : counted
+        counted += 1
+        guard let image = copyOut(buffer, format.format, format.size) else { return }
+        runner.emit(Frame(image: image, sequence: sequence, timestampNanos: PipeWireCapture.captureTime(pts: pts, now: monotonicNanos()),
+                          source: label))
+    }
+
+    /// The producer's time stamp when its header carries one on this machine's monotonic clock
+    /// (granite-cam's node: the capture time; PipeWire's V4L2 and libcamera sources; GStreamer's
+    /// `pipewiresink`: when it sent the buffer) and it is at most 5 s old, else `now`.
+    static func captureTime(pts: Int64, now: UInt64) -> UInt64 {
+        guard pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 5_000_000_000 else { return now }
+        return UInt64(pts)
+    }
+
+    /// The buffer's picture as `yuyv`, `nv12` or `rgba8`, rows packed.
+    private func copyOut(_ buffer: UnsafeMutablePointer<pw_buffer>, _ format: PipeWireVideoFormat, _ size: FrameSize) -> Image? {
+        let w = size.width, h = size.height
+        var chunk: UInt32 = 0, stride: Int32 = 0, room: UInt32 = 0
+        guard let plane0 = cpw_buffer_plane(buffer, 0, &chunk, &stride, &room) else { return nil }
+        let planes = cpw_buffer_planes(buffer)
+        let layout = format.yuvLayout(width: w)
+        let lumaStride = stride > 0 ? Int(stride) : format.stride(width: w)
+        // Further planes: their own data blocks (multi-planar producers), or after the first (one block).
+        func plane(_ i: UInt32, defaultOffset: Int, defaultStride: Int) -> (UnsafePointer<UInt8>, Int)? {
+            if planes > i {
+                var c: UInt32 = 0, s: Int32 = 0, r: UInt32 = 0
+                guard let p = cpw_buffer_plane(buffer, i, &c, &s, &r) else { return nil }
+                return (UnsafePointer(p), s > 0 ? Int(s) : defaultStride)
+            }
+            guard defaultOffset + defaultStride * ((h + 1) / 2) <= Int(chunk) else { return nil }
+            return (UnsafePointer(plane0 + defaultOffset), defaultStride)
+        }
+        let pixel: PixelFormat = format == .yuy2 ? .yuyv : (layout != nil ? .nv12 : .rgba8)
+        let row = pixel.minimumBytesPerRow(width: w)
+        guard Int(chunk) >= lumaStride * (h - 1) + row else { return nil }
+        var ok = true
+        let bytes = storage.make(count: pixel.byteCount(width: w, height: h)) { out in
+            let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            switch format {
+            case .yuy2:
+                for y in 0..<h { (o + y * row).update(from: plane0 + y * lumaStride, count: row) }
+            case .nv12, .i420:
+                for y in 0..<h { (o + y * w).update(from: plane0 + y * lumaStride, count: w) }
+                let cw = (w + 1) / 2, ch = (h + 1) / 2, uv = o + w * h
+                let chromaStride = layout!.strides(width: w).chroma
+                let lumaBytes = lumaStride * ((h + 1) / 2 * 2)   // GStreamer rounds the luma plane to even rows
+                if format == .nv12 {
+                    guard let (p, s) = plane(1, defaultOffset: lumaBytes, defaultStride: lumaStride) else { ok = false; return }
+                    for y in 0..<ch { (uv + y * cw * 2).update(from: p + y * s, count: cw * 2) }
+                } else {
+                    guard let (u, us) = plane(1, defaultOffset: lumaBytes, defaultStride: chromaStride),
+                          let (v, vs) = plane(2, defaultOffset: lumaBytes + chromaStride * ch, defaultStride: chromaStride) else { ok = false; return }
+                    for y in 0..<ch {
+                        let d = uv + y * cw * 2
+                        for x in 0..<cw { d[2 * x] = u[y * us + x]; d[2 * x + 1] = v[y * vs + x] }
+                    }
+                }
+            case .rgbx, .rgba, .bgrx, .bgra:
+                let swap = format.isBGR
+                for y in 0..<h {
+                    let s = UnsafeRawPointer(plane0 + y * lumaStride), d = UnsafeMutableRawPointer(o + y * row)
+                    for x in 0..<w {
+                        let p = s.loadUnaligned(fromByteOffset: x * 4, as: UInt32.self)
+                        let q = swap ? (p & 0x0000_FF00) | ((p & 0xFF) << 16) | ((p >> 16) & 0xFF) : p & 0x00FF_FFFF
+                        d.storeBytes(of: q | 0xFF00_0000, toByteOffset: x * 4, as: UInt32.self)
+                    }
+                }
+            }
+        }
+        guard ok else { return nil }
+        return try? Image(width: w, height: h, format: pixel, bytes: bytes)
+    }
+}

@@ -1,0 +1,66 @@
+import XCTest
+@testable import GraniteCam
+import GraniteCapture
+import GraniteMedia
+
+/// The PipeWire camera's pieces that need no daemon (the tier `45-pipewire` runs the rest against
+/// a real one): `--source pipewire[:NODE]`, and how the sink fills a consumer's buffer.
+final class PipeWireCameraTests: XCTestCase {
+    func testSourceSpecNamesAPipeWireNode() throws {
+        XCTAssertEqual(try SourceSpec(parsing: "pipewire"), .pipeWire(nil))
+        XCTAssertEqual(try SourceSpec(parsing: "pipewire:gst-test-source"), .pipeWire("gst-test-source"))
+        XCTAssertEqual(try SourceSpec(parsing: "pipewire:42").description, "pipewire:42")
+        XCTAssertThrowsError(try SourceSpec(parsing: "pipewire:"))
+        var settings = CamSettings()
+        settings.source = .pipeWire(nil)
+        XCTAssertTrue(settings.isLive, "a PipeWire source is live, like a camera")
+    }
+
+    func frame(_ w: Int, _ h: Int) throws -> Frame {
+        let bytes = (0..<(w * h * 4)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ $0 / 7) }
+        return Frame(image: try Image(width: w, height: h, format: .rgba8, bytes: bytes), sequence: 7, timestampNanos: 1, source: "test")
+    }
+
+    func filled(_ frame: Frame, _ format: PipeWireVideoFormat) throws -> [UInt8] {
+        let size = PipeWireOutputSink.even(FrameSize(width: frame.width, height: frame.height))
+        let rgba = try PipeWireOutputSink.crop(frame.image, to: size)
+        var out = [UInt8](repeating: 0xAA, count: format.byteCount(width: size.width, height: size.height))
+        out.withUnsafeMutableBytes { PipeWireOutputSink.fill($0, format: format, from: frame, rgba: rgba) }
+        return out
+    }
+
+    func testRGBFormatsCopyOrSwapRedAndBlue() throws {
+        let f = try frame(6, 4)
+        XCTAssertEqual(try filled(f, .rgbx), f.image.bytes)
+        let bgrx = try filled(f, .bgrx)
+        for p in 0..<24 {
+            XCTAssertEqual([bgrx[p * 4], bgrx[p * 4 + 1], bgrx[p * 4 + 2]],
+                           [f.image.bytes[p * 4 + 2], f.image.bytes[p * 4 + 1], f.image.bytes[p * 4]], "pixel \(p)")
+        }
+    }
+
+    func testYUVFormatsAreTheOneConversionAtTheirStrides() throws {
+        let f = try frame(10, 6)   // 10 wide: YUY2 rows 20 bytes, I420 chroma rows 5 → 8 bytes (rounded up to 4)
+        for format in [PipeWireVideoFormat.yuy2, .nv12, .i420] {
+            let layout = try XCTUnwrap(format.yuvLayout(width: 10))
+            XCTAssertEqual(try filled(f, format), ColorConversion.yuv(f.image, layout: layout), "\(format)")
+        }
+    }
+
+    func testTheGPUsBytesAreTakenWhenTheFrameCarriesTheLayout() throws {
+        var f = try frame(8, 4)
+        let layout = try XCTUnwrap(PipeWireVideoFormat.yuy2.yuvLayout(width: 8))
+        let marker = [UInt8](repeating: 0x42, count: layout.byteCount(width: 8, height: 4))
+        f.yuv[layout] = marker
+        XCTAssertEqual(try filled(f, .yuy2), marker)
+    }
+
+    func testOddSidesLoseTheirLastColumnAndRow() throws {
+        let f = try frame(7, 5)
+        XCTAssertEqual(PipeWireOutputSink.even(FrameSize(width: 7, height: 5)), FrameSize(width: 6, height: 4))
+        let cut = try PipeWireOutputSink.crop(f.image, to: FrameSize(width: 6, height: 4))
+        XCTAssertEqual(cut.width, 6)
+        XCTAssertEqual(cut.height, 4)
+        XCTAssertEqual(Array(cut.bytes[24..<48]), Array(f.image.bytes[28..<52]), "row 1 starts at the source's row 1")
+    }
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# PipeWire camera out and in, against a private PipeWire daemon and WirePlumber (Debian's
+# `pipewire`, `wireplumber`) under dbus-run-session with their own XDG_RUNTIME_DIR, stopped at the end:
+#  1. granite-cam publishes the test pattern as a PipeWire camera (--pipewire-out) offering every
+#     format; `pw-dump` shows the node's properties (Video/Source, role Camera, the description);
+#  2. `gst-launch-1.0 pipewiresrc` consumers connect one after another, each asking for another
+#     format (YUY2, NV12, I420, BGRx, RGBx), record frames, and leave: every recording's drawn frame
+#     counters (read back by granite-pw-check) rise in order, each consumer's start after the one
+#     before it; granite-cam keeps running through five connects, renegotiations and disconnects;
+#  3. granite-pw-check reads the same node through GraniteCapture's PipeWireSource, counters in order;
+#  4. `gst-launch-1.0 videotestsrc ! pipewiresink` publishes a source: `granite devices` lists it
+#     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
+#  5. a run whose filters change the frame size offers the new size (read at 160x120).
+# About 20 s after the builds. Skips (77) without the packages unless CI=true.
+. "$(dirname "$0")/../lib.sh"
+cd "$ROOT"
+cannot_run() {
+  if [ "${CI:-}" = "true" ]; then echo "pipewire tier: FAIL: $1" >&2; exit 1; fi
+  echo "pipewire tier: SKIPPED: $1"; exit 77
+}
+fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
+
+if [ -z "${GRANITE_PW_SESSION:-}" ]; then
+  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base dbus-daemon \
+    || cannot_run "could not install pipewire, wireplumber and GStreamer's PipeWire elements"
+  for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session; do
+    command -v "$tool" >/dev/null || cannot_run "$tool is missing"
+  done
+  for product in granite-cam granite granite-pw-check; do
+    swift build --product "$product" >/dev/null || fail "build of $product failed"
+  done
+  # Everything below runs in a private D-Bus session (WirePlumber wants one).
+  GRANITE_PW_SESSION=1 exec dbus-run-session -- "$0" "$@"
+fi
+
+bin="$(swift build --show-bin-path)"
+work="$(mktemp -d)"
+export XDG_RUNTIME_DIR="$work/runtime"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
+pids=()
+cleanup() {
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; wait "${pids[i]}" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+started=$SECONDS
+
+pipewire >"$work/pipewire.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 50); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
+[ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || { cat "$work/pipewire.log"; fail "the PipeWire daemon did not start"; }
+wireplumber >"$work/wireplumber.log" 2>&1 & pids+=($!)
+# WirePlumber is ready when it shows up as a client.
+for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep -q '"application.name": "WirePlumber"' && break; sleep 0.1; done
+
+# Waits until the daemon lists a node whose property $1 is $2.
+wait_node() {
+  for _ in $(seq 1 100); do
+    pw-dump 2>/dev/null | python3 -c 'import json,sys; k,v=sys.argv[1:]; sys.exit(0 if any(o.get("type","").endswith("Node") and o.get("info",{}).get("props",{}).get(k)==v for o in json.load(sys.stdin)) else 1)' "$1" "$2" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# 1. granite-cam's camera node and its properties.
+size=320x240
+"$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 120 --pipewire-out "Granite Test Camera" \
+  --status-hz 1 >"$work/cam.log" 2>&1 & cam=$!; pids+=($cam)
+wait_node node.description "Granite Test Camera" || { cat "$work/cam.log"; fail "granite-cam's node did not appear"; }
+pw-dump >"$work/dump.json"
+python3 - "$work/dump.json" <<'PY' || fail "node properties"
+import json, sys
+nodes = [o for o in json.load(open(sys.argv[1])) if o.get("type", "").endswith("Node")
+         and o["info"]["props"].get("node.description") == "Granite Test Camera"]
+assert len(nodes) == 1, f"{len(nodes)} nodes named Granite Test Camera"
+props = nodes[0]["info"]["props"]
+want = {"media.class": "Video/Source", "media.role": "Camera", "media.type": "Video", "media.category": "Capture",
+        "node.name": "granite.granite-test-camera", "node.driver": True}
+bad = {k: (props.get(k), v) for k, v in want.items() if props.get(k) != v and str(props.get(k)).lower() != str(v).lower()}
+assert not bad, f"properties (have, want): {bad}"
+formats = {p.get("format") for p in nodes[0]["info"].get("params", {}).get("EnumFormat", [])}
+assert {"YUY2", "NV12", "I420", "BGRx", "RGBx"} <= formats, f"EnumFormat offers {formats}"
+print(f"pipewire: node {nodes[0]['id']}: media.class Video/Source, role Camera, formats {sorted(formats)}")
+PY
+
+# 2. GStreamer consumers, one format each, one after another (connect, negotiate, leave).
+previous=-1
+for format in YUY2 NV12 I420 BGRx RGBx; do
+  timeout 30 gst-launch-1.0 -q pipewiresrc target-object=granite.granite-test-camera num-buffers=20 \
+    ! "video/x-raw,format=$format,width=320,height=240" ! videoconvert ! video/x-raw,format=RGBA \
+    ! filesink location="$work/$format.rgba" >"$work/gst-$format.log" 2>&1 \
+    || { cat "$work/gst-$format.log"; tail -3 "$work/cam.log"; fail "pipewiresrc ($format) failed"; }
+  line=$("$bin/granite-pw-check" counters "$work/$format.rgba" $size --min 20) || { echo "$line"; fail "$format frames"; }
+  echo "pipewire: $format: $line"
+  first=$(echo "$line" | sed -E 's/.*counters ([0-9]+)\.\.\..*/\1/')
+  [ "$first" -gt "$previous" ] || fail "$format consumer started at frame $first, the one before ended at $previous"
+  previous=$(echo "$line" | sed -E 's/.*\.\.\.([0-9]+) in order.*/\1/')
+  kill -0 $cam 2>/dev/null || { cat "$work/cam.log"; fail "granite-cam stopped after the $format consumer left"; }
+done
+
+# 3. The same node through GraniteCapture's PipeWireSource.
+"$bin/granite-pw-check" consume "Granite Test Camera" --frames 20 --counters $size --seconds 20 | tee "$work/consume.log" \
+  || fail "granite-pw-check could not read granite-cam's node"
+grep -q "in order" "$work/consume.log" || fail "PipeWireSource counters"
+
+# 4. A GStreamer source read by granite-cam; both listed by `granite devices`.
+gst-launch-1.0 -q videotestsrc is-live=true ! video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 \
+  ! pipewiresink mode=provide stream-properties=props,media.class=Video/Source,node.name=gst-test-source,node.description=GStreamer-test-source \
+  >"$work/gst-source.log" 2>&1 & pids+=($!)
+wait_node node.name gst-test-source || { cat "$work/gst-source.log"; fail "pipewiresink's node did not appear"; }
+"$bin/granite" devices --directory "$work" >"$work/devices.log" 2>&1 || true
+cat "$work/devices.log"
+grep -q "gst-test-source" "$work/devices.log" || fail "granite devices does not list pipewiresink's source"
+grep -q "granite.granite-test-camera" "$work/devices.log" || fail "granite devices does not list granite-cam's camera"
+timeout 60 "$bin/granite-cam" --source pipewire:gst-test-source --frames 30 --out "$work/in" --save every --image-format ppm \
+  >"$work/cam-in.log" 2>&1 || { cat "$work/cam-in.log"; fail "granite-cam --source pipewire:gst-test-source failed"; }
+frames=$(ls "$work/in"/*.ppm 2>/dev/null | wc -l)
+grep "frames in" "$work/cam-in.log"
+[ "$frames" -ge 30 ] || fail "granite-cam wrote $frames frames from the PipeWire source, wanted 30"
+echo "pipewire: granite-cam --source pipewire:gst-test-source wrote $frames frames"
+
+# 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
+"$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --cpu-filters --filter resize:width=160,height=120 \
+  --pipewire-out "Granite Small" --status-hz 1 >"$work/cam-small.log" 2>&1 & small=$!; pids+=($small)
+wait_node node.description "Granite Small" || { cat "$work/cam-small.log"; fail "the resized node did not appear"; }
+timeout 30 gst-launch-1.0 -q pipewiresrc target-object=granite.granite-small num-buffers=10 \
+  ! video/x-raw,format=I420,width=160,height=120 ! fakesink >"$work/gst-small.log" 2>&1 \
+  || { cat "$work/gst-small.log"; tail -3 "$work/cam-small.log"; fail "no 160x120 frames from a resized run"; }
+echo "pipewire: a 320x240 run resized to 160x120 is read at 160x120"
+kill -INT $small; wait $small || true
+
+# granite-cam's camera kept running through it all; stop it and read its counters.
+kill -INT $cam; wait $cam || true
+grep "PipeWire camera:" "$work/cam.log" || fail "no PipeWire summary from granite-cam"
+negotiated=$(sed -nE 's/.* ([0-9]+) formats negotiated.*/\1/p' "$work/cam.log")
+[ "${negotiated:-0}" -ge 6 ] || fail "granite-cam negotiated ${negotiated:-0} formats, wanted 6 (five consumers and the reader)"
+echo "pipewire tier: passed in $((SECONDS - started)) s"
