@@ -102,11 +102,21 @@ def help_text(program, sub):
 def check(line, bindir):
     """Problems with an allow-listed command line (empty: it checks out)."""
     problems = []
-    for segment in re.split(r"\|\|?|&&|;", line):
-        try:
-            words = shlex.split(segment)
-        except ValueError as error:
-            return [f"cannot parse: {error}"]
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError as error:
+        return [f"cannot parse: {error}"]
+    segments, current = [], []
+    for token in tokens:
+        if token in ("|", "||", "&&", ";", "&"):
+            segments.append(current)
+            current = []
+        else:
+            current.append(token)
+    segments.append(current)
+    for words in segments:
         while words and (re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]) or words[0] == "sudo"):
             words = words[1:]
         if not words:
