@@ -56,6 +56,8 @@ let package = Package(
             "Granite", "GraniteProcess",
             .product(name: "CustomDump", package: "swift-custom-dump"),
             .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+            // Without it, on Linux, reportIssue in a Swift Testing test is only printed, never recorded.
+            .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
         ]),
         .testTarget(name: "GraniteTests", dependencies: ["Granite", "GraniteTesting"]),
         .executableTarget(name: "granite-sample", dependencies: ["Granite"], path: "samples/counter"),

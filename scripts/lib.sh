@@ -2,26 +2,42 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian packages the whole project needs (build, tests, benchmarks' anchors).
+# Debian packages the programs need to build and run (`./scripts/run`, `scripts/install`): the
+# compilers' inputs (headers, pkg-config, glslc for the shaders) and the run-time libraries they
+# pull in (Vulkan loader and Mesa's lavapipe, libv4l, the codecs, Little CMS, OpenBLAS).
 GRANITE_APT_PACKAGES=(
-  pkg-config libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers
-  libv4l-dev v4l-utils libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
-  python3-venv imagemagick libvips-tools libonnx-testdata
-  liblcms2-dev zlib1g-dev libdeflate-dev libimage-exiftool-perl libwebp-dev libavif-dev libavif-bin
+  pkg-config libvulkan-dev mesa-vulkan-drivers glslc
+  libv4l-dev libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
+  liblcms2-dev zlib1g-dev libdeflate-dev libwebp-dev libavif-dev
   libheif-dev libde265-0 libtiff-dev libgif-dev libjxl-dev
-  lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 webp ffmpeg
-  # test-only: the Slurm tier's one-node cluster
-  slurm-wlm munge
-  # scripts/bundle: patchelf sets the RPATHs; libglvnd's libGL and libEGL go into the bundle
-  patchelf binutils libgl1 libegl1
-  # PipeWire camera in and out (build); the PipeWire tier's private daemon and GStreamer consumers (test-only)
   libpipewire-0.3-dev
+)
+# What only the tests (`./scripts/test`) and the benchmarks add, each for its real users:
+#   vulkan-validationlayers   scripts/tiers/30-gpu.sh (the GPU tests under the Khronos layer)
+#   python3-venv              .venv: reference runtimes, the Kubo test node, Pillow, OpenCV
+#   imagemagick               codec/convert/metadata/resampler tests, the fresh-clone tier's fixture
+#   libonnx-testdata          GraniteMLTests' ONNX node conformance tests (scripts/tiers/pre-ml.sh)
+#   libimage-exiftool-perl    metadata tests (AVIF, WebP, JPEG, PNG, convert) read outputs back
+#   libavif-bin               AVIF tests decode our files with avifdec (dav1d)
+#   lomiri-wallpapers-*       real photographs for the resampler and depth fixtures (pre-media.sh)
+#   ffmpeg                    the y4m pipe, camera and YUV tests (ffmpeg, ffprobe); benchmark anchors
+#   slurm-wlm munge          scripts/tiers/57-slurm.sh (a one-node cluster)
+#   pipewire … gstreamer1.0-* scripts/tiers/45-pipewire.sh (a private daemon, GStreamer consumers)
+GRANITE_APT_TEST_PACKAGES=(
+  vulkan-validationlayers python3-venv imagemagick libonnx-testdata
+  libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg
+  slurm-wlm munge
   pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
 )
+# Only scripts/bundle adds these: patchelf sets the RPATHs, strip; libglvnd's libGL and libEGL go in.
+GRANITE_APT_BUNDLE_PACKAGES=(patchelf binutils libgl1 libegl1)
+# Only scripts/bench-convert adds these: its anchors (vipsthumbnail, vips, cwebp).
+GRANITE_APT_BENCH_PACKAGES=(libvips-tools webp)
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
-# Only scripts/bench-vivid-outputs needs these: v4l2loopback built by DKMS for the VM's kernel.
-GRANITE_APT_LOOPBACK_PACKAGES=(linux-headers-amd64 v4l2loopback-dkms)
+# Only scripts/bench-vivid-outputs needs these: v4l2loopback built by DKMS for the VM's kernel,
+# and v4l-utils' v4l2-ctl as a third writer beside granite-cam and ffmpeg.
+GRANITE_APT_LOOPBACK_PACKAGES=(linux-headers-amd64 v4l2loopback-dkms v4l-utils)
 
 # ensure_apt PKG...: installs what is missing; near-instant when everything is present.
 ensure_apt() {

@@ -30,7 +30,30 @@ public enum Prerequisite {
     /// framework as a skip), failed under `CI=true`.
     public static func unmet(_ reason: String, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
                              line: UInt = #line, column: UInt = #column) throws -> Never {
-        if isCI {
+        try unmet(reason, failing: isCI, fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// For hardware that CI machines do not have (a camera on this host): returns when `condition`
+    /// holds; otherwise the test is skipped with `reason`, under `CI=true` too, but only while the
+    /// tier script `coveredBy` (a path from the package root, e.g. the vivid VM tier) is in place
+    /// to check the same code on an emulated device there; without it the test fails. A skip here is
+    /// counted and listed with its reason like any other, never a silent pass.
+    public static func requireHardware(_ condition: @autoclosure () throws -> Bool, _ reason: @autoclosure () -> String,
+                                       coveredBy tier: String, packageRoot: URL,
+                                       fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+                                       line: UInt = #line, column: UInt = #column) throws {
+        guard try !condition() else { return }
+        let script = packageRoot.appendingPathComponent(tier).standardized.path
+        let covered = FileManager.default.isExecutableFile(atPath: script)
+        let why = covered ? "\(reason()); covered by \(tier)" : "\(reason()), and \(script), which should cover it, is missing"
+        try unmet(why, failing: !covered, fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// The one place a test ends for a missing prerequisite: `failing` reports an issue and throws
+    /// ``Missing``; otherwise the test is skipped (Swift Testing: cancelled; XCTest: `XCTSkip`).
+    static func unmet(_ reason: String, failing: Bool, fileID: StaticString, filePath: StaticString,
+                      line: UInt, column: UInt) throws -> Never {
+        if failing {
             reportIssue("CI=true and a prerequisite is missing: \(reason)", fileID: fileID, filePath: filePath, line: line, column: column)
             throw Missing(reason: reason)
         }

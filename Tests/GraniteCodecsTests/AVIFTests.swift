@@ -45,10 +45,8 @@ final class AVIFTests: XCTestCase {
         let viaDav1d = try FileBytes.read(dir + "/a.png")
         XCTAssertLessThan(TestSupport.meanAbsoluteError(try Codecs.decode(viaDav1d).bytes, image.bytes), 2.5)
         XCTAssertEqual(ImageMetadata.read(viaDav1d).metadata.icc, icc, "ICC profile bytes, as avifdec writes them to its PNG")
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/exiftool") {
-            let make = try TestSupport.run("/usr/bin/exiftool", ["-s3", "-Make", path]).stdout
-            XCTAssertEqual(String(decoding: make, as: UTF8.self), "Granite Camera Co\n")
-        }
+        let make = try TestSupport.run(try TestSupport.exiftool(), ["-s3", "-Make", path]).stdout
+        XCTAssertEqual(String(decoding: make, as: UTF8.self), "Granite Camera Co\n")
         // libavif mirrors an Exif orientation into the AVIF's own irot/imir transform, so viewers that
         // ignore Exif (most AVIF readers) still turn the image as the other formats' readers do.
         fixture.orientation = 6

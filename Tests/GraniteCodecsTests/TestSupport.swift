@@ -57,6 +57,14 @@ enum TestSupport {
         try Prerequisite.unmet(why)
     }
 
+    /// exiftool, or a skip (a failure when CI=true) naming why: it reads the metadata we wrote.
+    static func exiftool() throws -> String {
+        let path = "/usr/bin/exiftool"
+        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: path),
+                                 "exiftool not found (Debian package libimage-exiftool-perl): it reads back the metadata these tests write")
+        return path
+    }
+
     /// Decodes a file with ImageMagick to raw 8-bit RGBA.
     static func magickRGBA(_ path: String) throws -> [UInt8] {
         let r = try run(try imageMagick(), [path, "-depth", "8", "rgba:-"])

@@ -55,10 +55,8 @@ final class WebPTests: XCTestCase {
             try Data(tagged).write(to: URL(fileURLWithPath: path))
             XCTAssertEqual(try TestSupport.run(try TestSupport.imageMagick(), [path, "icc:-"]).stdout, icc, name)
             XCTAssertEqual(try TestSupport.magickRGBA(path), try Codecs.decode(webp).bytes, name)
-            if FileManager.default.isExecutableFile(atPath: "/usr/bin/exiftool") {
-                let make = try TestSupport.run("/usr/bin/exiftool", ["-s3", "-Make", path]).stdout
-                XCTAssertEqual(String(decoding: make, as: UTF8.self), "Granite Camera Co\n", name)
-            }
+            let make = try TestSupport.run(try TestSupport.exiftool(), ["-s3", "-Make", path]).stdout
+            XCTAssertEqual(String(decoding: make, as: UTF8.self), "Granite Camera Co\n", name)
         }
     }
 

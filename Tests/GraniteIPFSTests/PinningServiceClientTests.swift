@@ -233,10 +233,15 @@ extension PinningServiceClientTests {
 
 /// The pin journal's group commit: appends finishing together share fsyncs, none returns early.
 final class PinJournalSyncTests: XCTestCase {
+    /// Eight threads append in rounds (a barrier starts each round); a sync waits (on a condition,
+    /// not a clock) until all eight appends of its round are written, so however the scheduler runs
+    /// the threads, the first sync of a round covers some appends and the next one all the others:
+    /// at most two syncs a round, 40 for 160 appends (at least 20), none returning early.
     func testConcurrentAppendsShareFsyncs() throws {
         let group = GroupCommit()
         let covered = Covered()   // the index of each finished sync
         let started = Atomic64()   // syncs begun
+        let rounds = Rounds(parties: 8)
         // Eight real threads (concurrentPerform would use one per core: two here).
         let done = DispatchGroup()
         for _ in 0..<8 {
@@ -244,11 +249,13 @@ final class PinJournalSyncTests: XCTestCase {
             Thread {
                 defer { done.leave() }
                 for _ in 0..<20 {
+                    rounds.start()
                     let before = started.load()
                     let ticket = group.written()
+                    rounds.appended()
                     try? group.waitDurable(ticket) {
                         let index = started.increment()
-                        usleep(3_000)   // a disk's fsync
+                        rounds.waitUntilAllAppended()
                         covered.append(index)
                     }
                     // Returned only once a sync that began after this append began has finished.
@@ -258,7 +265,9 @@ final class PinJournalSyncTests: XCTestCase {
         }
         done.wait()
         XCTAssertEqual(group.count, covered.values.count)
-        XCTAssertLessThan(group.count, 160 / 2, "160 appends from 8 threads share fsyncs")
+        XCTAssertLessThanOrEqual(group.count, 40, "160 appends in 20 rounds of 8: at most two syncs a round")
+        XCTAssertGreaterThanOrEqual(group.count, 20, "every round needs a sync of its own")
+        XCTAssertFalse(rounds.timedOut, "a sync waited 30 s for its round's appends")
     }
 
     func testJournalRecordsFromManyThreadsAreAllThere() throws {
@@ -288,6 +297,38 @@ private final class Atomic64: @unchecked Sendable {
     private var value: UInt64 = 0
     func load() -> UInt64 { lock.lock(); defer { lock.unlock() }; return value }
     func increment() -> UInt64 { lock.lock(); defer { lock.unlock() }; value += 1; return value }
+}
+
+/// Rounds of appends: `start()` is a barrier for all parties, `appended()` counts the round's
+/// appends, `waitUntilAllAppended()` returns once every party has appended in this round. A 30 s
+/// safety limit only (recorded as `timedOut`), never the thing measured.
+private final class Rounds: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let parties: Int
+    private var arrived = 0, generation = 0, appends = 0
+    private(set) var timedOut = false
+    init(parties: Int) { self.parties = parties }
+    func start() {
+        condition.lock()
+        defer { condition.unlock() }
+        let mine = generation
+        arrived += 1
+        if arrived == parties {
+            arrived = 0; appends = 0; generation += 1
+            condition.broadcast()
+            return
+        }
+        while generation == mine { condition.wait() }
+    }
+    func appended() { condition.lock(); appends += 1; condition.broadcast(); condition.unlock() }
+    func waitUntilAllAppended() {
+        condition.lock()
+        defer { condition.unlock() }
+        let limit = Date().addingTimeInterval(30)
+        while appends < parties {
+            if !condition.wait(until: limit) { timedOut = true; return }
+        }
+    }
 }
 
 /// The syncs' coverage, recorded from several threads.

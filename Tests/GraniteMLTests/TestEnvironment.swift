@@ -29,9 +29,7 @@ enum TestEnvironment {
         if let expected = try ModelChecksums.sha256(of: file) {
             let actual = try ModelChecksums.verifiedDigest(url.path)
             guard actual == expected else {
-                XCTFail("\(url.path) has SHA-256 \(actual), expected \(expected) (scripts/ml/test-models.json)",
-                        file: testFile, line: line)
-                throw XCTSkip("failed above: wrong model file")
+                throw FixtureError(description: "\(url.path) has SHA-256 \(actual), expected \(expected) (scripts/ml/test-models.json)")
             }
         }
         return url.path
@@ -41,6 +39,12 @@ enum TestEnvironment {
     static func unavailable(_ why: String, filePath: StaticString = #filePath, line: UInt = #line) throws -> Never {
         try Prerequisite.unmet(why, filePath: filePath, line: line)
     }
+}
+
+/// A fixture or model that is there but wrong: the test fails (never a skip; only a missing
+/// prerequisite skips, through `Prerequisite`).
+struct FixtureError: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// The test-only models' expected SHA-256 (scripts/ml/test-models.json), and each file's digest
@@ -109,7 +113,7 @@ struct Fixture {
                         (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
                     }
                     result[e.name] = try Tensor(shape: e.shape, values: floats)
-                default: throw XCTSkip("unexpected fixture dtype \(e.dtype)")
+                default: throw FixtureError(description: "\(json.path): \(e.name) has dtype \(e.dtype), expected uint8 or float32")
                 }
             }
             return result

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Issue 3 (Vulkan compute, Marble filters):
-#  1. the GPU tests (and granite-cam's GPU chain, DepthChainTests) again under the Khronos validation layer; any validation message fails;
-#  2. the SPIRVEmbed plugin fails a build on a GLSL error and shows the shader's file and line.
+# The Vulkan compute tier (GraniteGPU, Marble):
+#  1. the GPU tests (and granite-cam's GPU chain, DepthChainTests) again under the Khronos validation layer; any validation message fails; when none ran (no device)
+#     the tier exits 77 at once (it checked nothing), and when some skipped it runs the checks
+#     below and then exits 77 (incomplete), never printing "clean";
+#  2. clear errors without a driver or with an unknown device, the filter catalog listed;
+#  3. the SPIRVEmbed plugin fails a build on a GLSL error and shows the shader's file and line.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 
 layer=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+validated=false
 if [ -e "$layer" ]; then
   log="$(mktemp)"
   VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation swift test --skip-build --filter 'GraniteGPUTests|MarbleTests|DepthChainTests' >"$log" 2>&1 || {
@@ -13,12 +17,30 @@ if [ -e "$layer" ]; then
   if grep -q "Validation Error\|VUID-" "$log"; then
     grep -m 20 "Validation Error\|VUID-" "$log"; echo "gpu tier: validation layer reported errors" >&2; exit 1
   fi
-  echo "gpu tier: GPU tests clean under VK_LAYER_KHRONOS_validation"
+  # What ran: Swift Testing's line per test (these suites are Swift Testing), XCTest's summary.
+  ran=$(grep -E "^✔ Test .+ passed after" "$log" | grep -cvE "^✔ Test run with" || true)
+  skipped=$(grep -cE "^➜ Test .+ (skipped|was cancelled)" "$log" || true)
+  xc=$(grep -E "Executed [0-9]+ tests?, with" "$log" | tail -1 || true)
+  xc_total=$(grep -Eo "Executed [0-9]+" <<<"$xc" | grep -Eo "[0-9]+" || echo 0)
+  xc_skipped=$(grep -Eo "[0-9]+ tests? skipped" <<<"$xc" | grep -Eo "[0-9]+" || echo 0)
+  ran=$(( ran + xc_total - xc_skipped )); skipped=$(( skipped + xc_skipped ))
+  if [ "$ran" -eq 0 ]; then
+    grep -E "skipped: " "$log" | sort | uniq -c | head -5
+    echo "gpu tier: no GPU test ran under the validation layer ($skipped skipped): nothing was checked"
+    rm -f "$log"; exit 77
+  fi
+  if [ "$skipped" -gt 0 ]; then
+    grep -E "skipped: " "$log" | sort | uniq -c | head -5
+    echo "gpu tier: $ran tests passed under VK_LAYER_KHRONOS_validation, but $skipped skipped: the validation run is incomplete"
+  else
+    echo "gpu tier: all $ran GPU tests clean under VK_LAYER_KHRONOS_validation"
+    validated=true
+  fi
   rm -f "$log"
 elif [ "${CI:-}" = "true" ]; then
   echo "gpu tier: CI=true but the validation layer is missing (apt-get install vulkan-validationlayers)" >&2; exit 1
 else
-  echo "gpu tier: skipping validation run: $layer missing (apt-get install vulkan-validationlayers)"
+  echo "gpu tier: no validation run: $layer missing (apt-get install vulkan-validationlayers); the checks below still run"
 fi
 
 # No driver and an unknown device name are typed errors that say what to install or choose.
@@ -64,3 +86,7 @@ if ! grep -q "broken.comp:4: error" <<<"$out"; then
   echo "$out" | tail -20; echo "gpu tier: the build error does not name broken.comp line 4" >&2; exit 1
 fi
 echo "gpu tier: a GLSL error fails the build with its line: $(grep -m1 'broken.comp:4: error' <<<"$out")"
+if [ "$validated" != true ]; then
+  echo "gpu tier: skipped: the GPU tests did not all run under the validation layer (see above)"
+  exit 77
+fi
