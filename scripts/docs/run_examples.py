@@ -35,7 +35,19 @@ ALLOWED = {
     "*api.example.com*": "a remote pinning service account; PinCommandRemoteTests and ConvertPinServiceTests run these options against the test pinning service",
     "granite pin*": "needs a Kubo node at 127.0.0.1:5001; PinCommandTests runs granite pin against the Kubo test node",
     "*/shared/*": "a cluster's shared file system; ShardTests and the convert tests run shards on local folders",
-    "sbatch*": "a Slurm cluster",
+    "sbatch*": "a Slurm cluster; scripts/tiers/57-slurm.sh submits the job array to a one-node cluster",
+    "jobid=$(sbatch*": "a Slurm cluster; scripts/tiers/57-slurm.sh submits the job array to a one-node cluster",
+    "scontrol requeue*": "a Slurm cluster; scripts/tiers/57-slurm.sh requeues a cancelled task",
+    "exec granite convert*": "the job array script, run by Slurm per task; scripts/tiers/57-slurm.sh submits it unchanged",
+    "echo $(( 0x$(printf*": "the shard formula with placeholders (REL, N); ShardTests check granite's shards against it",
+    "tar -xJf granite-*": "unpacks a release bundle; scripts/tiers/60-fresh-clone.sh makes one, unpacks it into an empty folder and runs its programs there",
+    "cd granite-*": "inside an unpacked bundle; scripts/tiers/60-fresh-clone.sh runs the bundle's programs",
+    "./bin/granite*": "a program of an unpacked bundle; scripts/tiers/60-fresh-clone.sh runs them under env -i",
+    "VK_DRIVER_FILES=*./bin/granite*": "a program of an unpacked bundle on a chosen Vulkan driver; scripts/tiers/60-fresh-clone.sh runs it on lavapipe",
+    "./scripts/bundle*": "a release build; scripts/tiers/60-fresh-clone.sh bundles the fresh clone's build",
+    "*--pipewire-out*": "needs a PipeWire session; scripts/tiers/45-pipewire.sh runs granite-cam --pipewire-out against a private daemon",
+    "granite-cam --source pipewire*": "needs a PipeWire session; scripts/tiers/45-pipewire.sh reads a pipewiresink node with it",
+    "gst-launch-1.0 *": "GStreamer on a PipeWire session; scripts/tiers/45-pipewire.sh runs these consumers and producers against a private daemon",
     "kubectl*": "a Kubernetes cluster",
     "parallel -S*": "remote hosts over ssh",
 }
@@ -122,6 +134,8 @@ def check(line, bindir):
         if not words:
             continue
         program = words[0]
+        if program in ("./bin/granite", "./bin/granite-cam"):
+            program = program[len("./bin/"):]  # an unpacked bundle's programs: the same options
         if program.startswith("./"):
             if not os.access(os.path.join(ROOT, program), os.X_OK):
                 problems.append(f"{program} is not an executable in the repository")

@@ -53,6 +53,13 @@ done
 [ $n -gt 0 ] || "$convert" -size 480x320 -seed 7 plasma:fractal "$sandbox/photos/set1/photo-1.jpg"
 "$convert" rose: -resize 400% "$sandbox/photos/set1/rose.png"
 cp "$sandbox/photos/set1/photo-1.jpg" "$sandbox/photos/photo.jpg"
+# The folders the converting examples name: a camera roll, scans, animated GIFs, logos with alpha.
+mkdir -p "$sandbox/home/Pictures" "$sandbox/home/DCIM" "$sandbox/scans" "$sandbox/memes" "$sandbox/logos"
+cp "$sandbox"/photos/set1/* "$sandbox/home/Pictures/"
+cp "$sandbox"/photos/set1/* "$sandbox/home/DCIM/"
+cp "$sandbox/photos/photo.jpg" "$sandbox/scans/scan-1.jpg"
+"$convert" -size 64x48 -delay 10 xc:red xc:green xc:blue -loop 0 "$sandbox/memes/spin.gif"
+"$convert" -size 96x64 xc:none -fill '#2060c0' -draw 'circle 48,32 48,4' "$sandbox/logos/logo.png"
 status=0
 HOME="$sandbox/home" XDG_DATA_HOME="$sandbox/home/.local/share" XDG_CACHE_HOME="$sandbox/home/.cache" \
   python3 "$ROOT/scripts/docs/run_examples.py" "$ROOT" "$sandbox" "$bin" || status=$?
