@@ -132,7 +132,7 @@ final class KuboClientTests: XCTestCase {
             _ = try await client.version()
             XCTFail("must time out")
         } catch {
-            XCTAssertEqual(error, .timeout(node: node.url, command: "version"))
+            XCTAssertEqual(error, .timeout(node: node.url, command: "version", after: .milliseconds(300)))
         }
         let value11 = try await node.client().version().version
         XCTAssertEqual(value11, "0.22.0-standin")  // 20 s deadline

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test of the Kubo test node over plain HTTP (no project code): known CIDs, a directory
-checked against Kubo's own import (CIDv0) and aleph-cid (CIDv1), cat, pins, restart on the same
-repo, and the fault switches auth / down-after / latency. Prints one line per check; exit 1 if any fails.
+checked against Kubo's own import (CIDv0) and aleph-cid (CIDv1), cat, pins, dag/import (pinned by
+Kubo, corrupt and incomplete CARs refused), block/stat, restart on the same repo, and the fault
+switches refuse / slow-answer / auth / down-after / latency. Prints one line per check; exit 1 if any fails.
 
 usage: selftest.py        (with the project venv's python: .venv/bin/python)
 """
@@ -100,6 +101,34 @@ def main():
     check("cat of a directory is Kubo's error", status == 500 and b"directory" in body, body)
     status, body = post(url, "pin/ls?type=recursive")
     check("pin/ls lists the wrapper as recursive", json.loads(body).get("Keys", {}).get(root, {}).get("Type") == "recursive", body)
+    # dag/import: a CAR built here (the node's unixfs.py, CIDv1), pinned by Kubo; a corrupt block refused.
+    sys.path.insert(0, HERE)
+    import unixfs as U
+    blocks = {}
+    kids = {}
+    for name, content in (("a.bin", big), ("b.txt", HELLO)):
+        builder = U.File(blocks.setdefault, 1, True, 262144)
+        builder.write(content)
+        kids[name] = builder.close()[:2]
+    car_root = U.directory(blocks.setdefault, 1, kids)[0]
+
+    def car(roots, items):
+        header = b"\xa2eroots" + bytes([0x80 | len(roots)]) + b"".join(b"\xd8\x2a\x58\x25\x00" + r for r in roots) + b"gversion\x01"
+        return U.uvarint(len(header)) + header + b"".join(U.uvarint(len(c) + len(b)) + c + b for c, b in items)
+    status, body = post(url, "dag/import?pin-roots=true", [("x.car", "application/octet-stream", car([car_root], blocks.items()))])
+    answer = lines(body) if status == 200 else []
+    check("dag/import names the root pinned", answer[:1] == [{"Root": {"Cid": {"/": U.cid_text(car_root)}, "PinErrorMsg": ""}}], body)
+    status, body = post(url, "pin/ls?arg=%s&type=recursive" % U.cid_text(car_root))
+    check("dag/import's root is a recursive pin of Kubo's", status == 200 and U.cid_text(car_root) in body.decode(), body)
+    status, body = post(url, "block/stat?arg=%s&offline=true" % U.cid_text(car_root))
+    check("block/stat of the imported root", status == 200 and json.loads(body)["Size"] == len(blocks[car_root]), body)
+    bad_cid, bad_block = next(iter(blocks.items()))
+    status, body = post(url, "dag/import", [("x.car", "application/octet-stream", car([car_root], [(bad_cid, bad_block + b"!")]))])
+    check("dag/import refuses a block that does not match its CID", b"does not match its hash" in body, body)
+    orphan = U.directory(lambda c, b: None, 1, {"gone": (U.cid_of(1, U.RAW, b"never sent"), 10)})
+    status, body = post(url, "dag/import", [("x.car", "application/octet-stream", car([orphan[0]], []))])
+    check("dag/import of an incomplete DAG names the missing block in PinErrorMsg", b"could not find" in body, body)
+
     status, body = post(url, "version")
     check("version answers", status == 200 and json.loads(body)["Version"].startswith("0.22.0"), body)
     try:
@@ -112,6 +141,13 @@ def main():
     node, url = start(repo)
     status, body = post(url, "pin/ls?arg=%s" % root)
     check("a restart on the same repo keeps pins and blocks", status == 200 and root in json.loads(body).get("Keys", {}), body)
+    stop(node)
+
+    node, url = start(os.path.join(work, "faults"), "--refuse", "dag/import", "--slow-answer-ms", "20")
+    t = time.monotonic()
+    status, body = post(url, "dag/import", [("x.car", "application/octet-stream", car([car_root], []))])
+    check("--refuse dag/import: 404 as from a Kubo without it", status == 404 and body == b"404 page not found\n", (status, body))
+    check("--slow-answer-ms 20: the answer comes a byte at a time", time.monotonic() - t > 0.5, time.monotonic() - t)
     stop(node)
 
     node, url = start(os.path.join(work, "auth"), "--auth", "bearer:s3cret", "--down-after", "3", "--latency-ms", "300")
