@@ -46,7 +46,7 @@ struct CARStream: AsyncSequence, Sendable {
                     let now = try importer.importPaths(stream.paths, sink: pipe, progress: stream.progress).roots
                     try pipe.flush()
                     guard now.count == 1, now[0].cid == stream.root else {
-                        throw IPFSError.rootChanged(expected: stream.root, now: now.first?.cid ?? stream.root)
+                        throw IPFSError.rootChanged(expected: stream.root.description, now: now.map(\.cid.description).joined(separator: ","))
                     }
                 }
                 pipe.finish(result)

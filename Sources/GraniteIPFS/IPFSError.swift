@@ -11,7 +11,7 @@ public enum IPFSError: Error, Equatable, CustomStringConvertible {
     /// A directory whose entry names collide on all 64 bits of the HAMT's hash (no shard can hold them).
     case directoryNeedsSharding(path: String, links: Int)
     /// A batch's files no longer give the root CID they were queued with (found while sending it).
-    case rootChanged(expected: CID, now: CID)
+    case rootChanged(expected: String, now: String)
     /// The CAR file could not be written.
     case carWrite(path: String, reason: String)
     /// Two top-level entries of one add share a name.

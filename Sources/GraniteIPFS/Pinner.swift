@@ -245,8 +245,8 @@ public struct Pinner: Sendable {
         do {
             try await client.dagImport(paths: job.paths, options: job.options, root: job.cid, bytes: job.bytes, progress: onProgress)
         } catch {
-            if case let .local(.rootChanged(queued, now)) = error {
-                throw .contentChanged(paths: job.paths, queued: queued, now: now.description)
+            if case let .local(.rootChanged(_, now)) = error {
+                throw .contentChanged(paths: job.paths, queued: job.cid, now: now)
             }
             throw .node(error)
         }

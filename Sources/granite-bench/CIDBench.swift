@@ -156,7 +156,7 @@ struct CIDBench: AsyncParsableCommand {
                     try agree(root, "granite")
                     ours.root = root
                 }
-                func runPython(_ mode: String, _ figures: inout Figures) throws {
+                func runPython(_ mode: String) throws -> (seconds: Double, peakKiB: Int, root: String) {
                     let server = try node("repo-\(count)x\(kib)-\(round)-\(mode)")
                     defer { server.stop() }
                     let result = try ChildProgram.run(python, [clients, mode, server.url, dir.path])
@@ -164,12 +164,19 @@ struct CIDBench: AsyncParsableCommand {
                     guard result.status == 0, words.count == 3, Double(words[0]) != nil else {
                         throw ValidationError("python \(mode) client failed (\(result.status)): \(result.err.suffix(400))")
                     }
-                    figures.seconds.append(result.seconds)
-                    figures.peakKiB.append(result.peakKiB)
                     try agree(words[2], "python \(mode)")
-                    figures.root = words[2]
+                    return (result.seconds, result.peakKiB, words[2])
                 }
-                var order: [() throws -> Void] = [runGranite, { try runPython("per-file", &perFile) }, { try runPython("car", &car) }]
+                func record(_ run: (seconds: Double, peakKiB: Int, root: String), into figures: inout Figures) {
+                    figures.seconds.append(run.seconds)
+                    figures.peakKiB.append(run.peakKiB)
+                    figures.root = run.root
+                }
+                var order: [() throws -> Void] = [
+                    runGranite,
+                    { let run = try runPython("per-file"); record(run, into: &perFile) },
+                    { let run = try runPython("car"); record(run, into: &car) },
+                ]
                 order.rotate(by: round % 3)
                 for step in order { try step() }
             }
