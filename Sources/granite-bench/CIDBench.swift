@@ -100,7 +100,7 @@ struct CIDBench: AsyncParsableCommand {
     }
 
     /// Each batch (a folder of files) pinned under one root by three programs, each against a fresh
-    /// Kubo test node, taking turns going first: `granite pin --wrap` (one CAR, built while sent), the
+    /// Kubo test node, taking turns going first: `granite pin FOLDER` (one CAR, built while sent), the
     /// Python per-file client and the Python client sending one CAR (scripts/bench/ipfs_clients.py).
     private func addAndPin(work: URL) async throws {
         var batches: [(count: Int, kib: Int)] = []
@@ -124,10 +124,8 @@ struct CIDBench: AsyncParsableCommand {
         for (count, kib) in batches {
             let dir = work.appendingPathComponent("batch-\(count)x\(kib)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            let paths = try (0..<count).map { i -> String in
-                let path = dir.appendingPathComponent(String(format: "frame-%05d.png", i)).path
-                try BenchData.writeRandomFile(path, bytes: kib << 10, seed: UInt64(i + 1))
-                return path
+            for i in 0..<count {
+                try BenchData.writeRandomFile(dir.appendingPathComponent(String(format: "frame-%05d.png", i)).path, bytes: kib << 10, seed: UInt64(i + 1))
             }
             var ours = Figures(), perFile = Figures(), car = Figures()
             func node(_ name: String) throws -> KuboStandinProcess {
@@ -144,7 +142,8 @@ struct CIDBench: AsyncParsableCommand {
                     let server = try node("repo-\(count)x\(kib)-\(round)-granite")
                     defer { server.stop() }
                     let journal = work.appendingPathComponent("journal-\(count)x\(kib)-\(round).jsonl").path
-                    let result = try ChildProgram.run(granite, ["pin", "--wrap", "--json", "--api", server.url, "--pin-journal", journal] + paths,
+                    // The folder as one job: its root is the directory of its files, what the clients' wrapped adds make.
+                    let result = try ChildProgram.run(granite, ["pin", "--json", "--api", server.url, "--pin-journal", journal, dir.path],
                                                       environment: ["IPFS_API_AUTH": nil])
                     guard result.status == 0, let data = result.stdout.isEmpty ? nil : Data(result.stdout),
                           let summary = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
