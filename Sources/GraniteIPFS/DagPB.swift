@@ -3,7 +3,7 @@
 /// ```
 /// PBNode { repeated PBLink Links = 2; optional bytes Data = 1; }   // links first on the wire
 /// PBLink { optional bytes Hash = 1; optional string Name = 2; optional uint64 Tsize = 3; }
-/// UnixFS Data { Type = 1; Data = 2; filesize = 3; repeated blocksizes = 4 (unpacked) }
+/// UnixFS Data { Type = 1; Data = 2; filesize = 3; repeated blocksizes = 4 (unpacked); hashType = 5; fanout = 6 }
 /// ```
 enum DagPB {
     /// UnixFS `Data.DataType` values used here.
@@ -11,6 +11,7 @@ enum DagPB {
         case directory = 1
         case file = 2
         case symlink = 4
+        case hamtShard = 5
     }
 
     /// One outgoing link: its CID, name ("" inside files) and cumulative DAG size.
@@ -20,13 +21,17 @@ enum DagPB {
         var tsize: UInt64
     }
 
-    /// The UnixFS `Data` message. `data` is left out when nil or empty, as Kubo does.
-    static func unixfs(_ type: UnixFSType, data: [UInt8]? = nil, fileSize: UInt64? = nil, blockSizes: [UInt64] = []) -> [UInt8] {
+    /// The UnixFS `Data` message. `data` is left out when nil or empty, as Kubo does; `hashType`
+    /// and `fanout` only for HAMT shards.
+    static func unixfs(_ type: UnixFSType, data: [UInt8]? = nil, fileSize: UInt64? = nil, blockSizes: [UInt64] = [],
+                       hashType: UInt64? = nil, fanout: UInt64? = nil) -> [UInt8] {
         var w = ProtobufWriter(capacity: 16 + (data?.count ?? 0) + blockSizes.count * 5)
         w.field(1, type.rawValue)
         if let data, !data.isEmpty { w.field(2, bytes: data) }
         if let fileSize { w.field(3, fileSize) }
         for size in blockSizes { w.field(4, size) }
+        if let hashType { w.field(5, hashType) }
+        if let fanout { w.field(6, fanout) }
         return w.bytes
     }
 

@@ -8,8 +8,10 @@ public enum IPFSError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     /// A path that is neither a regular file, a directory nor a symlink.
     case unsupportedFileType(path: String)
-    /// A directory too large for a basic (non-HAMT) UnixFS directory.
+    /// A directory whose entry names collide on all 64 bits of the HAMT's hash (no shard can hold them).
     case directoryNeedsSharding(path: String, links: Int)
+    /// A batch's files no longer give the root CID they were queued with (found while sending it).
+    case rootChanged(expected: String, now: String)
     /// The CAR file could not be written.
     case carWrite(path: String, reason: String)
     /// Two top-level entries of one add share a name.
@@ -23,9 +25,9 @@ public enum IPFSError: Error, Equatable, CustomStringConvertible {
         case let .unreadable(path, reason): "cannot read '\(path)': \(reason)"
         case let .unsupportedFileType(path): "'\(path)' is not a regular file, directory or symlink"
         case let .directoryNeedsSharding(path, links):
-            "directory '\(path)' (\(links) entries) is over Kubo's single-block limit (256 KiB of names and CIDs) "
-                + "and needs HAMT sharding, which granite does not build: split it into subfolders of at most "
-                + "\(max(1, links / 2)) entries, or pin its files one by one (granite pin FILE...)"
+            "directory '\(path)' (\(links) entries) has names whose 64-bit HAMT hashes collide: "
+                + "rename one of them or split the folder"
+        case let .rootChanged(expected, now): "files changed since they were queued: root CID was \(expected), is now \(now)"
         case let .carWrite(path, reason): "cannot write CAR file '\(path)': \(reason)"
         case let .duplicateName(name): "two inputs share the name '\(name)'"
         }

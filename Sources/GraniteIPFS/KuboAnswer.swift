@@ -23,7 +23,7 @@ public struct AddProgress: Sendable, Hashable {
 /// fuzz package compiles this file (and `KuboError.swift`) without the HTTP stack.
 ///
 /// ```
-/// 200 body ─► LineSplitter ─► line(_:) ─► [String: Any] ─► addEvent(_:)     (NDJSON: add)
+/// 200 body ─► LineSplitter ─► line(_:) ─► [String: Any] ─► addEvent(_:) | importedRoot(_:)  (NDJSON: add, dag/import)
 ///         └─► object(_:) ─► version(_:) | pins(_:) | pinTypes(_:)           (one JSON value)
 /// other status ─► commandError(status:text:)      trailer ─► streamError(trailer:)
 /// ```
@@ -115,6 +115,13 @@ enum KuboAnswer {
             return .progress(AddProgress(name: name, bytes: (line["Bytes"] as? NSNumber)?.uint64Value ?? 0))
         }
         return nil
+    }
+
+    /// One `dag/import` line naming a root: its CID text and the pin error ("" when pinned); nil
+    /// for other lines (`Stats`).
+    static func importedRoot(_ line: [String: Any]) -> (cid: String, pinError: String)? {
+        guard let root = line["Root"] as? [String: Any], let cid = (root["Cid"] as? [String: Any])?["/"] as? String else { return nil }
+        return (cid, root["PinErrorMsg"] as? String ?? "")
     }
 
     /// The answer to `version`.

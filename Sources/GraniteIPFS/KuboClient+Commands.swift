@@ -101,10 +101,64 @@ extension KuboClient {
         return added
     }
 
-    /// Pins `cid` (recursively by default); returns the CIDs the node reports pinned.
+    /// Sends the DAG of `paths` (imported with `options`, root `root`) as one CARv1 stream to
+    /// `dag/import` with `pin-roots`, built while it is sent (bounded memory), and checks that the
+    /// node's answer names `root` pinned. `bytes` (the files' size) sets the deadline as for `add`.
+    ///
+    /// A node without `dag/import` throws a ``KuboError/command(node:command:status:message:code:)``
+    /// whose ``KuboError/isUnknownCommand`` is true; files that no longer give `root` throw
+    /// ``KuboError/local(_:)`` with ``IPFSError/rootChanged(expected:now:)``.
+    public func dagImport(paths: [String], options: ImportOptions, root: CID, bytes: UInt64,
+                          progress: (@Sendable (UInt64) -> Void)? = nil) async throws(KuboError) {
+        do { try options.validate() } catch { throw .local(error) }
+        let node = endpoint.baseURL
+        let car = CARStream(paths: paths, options: options, root: root, progress: progress)
+        let roots = NIOLockedValueBox<[(cid: String, pinError: String)]>([])
+        let deadline = configuration.requestTimeout + .seconds(Double(bytes) / Double(max(configuration.minUploadRate, 1)))
+        _ = try await call("dag/import", query: [("pin-roots", "true"), ("stats", "false")],
+                           upload: [UploadPart(name: "batch.car", content: .car(car))], limit: 1 << 20, deadline: deadline) { line throws(KuboError) in
+            if let named = KuboAnswer.importedRoot(line) { roots.withLockedValue { $0.append(named) } }
+        }
+        let answer = roots.withLockedValue { $0 }
+        guard let named = answer.first(where: { (try? CID($0.cid)) == root }) else {
+            throw .badResponse(node: node, command: "dag/import",
+                               reason: "the answer names \(answer.map { $0.cid }) instead of the root \(root)")
+        }
+        guard named.pinError.isEmpty else {
+            throw .command(node: node, command: "dag/import", status: 200, message: named.pinError, code: nil)
+        }
+    }
+
+    /// Whether the node holds the block `cid` itself (`block/stat`, offline: never a network search).
+    /// A node that does not know the command answers false.
+    public func hasBlock(_ cid: CID) async throws(KuboError) -> Bool {
+        do {
+            _ = try await call("block/stat", query: [("arg", cid.description), ("offline", "true")])
+            return true
+        } catch {
+            guard case let .command(_, _, _, message, _) = error else { throw error }
+            if error.isUnknownCommand || message.contains("not found") || message.contains("could not find") { return false }
+            throw error
+        }
+    }
+
+    /// Whether `cid` is pinned recursively on the node.
+    public func isPinned(_ cid: CID) async throws(KuboError) -> Bool {
+        do {
+            return try await pinLs(cid, type: "recursive")[cid.description] != nil
+        } catch {
+            guard case let .command(_, _, _, message, _) = error, message.contains("not pinned") else { throw error }
+            return false
+        }
+    }
+
+    /// Pins `cid` (recursively by default); returns the CIDs the node reports pinned. With
+    /// `offline`, the node uses only the blocks it holds (a missing one fails at once).
     @discardableResult
-    public func pinAdd(_ cid: CID, recursive: Bool = true) async throws(KuboError) -> [CID] {
-        let object = try json(try await call("pin/add", query: [("arg", cid.description), ("recursive", "\(recursive)")]), command: "pin/add")
+    public func pinAdd(_ cid: CID, recursive: Bool = true, offline: Bool = false) async throws(KuboError) -> [CID] {
+        var query = [("arg", cid.description), ("recursive", "\(recursive)")]
+        if offline { query.append(("offline", "true")) }
+        let object = try json(try await call("pin/add", query: query), command: "pin/add")
         do {
             return try KuboAnswer.pins(object).map { text throws(IPFSError) in try CID(text) }
         } catch {

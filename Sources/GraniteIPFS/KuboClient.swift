@@ -29,6 +29,9 @@ public struct KuboClient: Sendable {
         /// Slowest upload still waited for: an `add` of N bytes must be answered in full within
         /// `requestTimeout + N / minUploadRate` (a node streaming an endless answer is cut off).
         public var minUploadRate: Int = 256 << 10
+        /// Send credentials over cleartext `http://` to a host other than loopback (`--allow-insecure-http`);
+        /// off by default: such a command throws ``KuboError/insecureCredentials(node:)`` before connecting.
+        public var allowInsecureHTTP = false
 
         /// The defaults: 3 s connect, 60 s read, 120 s per command, 4 attempts, 0.2–5 s back-off.
         ///
@@ -101,6 +104,7 @@ public struct KuboClient: Sendable {
                              limit: Int, deadline: Duration, onLine: LineHandler?) async throws(KuboError) -> [UInt8] {
         let node = endpoint.baseURL
         guard !Task.isCancelled else { throw .cancelled(node: node, command: command) }
+        try checkCredentialsTravelSafely()
         let started = ContinuousClock.now
         var request = HTTPClientRequest(url: url(command, query))
         request.method = .POST
@@ -114,7 +118,7 @@ public struct KuboClient: Sendable {
         do {
             response = try await HTTPClients.client(for: configuration).execute(request, timeout: .init(deadline), logger: logger)
         } catch {
-            throw Self.mapTransport(error, node: node, command: command, truncated: false)
+            throw mapTransport(error, command: command, truncated: false, deadline: deadline)
         }
         guard response.status == .ok else {
             let text = await Self.text(of: response.body)
@@ -143,7 +147,7 @@ public struct KuboClient: Sendable {
         } catch let error as HTTPClientError where error == .deadlineExceeded && !Task.isCancelled {
             throw KuboError.tooSlow(node: node, command: command, deadline: deadline)   // not retried
         } catch {
-            throw Self.mapTransport(error, node: node, command: command, truncated: true)
+            throw mapTransport(error, command: command, truncated: true, deadline: deadline)
         }
         if let error = KuboAnswer.streamError(trailer: response.body.trailers?.first(name: "X-Stream-Error"), node: node, command: command) {
             throw error
@@ -171,14 +175,28 @@ public struct KuboClient: Sendable {
         do { return String(buffer: try await body.collect(upTo: 1 << 16)) } catch { return "" }
     }
 
+    /// Credentials go over cleartext `http://` only to loopback, unless ``Configuration/allowInsecureHTTP``.
+    func checkCredentialsTravelSafely() throws(KuboError) {
+        if auth != nil, !configuration.allowInsecureHTTP, endpoint.isCleartextToRemoteHost {
+            throw .insecureCredentials(node: endpoint.baseURL)
+        }
+    }
+
     /// Transport failures: cancellation becomes `.cancelled`, an upload's unreadable file `.local`,
-    /// deadlines `.timeout`, a body cut short `.truncated`, the rest `.unreachable`.
-    static func mapTransport(_ error: any Error, node: String, command: String, truncated: Bool) -> KuboError {
+    /// timeouts `.timeout` naming the one that ran out (`deadline`: the request's), a body cut
+    /// short `.truncated`, the rest `.unreachable`.
+    func mapTransport(_ error: any Error, command: String, truncated: Bool, deadline: Duration) -> KuboError {
+        let node = endpoint.baseURL
         if let error = error as? KuboError { return error }
         if error is CancellationError || Task.isCancelled { return .cancelled(node: node, command: command) }
         if let error = error as? IPFSError { return .local(error) }
-        if let http = error as? HTTPClientError, [.deadlineExceeded, .readTimeout, .connectTimeout].contains(http) {
-            return KuboError.timeout(node: node, command: command)
+        if let http = error as? HTTPClientError {
+            switch http {
+            case .deadlineExceeded: return .timeout(node: node, command: command, after: deadline)
+            case .readTimeout: return .timeout(node: node, command: command, after: configuration.readTimeout)
+            case .connectTimeout: return .timeout(node: node, command: command, after: configuration.connectTimeout)
+            default: break
+            }
         }
         if truncated { return KuboError.truncated(node: node, command: command, reason: "\(error)") }
         return KuboError.unreachable(node: node, command: command, reason: "\(error)")

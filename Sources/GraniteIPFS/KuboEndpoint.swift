@@ -51,7 +51,22 @@ public struct KuboEndpoint: Sendable, Hashable, CustomStringConvertible {
         return try KuboEndpoint(parsing: "/ip4/127.0.0.1/tcp/5001")
     }
 
-    /// A one-line message naming what failed and why.
+    /// True for `http://` to a host other than loopback (127.0.0.0/8, ::1, localhost): there,
+    /// credentials would cross a network in clear text.
+    public var isCleartextToRemoteHost: Bool { Self.isCleartextToRemoteHost(URL(string: baseURL)) }
+
+    /// True for an `http://` URL whose host is not loopback (what ``isCleartextToRemoteHost`` and the
+    /// pinning-service client both ask before sending a secret).
+    static func isCleartextToRemoteHost(_ url: URL?) -> Bool {
+        guard let url, url.scheme?.lowercased() == "http" else { return false }
+        var host = (url.host ?? "").lowercased()
+        if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        let loopback = host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "0:0:0:0:0:0:0:1"
+            || (octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil })
+        return !loopback
+    }
+
     /// The base URL.
     public var description: String { baseURL }
 }

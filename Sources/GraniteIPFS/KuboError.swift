@@ -6,8 +6,11 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
     case badAuth(String)
     /// The node could not be reached or the connection broke (node, command, cause).
     case unreachable(node: String, command: String, reason: String)
-    /// No answer within the deadline.
-    case timeout(node: String, command: String)
+    /// No (complete) answer within `after`: the connect, read or request timeout that ran out.
+    case timeout(node: String, command: String, after: Duration)
+    /// Credentials would travel in clear text (`http://` to a host other than loopback) and
+    /// `--allow-insecure-http` (``KuboClient/Configuration/allowInsecureHTTP``) was not given.
+    case insecureCredentials(node: String)
     /// The node answered an error: HTTP status and Kubo's `{Message, Code, Type}` (or plain text).
     case command(node: String, command: String, status: Int, message: String, code: Int?)
     /// Auth refused (403): missing or wrong credentials, or a path not allowed for them.
@@ -45,6 +48,20 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True when the node does not know the command (404, as a Kubo without it answers): the
+    /// caller falls back to another command (`dag/import` → `add`).
+    public var isUnknownCommand: Bool {
+        guard case let .command(_, _, status, message, _) = self else { return false }
+        return status == 404 || message.contains("unknown command")
+    }
+
+    /// `5 s`, `0.5 s`: a duration in the words of the messages.
+    static func seconds(_ duration: Duration) -> String {
+        let (whole, atto) = duration.components
+        let value = Double(whole) + Double(atto) / 1e18
+        return value == value.rounded() ? "\(Int64(value)) s" : String(format: "%.1f s", value)
+    }
+
     /// Kubo 500 messages that no retry will fix.
     private static let permanentMessages = [
         "is a directory", "not pinned", "invalid", "is not implemented", "expected a file argument",
@@ -59,7 +76,10 @@ public enum KuboError: Error, Equatable, CustomStringConvertible {
         case let .badAddress(text, reason): "bad IPFS API address '\(e(text))': \(reason)"
         case let .badAuth(why): "bad IPFS API credentials: \(why)"
         case let .unreachable(node, command, reason): "IPFS node \(node) unreachable during \(command): \(e(reason))"
-        case let .timeout(node, command): "IPFS node \(node) did not answer \(command) in time"
+        case let .timeout(node, command, after): "IPFS node \(node) did not answer \(command) in \(Self.seconds(after))"
+        case let .insecureCredentials(node):
+            "refusing to send IPFS API credentials to \(node) over cleartext http:// (not a loopback address): "
+                + "use an https:// address, or --allow-insecure-http to send them anyway"
         case let .command(node, command, status, message, _): "IPFS node \(node) refused \(command) (HTTP \(status)): \(e(message))"
         case let .forbidden(node, command, message): "IPFS node \(node) denied \(command) (403): \(e(message))"
         case let .streamError(node, command, message): "IPFS node \(node) failed during \(command) output: \(e(message))"

@@ -11,6 +11,8 @@ struct UploadPart: Sendable {
         case bytes([UInt8])
         case directory
         case symlink(target: String)
+        /// A CARv1 stream built while it is read (`dag/import`).
+        case car(CARStream)
     }
 
     /// Path inside the add, `/`-separated (`dir/a.png`).
@@ -63,6 +65,7 @@ struct MultipartBody: AsyncSequence, Sendable {
         private let body: MultipartBody
         private var index = 0
         private var file: OpenFile?
+        private var car: CARStream.Iterator?
         private var finished = false
 
         init(body: MultipartBody) { self.body = body }
@@ -71,6 +74,10 @@ struct MultipartBody: AsyncSequence, Sendable {
             if let file {
                 if let chunk = try file.read(max: 1 << 20) { return chunk }
                 self.file = nil
+            }
+            if car != nil {
+                if let chunk = try await car?.next() { return chunk }
+                car = nil
             }
             guard index < body.parts.count else {
                 if finished { return nil }
@@ -93,6 +100,9 @@ struct MultipartBody: AsyncSequence, Sendable {
             case let .symlink(target):
                 head.writeString("Content-Type: application/symlink\r\n\r\n")
                 head.writeString(target)
+            case let .car(stream):
+                head.writeString("Content-Type: application/octet-stream\r\n\r\n")
+                car = stream.makeAsyncIterator()
             }
             return head
         }

@@ -28,6 +28,12 @@ public enum PinError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True when the node answered `dag/import` as a command it does not know.
+    var nodeLacksDagImport: Bool {
+        if case let .node(error) = self { return error.isUnknownCommand }
+        return false
+    }
+
     /// A one-line message naming what failed and why.
     public var description: String {
         switch self {

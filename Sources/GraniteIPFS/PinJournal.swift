@@ -47,7 +47,11 @@ public enum PinJournalError: Error, Equatable, CustomStringConvertible {
 /// {"op":"queue","job":{…}}      written and fsynced before any upload
 /// {"op":"done","id":…,"cid":…}  only after pin/add succeeded and the CID matched
 /// {"op":"fail","id":…,"reason":…}  for jobs no retry can finish (content changed, gone)
+/// {"op":"send","id":…}          the job's CAR stream is about to go to the node (`dag/import`)
 /// ```
+/// A job (one file, or a whole batch under one root) goes to the node as one CAR; a later run
+/// that finds its "send" record asks the node for the root first (`pin/ls`, `block/stat`) and
+/// re-sends nothing the node holds.
 /// Remote pinning (``RemotePinner``) adds, per job and pinning service:
 /// ```
 /// {"op":"remote","id":…,"service":URL}                 wanted there: written before the first POST
@@ -108,6 +112,18 @@ public final class PinJournal: Sendable {
     /// idempotent); waiting for an fsync per pinned job would cost more than that rare re-pin.
     public func markDone(_ id: String, cid: CID) throws(PinJournalError) {
         try append([Record(op: "done", id: id, cid: cid)], durable: false)
+    }
+
+    /// Records that job `id`'s CAR is being sent. Not synced: without it a later run only sends
+    /// again what it would have checked first.
+    public func markSent(_ id: String) throws(PinJournalError) {
+        try append([Record(op: "send", id: id)], durable: false)
+    }
+
+    /// The jobs with a "send" record: sent (in part or whole) by an earlier attempt.
+    public func sentIDs() throws(PinJournalError) -> Set<String> {
+        let records = try withLock(LOCK_SH) { _ throws(PinJournalError) in try readRecords() }
+        return Set(records.filter { $0.op == "send" }.compactMap(\.id))
     }
 
     /// Makes every record written so far durable (one fsync, none when nothing is pending).
@@ -201,6 +217,8 @@ public final class PinJournal: Sendable {
             let all = try readRecords()
             let (pending, done, failed) = Self.replay(all)
             var records = pending.map { Record(op: "queue", job: $0) }
+            let sent = Set(all.filter { $0.op == "send" }.compactMap(\.id))
+            records += pending.filter { sent.contains($0.id) }.map { Record(op: "send", id: $0.id) }
             for (job, reason) in failed {
                 records.append(Record(op: "queue", job: job))
                 records.append(Record(op: "fail", id: job.id, reason: reason))

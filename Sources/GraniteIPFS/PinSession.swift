@@ -79,14 +79,19 @@ public final class PinSession: Sendable {
     /// The node from `api` / `$IPFS_API` / the repo's api file, credentials from `apiAuth` /
     /// `$IPFS_API_AUTH`, the journal from `journal` / `$GRANITE_PIN_JOURNAL` / the default path:
     /// the one resolution every program uses.
+    /// Credentials over cleartext `http://` to a host other than loopback throw
+    /// ``KuboError/insecureCredentials(node:)`` here, before anything is journaled, unless `allowInsecureHTTP`.
     public static func resolve(api: String?, apiAuth: String?, journal: String?, wait: Duration = defaultWait,
                                attempts: Int = 4, options: ImportOptions = .init(), concurrency: Int = 4,
-                               retryInterval: Duration = .seconds(5)) throws(PinError) -> PinSession {
+                               retryInterval: Duration = .seconds(5), allowInsecureHTTP: Bool = false) throws(PinError) -> PinSession {
         let endpoint: KuboEndpoint, auth: KuboAuth?
         do { (endpoint, auth) = (try KuboEndpoint.resolve(option: api), try KuboAuth.resolve(option: apiAuth)) } catch { throw .node(error) }
         var configuration = KuboClient.Configuration()
         configuration.maxAttempts = attempts
-        return try PinSession(client: KuboClient(endpoint: endpoint, auth: auth, configuration: configuration),
+        configuration.allowInsecureHTTP = allowInsecureHTTP
+        let client = KuboClient(endpoint: endpoint, auth: auth, configuration: configuration)
+        do { try client.checkCredentialsTravelSafely() } catch { throw .node(error) }
+        return try PinSession(client: client,
                               journalPath: journal ?? PinJournal.defaultPath(), options: options,
                               concurrency: concurrency, wait: wait, retryInterval: retryInterval)
     }
@@ -101,7 +106,9 @@ public final class PinSession: Sendable {
             _ = try await probeClient.version()
             return nil
         } catch {
-            return "IPFS node at \(endpoint) not reachable (\(error)); files are journaled in "
+            var what = "not reachable"
+            if case let .timeout(_, _, after) = error { what = "did not answer in \(KuboError.seconds(after))" }
+            return "IPFS node at \(endpoint) \(what) (\(error)); files are journaled in "
                 + "\(pinner.journal.path) and pinned when it answers (or by `granite pin --retry`)"
         }
     }
@@ -211,7 +218,9 @@ public final class PinSession: Sendable {
         } catch {
             Task { await queue.stop() }   // a pass in flight ends on its own; nothing waits for it
             switch error {
-            case .unreachable, .timeout, .cancelled:
+            case let .timeout(_, _, after):   // there, but too slow to answer a version
+                return outcome(ids, problem: "IPFS node at \(endpoint) did not answer in \(KuboError.seconds(after))", report: nil)
+            case .unreachable, .cancelled:
                 return outcome(ids, problem: "IPFS node at \(endpoint) not reachable", report: nil)
             default:   // it answered, with a refusal: say what it said
                 return outcome(ids, problem: "\(error)", report: nil)

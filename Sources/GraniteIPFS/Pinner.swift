@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// What happened to the jobs of one pinning pass.
 public struct PinReport: Sendable, Codable, Equatable {
@@ -59,13 +60,17 @@ public enum PinEvent: Sendable {
     case problem(PinJob, String)
 }
 
-/// Pins files through the journal: queue (local CID, durable) → add → verify → pin/add → done.
+/// Pins files through the journal: queue (local CID, durable) → one CAR → root verified and pinned → done.
 ///
 /// ```
 /// enqueue(paths) ─► UnixFSImporter (local CID) ─► journal "queue" (fsync)
-/// process()      ─► each pending job ─► add (CIDs checked) ─► pin/add ─► journal "done"
+/// process()      ─► each pending job ─► sent before? ─ yes ─► pin/ls, block/stat root ─ held ─► pin/add ─┐
+///                        │                                                    └─ not held ─┐            │
+///                        └─ no ─► journal "send" ─► dag/import (CAR built while sent, pin-roots) ─► root named? ─► journal "done"
+///                                    └─ node without dag/import (404): add (CIDs checked) ─► pin/add ─┘
 ///                          └─ transient failure: stays pending for the next run / --retry
 /// ```
+/// A job is one file or a whole batch (a folder, `--wrap`) under one root: one request either way.
 /// Jobs are idempotent (content-addressed), so a job re-run after a crash pins the same CID
 /// again, which the node's pin set absorbs.
 public struct Pinner: Sendable {
@@ -77,6 +82,8 @@ public struct Pinner: Sendable {
     public let options: ImportOptions
     /// Jobs uploaded at once.
     public let concurrency: Int
+    /// Set once the node answered `dag/import` with 404: every later job goes by `add`.
+    private let nodeLacksDagImport = NIOLockedValueBox(false)
     private let logger = Logger(label: "granite.ipfs.pinner")
 
     /// A pinner for `client` recording into `journal`.
@@ -123,8 +130,8 @@ public struct Pinner: Sendable {
 
     /// Runs every pending job of the journal (this process's and earlier ones), `concurrency` at a time.
     public func process(progress: (@Sendable (PinEvent) -> Void)? = nil) async throws(PinError) -> PinReport {
-        let pending: [PinJob]
-        do { pending = try journal.state().pending } catch { throw .journal(error) }
+        let pending: [PinJob], sent: Set<String>
+        do { (pending, sent) = (try journal.state().pending, try journal.sentIDs()) } catch { throw .journal(error) }
         let journal = self.journal
         // The group's children never throw (each job's outcome is a Result), so a plain task group
         // serves and the one failure of the pass itself, the journal's, comes out as a Result too.
@@ -135,7 +142,9 @@ public struct Pinner: Sendable {
                 guard next < pending.count else { return }
                 let job = pending[next]
                 next += 1
-                group.addTask { (job, await Self.result { () async throws(PinError) in try await run(job, progress: progress) }) }
+                group.addTask {
+                    (job, await Self.result { () async throws(PinError) in try await run(job, sentBefore: sent.contains(job.id), progress: progress) })
+                }
             }
             for _ in 0..<concurrency { launch() }
             while let (job, result) = await group.next() {
@@ -169,10 +178,23 @@ public struct Pinner: Sendable {
         return try await process(progress: progress)
     }
 
-    /// One job: add (root CID verified against the queued one), pin/add, then journal it done.
-    private func run(_ job: PinJob, progress: (@Sendable (PinEvent) -> Void)?) async throws(PinError) {
+    /// One job: its DAG as one CAR (or, on a node without `dag/import`, add + pin/add), the root
+    /// verified against the queued one, then journaled done.
+    private func run(_ job: PinJob, sentBefore: Bool, progress: (@Sendable (PinEvent) -> Void)?) async throws(PinError) {
         guard !Task.isCancelled else { throw .cancelled }
         let present = job.paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+        if present, !nodeLacksDagImport.withLockedValue({ $0 }) {
+            switch await Self.result({ () async throws(PinError) in try await importCAR(job, sentBefore: sentBefore, progress: progress) }) {
+            case .success:
+                do { try journal.markDone(job.id, cid: job.cid) } catch { throw .journal(error) }
+                return
+            case let .failure(error) where error.nodeLacksDagImport:
+                nodeLacksDagImport.withLockedValue { $0 = true }
+                logger.info("node has no dag/import; adding file by file", metadata: ["node": "\(client.endpoint)"])
+            case let .failure(error):
+                throw error
+            }
+        }
         if present {
             // The root CID from queue time is the check: a Merkle root covers every block below
             // it, so the files are not hashed a second time unless the node disagrees.
@@ -204,6 +226,30 @@ public struct Pinner: Sendable {
             throw .node(.badResponse(node: client.endpoint.baseURL, command: "pin/add", reason: "answer does not list \(job.cid)"))
         }
         do { try journal.markDone(job.id, cid: job.cid) } catch { throw .journal(error) }
+    }
+
+    /// The job's DAG to the node as one CAR with its root pinned; a job an earlier attempt began
+    /// sending is first looked for on the node (pinned, or its root block held: pinned offline).
+    private func importCAR(_ job: PinJob, sentBefore: Bool, progress: (@Sendable (PinEvent) -> Void)?) async throws(PinError) {
+        if sentBefore {
+            if (try? await client.isPinned(job.cid)) == true { return }
+            if (try? await client.hasBlock(job.cid)) == true,
+               let pins = try? await client.pinAdd(job.cid, offline: true), pins.contains(job.cid) {
+                return
+            }
+        }
+        do { try journal.markSent(job.id) } catch { throw .journal(error) }
+        let id = job.id, name = job.options.wrapWithDirectory ? "" : URL(fileURLWithPath: job.paths[0]).lastPathComponent
+        var onProgress: (@Sendable (UInt64) -> Void)?
+        if let progress { onProgress = { progress(.uploaded(jobID: id, name: name, bytes: $0)) } }
+        do {
+            try await client.dagImport(paths: job.paths, options: job.options, root: job.cid, bytes: job.bytes, progress: onProgress)
+        } catch {
+            if case let .local(.rootChanged(_, now)) = error {
+                throw .contentChanged(paths: job.paths, queued: job.cid, now: now)
+            }
+            throw .node(error)
+        }
     }
 
     /// The outcome of `body` as a Result (typed: `Result(catching:)` has no async form).

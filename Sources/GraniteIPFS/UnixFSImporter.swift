@@ -49,7 +49,14 @@ public struct UnixFSImporter: Sendable {
     public func importPaths(_ paths: [String], carPath: String? = nil,
                             progress: ((UInt64) -> Void)? = nil) throws(IPFSError) -> ImportResult {
         let car = try carPath.map { path throws(IPFSError) in try CARWriter(path: path) }
-        var walk = Walk(options: options, sink: car, progress: progress)
+        let result = try importPaths(paths, sink: car, progress: progress)
+        try car?.finish(roots: result.roots.map(\.cid))
+        return result
+    }
+
+    /// Imports `paths`, handing every block to `sink` (children first, the roots last).
+    func importPaths(_ paths: [String], sink: (any BlockSink)?, progress: ((UInt64) -> Void)?) throws(IPFSError) -> ImportResult {
+        var walk = Walk(options: options, sink: sink, progress: progress)
         var roots: [ImportedEntry] = []
         var names = Set<String>()
         for path in paths {
@@ -62,7 +69,6 @@ public struct UnixFSImporter: Sendable {
             let wrapper = try walk.directory(path: "(wrapper)", name: "", children: roots.map { ($0, $0.name) })
             roots = [wrapper]
         }
-        try car?.finish(roots: roots.map(\.cid))
         return ImportResult(entries: walk.entries, roots: roots)
     }
 
@@ -87,6 +93,8 @@ public struct UnixFSImporter: Sendable {
 
 /// The recursive part of an import: walks the file system and records entries.
 private struct Walk {
+    /// Name + CID bytes of a directory's links from which Kubo shards it (256 KiB).
+    static let shardingThreshold = 262_144
     let options: ImportOptions
     let sink: (any BlockSink)?
     let progress: ((UInt64) -> Void)?
@@ -133,20 +141,25 @@ private struct Walk {
         }
     }
 
-    /// Builds a basic UnixFS directory of `children` (entry, link name), links sorted by name bytes.
+    /// Builds the UnixFS directory of `children` (entry, link name): a basic one with links sorted
+    /// by name bytes, or, as Kubo does once the name and CID bytes of its links reach 256 KiB
+    /// (boxo's `HAMTShardingSize`), a HAMT-sharded one (``HAMTShard``).
     mutating func directory(path: String, name: String, children: [(ImportedEntry, String)]) throws(IPFSError) -> ImportedEntry {
         let sorted = children.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
-        // Kubo switches to a HAMT once name + CID bytes of all links reach 256 KiB.
         let estimate = sorted.reduce(0) { $0 + $1.1.utf8.count + $1.0.cid.bytes.count }
-        guard estimate < 262_144 else { throw IPFSError.directoryNeedsSharding(path: path, links: sorted.count) }
-        let links = sorted.map { DagPB.Link(cid: $0.0.cid, name: Array($0.1.utf8), tsize: $0.0.dagSize) }
-        let block = DagPB.node(links: links, data: DagPB.unixfs(.directory))
-        let cid = CID(version: options.cidVersion, codec: .dagPB, block: block)
-        try sink?.put(cid: cid, bytes: block)
-        let entry = ImportedEntry(
-            name: name, cid: cid,
-            dagSize: UInt64(block.count) + sorted.reduce(0) { $0 + $1.0.dagSize },
-            contentSize: sorted.reduce(0) { $0 + $1.0.contentSize }, isDirectory: true)
+        let cid: CID, dagSize: UInt64
+        if estimate >= Self.shardingThreshold {
+            (cid, dagSize) = try HAMTShard.build(sorted.map { (Array($0.1.utf8), $0.0.cid, $0.0.dagSize) },
+                                                 cidVersion: options.cidVersion, path: path, sink: sink)
+        } else {
+            let links = sorted.map { DagPB.Link(cid: $0.0.cid, name: Array($0.1.utf8), tsize: $0.0.dagSize) }
+            let block = DagPB.node(links: links, data: DagPB.unixfs(.directory))
+            cid = CID(version: options.cidVersion, codec: .dagPB, block: block)
+            try sink?.put(cid: cid, bytes: block)
+            dagSize = UInt64(block.count) + sorted.reduce(0) { $0 + $1.0.dagSize }
+        }
+        let entry = ImportedEntry(name: name, cid: cid, dagSize: dagSize,
+                                  contentSize: sorted.reduce(0) { $0 + $1.0.contentSize }, isDirectory: true)
         entries.append(entry)
         return entry
     }

@@ -43,6 +43,11 @@ public struct PinOptions: ParsableArguments, Sendable {
                                valueName: "file"))
     public var serviceTokenFile: String?
 
+    /// `--allow-insecure-http`: send `--api-auth` credentials over cleartext http:// to a remote host.
+    @Flag(name: .customLong("allow-insecure-http"),
+          help: "Send --api-auth credentials or the --service token over plain http:// to a host other than loopback (refused otherwise).")
+    public var allowInsecureHTTP = false
+
     /// A group with nothing given.
     public init() {}
 
@@ -57,6 +62,7 @@ public struct PinOptions: ParsableArguments, Sendable {
     /// True when any of the options was given (programs where they need `--pin` say so).
     public var anyGiven: Bool {
         api != nil || apiAuth != nil || pinJournal != nil || pinWait != nil || service != nil || serviceTokenFile != nil
+            || allowInsecureHTTP
     }
 
     /// The pinning service `--service` names, recording into `journal`; nil without `--service`.
@@ -64,6 +70,8 @@ public struct PinOptions: ParsableArguments, Sendable {
     public func remotePinner(journal: PinJournal, configuration: PinningServiceClient.Configuration = .init(),
                              environment: [String: String] = ProcessInfo.processInfo.environment) throws(PinningServiceError) -> RemotePinner? {
         guard let service else { return nil }
+        var configuration = configuration
+        configuration.allowInsecureHTTP = configuration.allowInsecureHTTP || allowInsecureHTTP
         let token = try PinningServiceToken.resolve(file: serviceTokenFile, service: service, environment: environment)
         return RemotePinner(client: try PinningServiceClient(service: service, token: token, configuration: configuration),
                             journal: journal)
@@ -78,6 +86,7 @@ public struct PinOptions: ParsableArguments, Sendable {
     public func session(options: ImportOptions = .init(), attempts: Int = 4, concurrency: Int = 4,
                         retryInterval: Duration = .seconds(5)) throws(PinError) -> PinSession {
         try PinSession.resolve(api: api, apiAuth: apiAuth, journal: pinJournal, wait: wait, attempts: attempts,
-                               options: options, concurrency: concurrency, retryInterval: retryInterval)
+                               options: options, concurrency: concurrency, retryInterval: retryInterval,
+                               allowInsecureHTTP: allowInsecureHTTP)
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// Helpers for the CID benchmark: test data and medians.
+/// Helpers for the benchmarks: test data, medians, the programs built beside granite-bench.
 enum BenchData {
     /// Writes `bytes` pseudo-random bytes (xorshift64*, seeded) to `path`, 1 MiB at a time.
     static func writeRandomFile(_ path: String, bytes: Int, seed: UInt64 = 42) throws {
@@ -10,7 +10,7 @@ enum BenchData {
         defer { try? handle.close() }
         var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
         var left = bytes
-        var block = [UInt64](repeating: 0, count: 1 << 17)
+        var block = [UInt64](repeating: 0, count: max(1, min(1 << 17, (bytes + 7) / 8)))
         while left > 0 {
             for i in block.indices {
                 state ^= state >> 12; state ^= state << 25; state ^= state >> 27
@@ -20,6 +20,12 @@ enum BenchData {
             try handle.write(contentsOf: block.withUnsafeBytes { Data($0.prefix(n)) })
             left -= n
         }
+    }
+
+    /// The program `name` built beside this one (`granite` next to `granite-bench`).
+    static func siblingExecutable(_ name: String) -> String {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     /// The median of `values`.

@@ -17,10 +17,13 @@ struct CIDBench: AsyncParsableCommand {
     @Option(help: "Timed runs per measurement (the median is printed).")
     var runs = 5
 
-    @Option(help: "Files added and pinned per run.")
-    var files = 200
+    @Option(help: "Batches pinned: COUNTxKIB,... (files of KIB KiB each, in one folder).")
+    var sets = "1000x4,200x100,10000x1"
 
-    @Option(help: "Size of each pinned file, KiB.")
+    @Option(help: "Only this many files per batch (with --file-kib: one batch instead of --sets).")
+    var files: Int?
+
+    @Option(help: "Size of each pinned file, KiB (with --files).")
     var fileKib = 100
 
     @Option(help: "Python with aleph-cid (default .venv/bin/python).")
@@ -87,106 +90,112 @@ struct CIDBench: AsyncParsableCommand {
         return (String(cid), parsed.compactMap { Double($0.last ?? "") }.map { megabytes / $0 })
     }
 
-    // MARK: Add + pin
+    // MARK: Pinning a batch
 
-    private func addAndPin(work: URL) async throws {
-        let dir = work.appendingPathComponent("files")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let paths = try (0..<files).map { i -> String in
-            let path = dir.appendingPathComponent(String(format: "frame-%04d.png", i)).path
-            try BenchData.writeRandomFile(path, bytes: fileKib << 10, seed: UInt64(i + 1))
-            return path
-        }
-        let megabytes = Double(files * (fileKib << 10)) / 1e6
-        var ours: [Double] = [], oursRoot: [Double] = []
-        var anchor: [Double] = [], anchorRoot: [Double] = []
-        // Each client gets its own fresh node (a node that already holds the files answers the
-        // second client's adds faster), and the two take turns going first.
-        func node(_ name: String) throws -> KuboStandinProcess {
-            try KuboStandinProcess(python: python, folder: "scripts/ipfs/kubo-testnode", guardScript: "scripts/ipfs/standin-guard.py",
-                                   repo: work.appendingPathComponent(name).path)
-        }
-        for run in 0..<max(1, runs / 2 + 1) {
-            var folderRoot = ""
-            func granite() async throws {
-                let server = try node("repo\(run)-granite")
-                defer { server.stop() }
-                let client = KuboClient(endpoint: try KuboEndpoint(parsing: server.url))
-                // What `granite convert --pin` does: a job per file, then the folder as one directory.
-                let session = try PinSession(client: client, journalPath: work.appendingPathComponent("journal\(run).jsonl").path,
-                                             options: .init(cidVersion: 1), concurrency: 4)
-                let start = DispatchTime.now().uptimeNanoseconds
-                try session.submit(paths)
-                let folder = try session.submitFolder(dir.path)
-                let root = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                let outcome = await session.finish()
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                guard outcome.pinned == files, outcome.foldersPinned == true else {
-                    throw ValidationError("pinned \(outcome.pinned)/\(files), folder \(folder.root): \(outcome.problem ?? "")")
-                }
-                ours.append(seconds)
-                oursRoot.append(root)
-                guard folderRoot.isEmpty || folderRoot == folder.root.description else {
-                    throw ValidationError("folder CID: python client got \(folderRoot), granite \(folder.root)")
-                }
-                folderRoot = folder.root.description
-            }
-            func python() throws {
-                let server = try node("repo\(run)-python")
-                defer { server.stop() }
-                let (total, rootPinned, pythonRoot) = try pythonClient(server.url, dir: dir.path)
-                anchor.append(total)
-                anchorRoot.append(rootPinned)
-                guard folderRoot.isEmpty || pythonRoot == folderRoot else {
-                    throw ValidationError("folder CID: python client got \(pythonRoot), granite \(folderRoot)")
-                }
-                folderRoot = pythonRoot
-            }
-            if run % 2 == 0 { try await granite(); try python() } else { try python(); try await granite() }
-        }
-        let a = BenchData.median(ours), b = BenchData.median(anchor)
-        print("add+pin of \(files) files x \(fileKib) KiB, then their folder, against the Kubo test node (CIDv1, 4 at a time, median of \(ours.count)):")
-        print("  client                                files/s     MB/s   seconds   root CID at (s)")
-        print(String(format: "  granite PinSession (local CIDs)      %8.1f %8.1f %9.2f %9.3f (local, before upload)",
-                     Double(files) / a, megabytes / a, a, BenchData.median(oursRoot)))
-        print(String(format: "  python urllib (adds, wrapped add)     %8.1f %8.1f %9.2f %9.3f (node's answer)",
-                     Double(files) / b, megabytes / b, b, BenchData.median(anchorRoot)))
-        print(String(format: "  ratio granite/python: %.2fx", b / a))
+    /// One client's figures for one batch.
+    private struct Figures {
+        var seconds: [Double] = []
+        var peakKiB: [Int] = []
+        var root = ""
     }
 
-    /// The anchor: the same adds (cid-version 1) and pin/adds from Python threads, no checks, then
-    /// the folder as one wrapped add and its pin/add. Returns (seconds, seconds until the root
-    /// CID was known, the root CID).
-    private func pythonClient(_ url: String, dir: String) throws -> (Double, Double, String) {
-        let script = """
-            import os, sys, time, json, urllib.request, concurrent.futures as cf
-            url, d = sys.argv[1], sys.argv[2]
-            files = sorted(os.path.join(d, f) for f in os.listdir(d))
-            B = "b0undary"
-            def part(p):
-                return (b"--" + B.encode() + b'\\r\\nContent-Disposition: form-data; name="file"; filename="'
-                        + os.path.basename(p).encode() + b'"\\r\\nContent-Type: application/octet-stream\\r\\n\\r\\n'
-                        + open(p, "rb").read() + b"\\r\\n")
-            def add(body, query):
-                r = urllib.request.Request(url + "/api/v0/add?cid-version=1&" + query, data=body + b"--" + B.encode() + b"--\\r\\n",
-                                           method="POST", headers={"Content-Type": "multipart/form-data; boundary=" + B})
-                return json.loads(urllib.request.urlopen(r).read().splitlines()[-1])["Hash"]
-            def pin(cid):
-                urllib.request.urlopen(urllib.request.Request(url + "/api/v0/pin/add?arg=" + cid, method="POST")).read()
-            def one(p):
-                pin(add(part(p), "pin=true"))
-            t = time.perf_counter()
-            with cf.ThreadPoolExecutor(4) as ex: list(ex.map(one, files))
-            root = add(b"".join(part(p) for p in files), "wrap-with-directory=true&pin=false")
-            t_root = time.perf_counter() - t
-            pin(root)
-            print(time.perf_counter() - t, t_root, root)
-            """
-        let words = try ChildProgram.output(python, ["-c", script, url, dir]).split(separator: " ")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        guard words.count == 3, let seconds = Double(words[0]), let root = Double(words[1]) else {
-            throw ValidationError("python anchor printed no time")
+    /// Each batch (a folder of files) pinned under one root by three programs, each against a fresh
+    /// Kubo test node, taking turns going first: `granite pin FOLDER` (one CAR, built while sent), the
+    /// Python per-file client and the Python client sending one CAR (scripts/bench/ipfs_clients.py).
+    private func addAndPin(work: URL) async throws {
+        var batches: [(count: Int, kib: Int)] = []
+        if let files {
+            batches = [(count: files, kib: fileKib)]
+        } else {
+            for item in sets.split(separator: ",") {
+                let parts = item.split(separator: "x").compactMap { Int($0) }
+                guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--sets: expected COUNTxKIB,..., got \(item)") }
+                batches.append((count: parts[0], kib: parts[1]))
+            }
         }
-        return (seconds, root, words[2])
+        let granite = BenchData.siblingExecutable("granite")
+        let clients = "scripts/bench/ipfs_clients.py"
+        guard FileManager.default.isExecutableFile(atPath: granite), FileManager.default.fileExists(atPath: clients) else {
+            throw ValidationError("needs \(granite) (swift build -c release --product granite) and \(clients) (run from the package root)")
+        }
+        let rounds = max(1, runs / 2 + 1)
+        print("pinning a folder of files under one root, CIDv1, against the Kubo test node (a fresh node per client, median of \(rounds)):")
+        print("  batch            client                           files/s   root pinned (s)   peak RSS (MiB)   vs per-file")
+        for (count, kib) in batches {
+            let dir = work.appendingPathComponent("batch-\(count)x\(kib)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for i in 0..<count {
+                try BenchData.writeRandomFile(dir.appendingPathComponent(String(format: "frame-%05d.png", i)).path, bytes: kib << 10, seed: UInt64(i + 1))
+            }
+            var ours = Figures(), perFile = Figures(), car = Figures()
+            func node(_ name: String) throws -> KuboStandinProcess {
+                try KuboStandinProcess(python: python, folder: "scripts/ipfs/kubo-testnode", guardScript: "scripts/ipfs/standin-guard.py",
+                                       repo: work.appendingPathComponent(name).path, maxSeconds: 3600)
+            }
+            func agree(_ root: String, _ who: String) throws {
+                for other in [ours.root, perFile.root, car.root] where !other.isEmpty && other != root {
+                    throw ValidationError("\(who) pinned root \(root), another client \(other)")
+                }
+            }
+            for round in 0..<rounds {
+                func runGranite() throws {
+                    let server = try node("repo-\(count)x\(kib)-\(round)-granite")
+                    defer { server.stop() }
+                    let journal = work.appendingPathComponent("journal-\(count)x\(kib)-\(round).jsonl").path
+                    // The folder as one job: its root is the directory of its files, what the clients' wrapped adds make.
+                    let result = try ChildProgram.run(granite, ["pin", "--json", "--api", server.url, "--pin-journal", journal, dir.path],
+                                                      environment: ["IPFS_API_AUTH": nil])
+                    guard result.status == 0, let data = result.stdout.isEmpty ? nil : Data(result.stdout),
+                          let summary = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                          let pinned = summary["pinned"] as? [[String: Any]], let root = pinned.first?["cid"] as? String else {
+                        throw ValidationError("granite pin failed (\(result.status)): \(result.err.suffix(400))")
+                    }
+                    ours.seconds.append(result.seconds)
+                    ours.peakKiB.append(result.peakKiB)
+                    try agree(root, "granite")
+                    ours.root = root
+                }
+                func runPython(_ mode: String) throws -> (seconds: Double, peakKiB: Int, root: String) {
+                    let server = try node("repo-\(count)x\(kib)-\(round)-\(mode)")
+                    defer { server.stop() }
+                    let result = try ChildProgram.run(python, [clients, mode, server.url, dir.path])
+                    let words = result.out.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                    guard result.status == 0, words.count == 3, Double(words[0]) != nil else {
+                        throw ValidationError("python \(mode) client failed (\(result.status)): \(result.err.suffix(400))")
+                    }
+                    try agree(words[2], "python \(mode)")
+                    return (result.seconds, result.peakKiB, words[2])
+                }
+                func record(_ run: (seconds: Double, peakKiB: Int, root: String), into figures: inout Figures) {
+                    figures.seconds.append(run.seconds)
+                    figures.peakKiB.append(run.peakKiB)
+                    figures.root = run.root
+                }
+                var order: [() throws -> Void] = [
+                    runGranite,
+                    { let run = try runPython("per-file"); record(run, into: &perFile) },
+                    { let run = try runPython("car"); record(run, into: &car) },
+                ]
+                order.rotate(by: round % 3)
+                for step in order { try step() }
+            }
+            let base = BenchData.median(perFile.seconds)
+            for (label, figures) in [("granite pin (one CAR)", ours), ("python per-file (add each)", perFile), ("python one CAR", car)] {
+                let seconds = BenchData.median(figures.seconds)
+                let peak = BenchData.median(figures.peakKiB.map(Double.init)) / 1024
+                print("  " + "\(count) x \(kib) KiB".padding(toLength: 16, withPad: " ", startingAt: 0) + " "
+                      + label.padding(toLength: 30, withPad: " ", startingAt: 0)
+                      + String(format: " %9.1f %15.2f %16.1f %11.2fx", Double(count) / seconds, seconds, peak, base / seconds))
+            }
+        }
+        print("  (seconds and peak RSS of each client process, start to root pinned; each client builds its own root, all equal)")
+    }
+}
+
+private extension Array {
+    mutating func rotate(by n: Int) {
+        guard !isEmpty else { return }
+        let k = n % count
+        self = Array(self[k...] + self[..<k])
     }
 }

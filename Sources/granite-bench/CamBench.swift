@@ -161,10 +161,7 @@ struct CamBench: AsyncParsableCommand {
         return EndToEnd(seconds: run.seconds, cpuSeconds: run.cpuSeconds, peakKiB: run.peakKiB, processed: UInt64(frames), depthMaps: 0)
     }
 
-    func siblingExecutable(_ name: String) -> String {
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        return me.deletingLastPathComponent().appendingPathComponent(name).path
-    }
+    func siblingExecutable(_ name: String) -> String { BenchData.siblingExecutable(name) }
 
     func runGranite(size: FrameSize, depthEvery: Int? = nil) async throws -> CamSummary {
         var s = CamSettings()

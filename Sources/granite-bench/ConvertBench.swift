@@ -175,10 +175,7 @@ struct ConvertBench: AsyncParsableCommand {
         return paths
     }
 
-    func siblingExecutable(_ name: String) -> String {
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        return me.deletingLastPathComponent().appendingPathComponent(name).path
-    }
+    func siblingExecutable(_ name: String) -> String { BenchData.siblingExecutable(name) }
 
     /// The package folder above the build products (where `.venv` and `scripts/` live).
     func repositoryRoot() -> String {

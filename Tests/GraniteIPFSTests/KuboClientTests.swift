@@ -132,7 +132,7 @@ final class KuboClientTests: XCTestCase {
             _ = try await client.version()
             XCTFail("must time out")
         } catch {
-            XCTAssertEqual(error, .timeout(node: node.url, command: "version"))
+            XCTAssertEqual(error, .timeout(node: node.url, command: "version", after: .milliseconds(300)))
         }
         let value11 = try await node.client().version().version
         XCTAssertEqual(value11, "0.22.0-standin")  // 20 s deadline
@@ -187,18 +187,21 @@ final class KuboClientTests: XCTestCase {
 final class KuboStreamErrorTests: XCTestCase {
     func testTrailerErrorAfterStreamedOutputIsDetected() async throws {
         let node = try KuboStandin(test: self)
-        // A directory over Kubo's HAMT threshold: the files' lines stream out first, then the
-        // directory fails. (Our own importer refuses it up front, so the request is built by hand.)
-        let long = String(repeating: "n", count: 150)
-        var parts = [UploadPart(name: "big", content: .directory)]
-        for i in 0..<1500 { parts.append(UploadPart(name: "big/\(long)\(i)", content: .bytes([UInt8(i & 0xFF)]))) }
+        // A CAR whose directory links a block it does not carry: the root's line streams out first
+        // (with its pin error), then the command fails in the trailer.
+        let gone = CID(version: 1, codec: .raw, block: Array("gone".utf8))
+        let directory = DagPB.node(links: [DagPB.Link(cid: gone, name: Array("gone".utf8), tsize: 4)], data: DagPB.unixfs(.directory))
+        let root = CID(version: 1, codec: .dagPB, block: directory)
+        let header = CARWriter.header(roots: [root])
+        let car = Varint.encode(UInt64(header.count)) + header + Varint.encode(UInt64(root.bytes.count + directory.count)) + root.bytes + directory
+        let parts = [UploadPart(name: "x.car", content: .bytes(car))]
         let lines = LineCounter()
         do {
-            _ = try await node.client(attempts: 1).call("add", query: [("cid-version", "1")], upload: parts) { _ in lines.add() }
+            _ = try await node.client(attempts: 1).call("dag/import", upload: parts) { _ in lines.add() }
             XCTFail("must fail")
         } catch let KuboError.streamError(_, command, message) {
-            XCTAssertEqual(command, "add")
-            XCTAssertTrue(message.contains("HAMT"), message)
+            XCTAssertEqual(command, "dag/import")
+            XCTAssertTrue(message.contains("unable to pin all roots"), message)
             XCTAssertGreaterThan(lines.count, 0, "output had started")
         }
     }

@@ -85,16 +85,26 @@ final class LocalCIDTests: XCTestCase {
         }
     }
 
-    /// A directory over Kubo's single-block limit is refused (no HAMT here), naming the count and
-    /// what to do instead.
-    func testDirectoryNeedingShardingIsRefusedWithCountAndSuggestion() throws {
+    /// The HAMT's name hash: MurmurHash3 x64_128's first 64 bits (values of the test node's
+    /// importer, whose HAMT CIDs equal Kubo's; "hello" is the published mmh3 value).
+    func testHAMTNameHashIsMurmur3() {
+        for (name, hash): (String, UInt64) in [("", 0), ("hello", 0xcbd8_a7b3_41bd_9b02), ("frame-00001.png", 0x7d8d_34a7_270f_bb86),
+                                               ("a-much-longer-file-name-00001.jpeg", 0x9cd5_636d_7192_b19a)] {
+            XCTAssertEqual(HAMTShard.murmur3(ArraySlice(name.utf8)), hash, name)
+        }
+    }
+
+    /// A directory past Kubo's 256 KiB estimate is sharded (1100 links of 220 + 36 bytes), not refused:
+    /// its root is a HAMT shard whose links carry two hex digits before each name.
+    func testLargeDirectoryIsSharded() throws {
         let dir = try TestSupport.tempDir(self).appendingPathComponent("big")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let stem = String(repeating: "n", count: 220)
         for i in 0..<1100 { FileManager.default.createFile(atPath: dir.appendingPathComponent("\(stem)\(i)").path, contents: nil) }
-        XCTAssertThrowsError(try UnixFSImporter(options: .init()).importPaths([dir.path])) { error in
-            XCTAssertEqual(error as? IPFSError, .directoryNeedsSharding(path: dir.path, links: 1100))
-            XCTAssertTrue("\(error)".contains("(1100 entries)") && "\(error)".contains("split it into subfolders"), "\(error)")
-        }
+        let sink = BlockCollector()
+        let result = try UnixFSImporter(options: .init()).importPaths([dir.path], sink: sink, progress: nil)
+        XCTAssertEqual(sink.unixfsType(of: result.roots[0].cid), 5)
+        XCTAssertEqual(result.entries.count, 1101)
+        XCTAssertGreaterThan(sink.blocks.count, 2, "root shard, child shards, the empty file")
     }
 }

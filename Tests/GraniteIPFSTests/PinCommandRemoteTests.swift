@@ -55,6 +55,25 @@ final class PinCommandRemoteTests: XCTestCase {
         XCTAssertTrue(noTokenErr.contains("GRANITE_PIN_SERVICE_TOKEN"), noTokenErr)
     }
 
+    /// A batch (a folder, --wrap) goes to the node as one CAR and to the service as its root
+    /// alone: one POST, pinned there from the node's origins.
+    func testBatchRootIsPinnedOnTheService() throws {
+        let dir = try TestSupport.tempDir(self)
+        let journal = dir.appendingPathComponent("pins.jsonl").path
+        for i in 0..<20 { try TestSupport.write(TestSupport.bytes(2_000 + i, seed: UInt64(i)), to: dir, "in/batch/f\(i).jpg") }
+        let batch = dir.appendingPathComponent("in/batch").path
+        let node = try KuboStandin(["--refuse", "add"], test: self)
+        let service = try PinningServiceStandin(test: self)
+        let tokenFile = try TestSupport.write(Array((service.token + "\n").utf8), to: dir, "token")
+        let (status, out, err) = try run(["pin", "--wrap", "--api", node.url, "--pin-journal", journal, "--service", service.url,
+                                          "--service-token-file", tokenFile, "--pin-wait", "20", batch])
+        XCTAssertEqual(status, 0, err)
+        let root = try UnixFSImporter(options: .init(wrapWithDirectory: true)).importPaths([batch]).roots[0].cid
+        XCTAssertTrue(out.contains("\(root)") && out.contains("pinned 1 of 1 on \(service.url)"), out)
+        XCTAssertEqual(try service.requests()["POST /pins"], 1)
+        XCTAssertEqual(try PinJournal(path: journal).remoteState(service: service.url).map(\.job.cid), [root])
+    }
+
     /// A run that ends before the service finished (--pin-wait) and a run killed while polling
     /// both leave the request ids journaled: the next run only asks for their status, so the
     /// service sees one POST per CID in all.

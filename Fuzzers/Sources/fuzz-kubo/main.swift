@@ -21,6 +21,7 @@ fuzzMain { data in
     for line in lines {
         guard let object = try? KuboAnswer.line(line, node: node, command: "add") else { continue }
         _ = KuboAnswer.addEvent(object)
+        _ = KuboAnswer.importedRoot(object)
     }
     if let object = try? KuboAnswer.object(bytes, node: node, command: "pin/ls") {
         _ = try? KuboAnswer.version(object, node: node)

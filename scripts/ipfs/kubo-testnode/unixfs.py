@@ -1,7 +1,7 @@
 """UnixFS import for the Kubo test node: the blocks and CIDs Kubo 0.22's importer makes.
 
 Fixed-size chunks, balanced layout (174 links a node), dag-pb or raw leaves, CIDv0 or CIDv1,
-basic directories (no HAMT sharding) and symlinks. Encoding only: reading back is Kubo's job.
+basic directories, HAMT-sharded ones past Kubo's 256 KiB estimate, and symlinks. Encoding only: reading back is Kubo's job.
 Every block goes to `put(cid, block)`; CIDs are binary here, text only through `cid_text`.
 """
 import base64
@@ -10,7 +10,8 @@ import hashlib
 DAG_PB, RAW = 0x70, 0x55
 LINKS_PER_NODE = 174                  # boxo helpers.DefaultLinksPerBlock
 SHARDING_THRESHOLD = 256 * 1024       # Kubo's estimate above which a directory is sharded
-DIRECTORY, FILE, SYMLINK = 1, 2, 4    # unixfs.proto DataType
+DIRECTORY, FILE, SYMLINK, HAMT_SHARD = 1, 2, 4, 5    # unixfs.proto DataType
+MURMUR3_X64_64, HAMT_FANOUT = 0x22, 256
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -134,16 +135,74 @@ class File:
 
 
 def directory(put, version, entries):
-    """A basic directory from {name: (cid, dag size)} -> (cid, dag size)."""
+    """A directory from {name: (cid, dag size)} -> (cid, dag size): basic, or a HAMT once the
+    names and CIDs of its links reach Kubo's 256 KiB estimate (boxo's HAMTShardingSize)."""
     estimate = sum(len(name.encode()) + len(cid) for name, (cid, _) in entries.items())
     if estimate >= SHARDING_THRESHOLD:
-        raise Refused("test node: a directory of %d entries would need HAMT sharding, which "
-                           "this node does not implement" % len(entries))
+        return hamt(put, version, [(murmur3_64(name.encode()), name.encode(), cid, size)
+                                   for name, (cid, size) in entries.items()], 0)
     links = sorted((name.encode(), cid, size) for name, (cid, size) in entries.items())
     block = dag_pb([(cid, name, size) for name, cid, size in links], unixfs(DIRECTORY))
     cid = cid_of(version, DAG_PB, block)
     put(cid, block)
     return cid, len(block) + sum(size for _, _, size in links)
+
+
+def hamt(put, version, items, depth):
+    """One HAMT shard (boxo's unixfs/hamt, fanout 256) of (hash, name, cid, size) items: slot = byte
+    `depth` of the name's hash; a slot with one item links it as "XX" + name, one with more links a
+    child shard "XX" one byte deeper. Links in slot order; Data holds the occupied slots' bitfield."""
+    slots = {}
+    for item in items:
+        slots.setdefault(item[0][depth], []).append(item)
+    links, bits = [], 0
+    for slot in sorted(slots):
+        bits |= 1 << slot
+        group = slots[slot]
+        if len(group) == 1:
+            links.append((group[0][2], b"%02X" % slot + group[0][1], group[0][3]))
+        else:
+            if depth == 7:
+                raise Refused("test node: HAMT hash collision on 64 bits")
+            links.append(hamt(put, version, group, depth + 1) + (None,))
+            links[-1] = (links[-1][0], b"%02X" % slot, links[-1][1])
+    data = pb(1, HAMT_SHARD) + pb(2, bits.to_bytes(32, "big").lstrip(b"\0")) + pb(5, MURMUR3_X64_64) + pb(6, HAMT_FANOUT)
+    block = dag_pb(links, data)
+    cid = cid_of(version, DAG_PB, block)
+    put(cid, block)
+    return cid, len(block) + sum(size for _, _, size in links)
+
+
+def murmur3_64(data):
+    """The first 64 bits of MurmurHash3 x64_128 (seed 0), big-endian: the HAMT's name hash."""
+    mask, c1, c2 = (1 << 64) - 1, 0x87c37b91114253d5, 0x4cf5ad432745937f
+    rotl = lambda x, r: ((x << r) | (x >> (64 - r))) & mask  # noqa: E731
+
+    def fmix(k):
+        k ^= k >> 33
+        k = k * 0xff51afd7ed558ccd & mask
+        k ^= k >> 33
+        k = k * 0xc4ceb9fe1a85ec53 & mask
+        return k ^ k >> 33
+    h1 = h2 = 0
+    whole = len(data) // 16 * 16
+    for i in range(0, whole, 16):
+        k1, k2 = int.from_bytes(data[i:i + 8], "little"), int.from_bytes(data[i + 8:i + 16], "little")
+        h1 ^= rotl(k1 * c1 & mask, 31) * c2 & mask
+        h1 = (rotl(h1, 27) + h2) * 5 + 0x52dce729 & mask
+        h2 ^= rotl(k2 * c2 & mask, 33) * c1 & mask
+        h2 = (rotl(h2, 31) + h1) * 5 + 0x38495ab5 & mask
+    tail = data[whole:]
+    if len(tail) > 8:
+        h2 ^= rotl(int.from_bytes(tail[8:], "little") * c2 & mask, 33) * c1 & mask
+    if tail:
+        h1 ^= rotl(int.from_bytes(tail[:8], "little") * c1 & mask, 31) * c2 & mask
+    h1 ^= len(data)
+    h2 ^= len(data)
+    h1 = h1 + h2 & mask
+    h2 = h2 + h1 & mask
+    h1, h2 = fmix(h1), fmix(h2)
+    return (h1 + h2 & mask).to_bytes(8, "big")
 
 
 def symlink(put, version, target):
@@ -158,11 +217,11 @@ def read_links(block):
     def fields(buf):
         i = 0
         while i < len(buf):
-            key, i = _varint(buf, i)
+            key, i = read_varint(buf, i)
             if key & 7 == 0:
-                value, i = _varint(buf, i)
+                value, i = read_varint(buf, i)
             else:
-                n, i = _varint(buf, i)
+                n, i = read_varint(buf, i)
                 value, i = buf[i:i + n], i + n
             yield key >> 3, value
     links, kind = [], None
@@ -175,7 +234,7 @@ def read_links(block):
     return kind, links
 
 
-def _varint(buf, i):
+def read_varint(buf, i):
     n = shift = 0
     while True:
         byte = buf[i]
