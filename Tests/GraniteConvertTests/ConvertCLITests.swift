@@ -60,6 +60,8 @@ final class ConvertCLITests: XCTestCase {
       --service-token-file, --pin-service-token-file <file>
                               File holding the service's access token (default
                               $GRANITE_PIN_SERVICE_TOKEN; never printed).
+      --allow-insecure-http   Send --api-auth credentials or the --service token over plain http:// to
+                              a host other than loopback (refused otherwise).
 
     OPTIONS:
       -o, --output <outdir>   Output folder (created if missing).
