@@ -26,6 +26,7 @@ ALLOWED = {
     "GRANITE_TIERS=*./scripts/test*": "the whole suite's runner, which this tier is part of",
     "./scripts/install*": "a release build and install; scripts/tiers/60-fresh-clone.sh installs into a temporary prefix",
     "swift build*": "a build; ./scripts/test builds the same before the tiers",
+    ".build/release/granite-bench*": "a release benchmark (minutes, anchors beside); the Kubo tier and PinCommandTests run the same pinning against the test node",
     "swift test*": "the unit tests; ./scripts/test runs them before the tiers",
     "swift run*": "a build and run of the sample; scripts/tiers/10-sample.sh runs it",
     "*--device /dev/video*": "needs a camera; scripts/tiers/20-vivid-vm.sh runs the same options against the kernel's vivid driver",
