@@ -94,9 +94,7 @@ final class YUVOutputs: @unchecked Sendable {
         let rows = luma % 4 == 0 && chroma % 4 == 0
         let grid = rows ? (width: max(luma, chroma) / 4, height: height + 2 * layout.chromaRows(height: height))
             : (width: min(YUVOutputs.gridWidth, (words + 63) / 64 * 64), height: (words + YUVOutputs.gridWidth - 1) / YUVOutputs.gridWidth)
-        let output = try pool.takeStaged(size: words * 4, .readback)
-        let params = try pool.take(size: StepIO.floatCapacity * 4)
-        let sequence = try CommandSequence(context: pool.context)
+        // The layout first: an unsupported one throws before any buffer is taken from the pool.
         let kind: UInt32
         switch layout {
         case .yuyv: kind = 0
@@ -106,6 +104,9 @@ final class YUVOutputs: @unchecked Sendable {
             // No shader writes NV12 yet: its outputs (the PipeWire camera) convert on the CPU.
             throw .invalidPipeline(name: "yuv_out", reason: "NV12 is converted on the CPU, not on the device")
         }
+        let output = try pool.takeStaged(size: words * 4, .readback)
+        let params = try pool.take(size: StepIO.floatCapacity * 4)
+        let sequence = try CommandSequence(context: pool.context)
         let io = StepIO(context: pool.context, source: BufferSlice(source), destination: BufferSlice(output.device),
                         sourceSize: (width, height), destinationSize: grid,
                         params: BufferSlice(params, offset: 0, size: StepIO.floatCapacity * 4),

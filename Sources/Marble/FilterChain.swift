@@ -101,7 +101,12 @@ public final class FilterChain: @unchecked Sendable {
             if readsDepth { (key.depthWidth, key.depthHeight) = (image.width, image.height) }
         }
         if let modelInput { (key.depthInputWidth, key.depthInputHeight) = modelInput }
-        let depth: ChainDepth = readsDepth ? depth : (modelInput == nil ? .none : depth)
+        // A chain that reads no depth gets no map (its plan has no room for one); a map made from
+        // the frame still needs the model's input, so `.estimated` stays.
+        let depth: ChainDepth = {
+            if case .estimated = depth { return depth }
+            return readsDepth ? depth : .none
+        }()
         return ChainFrame(chain: self, plan: try lease(key), image: image, time: time, depth: depth)
     }
 

@@ -133,6 +133,13 @@ struct DepthInputTests {
             _ = try DepthInputTests.live(plain, image, depth: map, version: UInt64(version), depthInput: nil)
         }
         #expect(plain.transfers.uploads == 3)
+        // Nor a frame's own map, when the model's input is asked for too.
+        let own = try plain.frame(image, depth: .map(map), modelInput: (width: 28, height: 21))
+        let ownSmall = try own.modelInput()
+        let ownResult = try own.rgba(), reference = try plain.applyCPU(image)
+        #expect(ownSmall.width == 28 && ownResult == reference)
+        own.end()
+        #expect(plain.transfers.uploads == 4, "the frame, no map")
         // An empty model input size is a typed error.
         #expect(throws: MarbleError.self) { _ = try DepthInputTests.live(plain, image, depth: nil, version: 0, depthInput: (width: 0, height: 4)) }
     }
