@@ -46,18 +46,27 @@ public struct MarbleStage: FrameStage {
         return lines
     }
 
-    public func process(_ job: FrameJob) throws -> FrameResult {
-        guard gpu else { return try job.onCPU(range: chain.range) { image, map in try chain.applyCPU(image, depth: usesDepth ? map : nil) } }
+    public func process(_ job: FrameJob) throws -> FrameResult { try start(job).result() }
+
+    /// On the GPU: the frame goes up and the chain is submitted (the model's input and this
+    /// frame's own map made first when asked); the result — `rgba8`, the sinks' YUV made on the
+    /// device, or only those when nothing reads `rgba8` — is read back in ``StartedFrame/result()``.
+    public func start(_ job: FrameJob) throws -> StartedFrame {
+        guard gpu else {
+            let result = try job.onCPU(range: chain.range) { image, map in try chain.applyCPU(image, depth: usesDepth ? map : nil) }
+            return StartedFrame { result }
+        }
         let image = job.image
         var result = FrameResult(image: image)
         let frame: ChainFrame
+        let modelInput = job.modelInput.map { ($0.width, $0.height) }
         switch job.depth {
         case .none:
-            frame = try chain.frame(image, modelInput: job.modelInput.map { ($0.width, $0.height) })
+            frame = try chain.frame(image, modelInput: modelInput)
         case let .map(map):
-            frame = try chain.frame(image, depth: .map(map), modelInput: job.modelInput.map { ($0.width, $0.height) })
+            frame = try chain.frame(image, depth: .map(map), modelInput: modelInput)
         case let .newest(map, version):
-            frame = try chain.frame(image, depth: .resident(map, version: version), modelInput: job.modelInput.map { ($0.width, $0.height) })
+            frame = try chain.frame(image, depth: .resident(map, version: version), modelInput: modelInput)
         case let .own(model):
             if let size = model.modelInputSize {
                 // The model's input made from the frame on the device; its map goes back up.
@@ -68,19 +77,35 @@ public struct MarbleStage: FrameStage {
                 } catch {
                     result.depthFailure = "\(error)"
                 }
-                try frame.run(depth: result.depth?.map)
             } else {
                 do { result.depth = try model.estimateMaps(image) } catch { result.depthFailure = "\(error)" }
                 frame = try chain.frame(image, depth: result.depth.map { .map($0.map) } ?? .none)
             }
         }
-        defer { frame.end() }
-        var ownDepth = false
-        if case .own = job.depth { ownDepth = true }
-        if job.modelInput != nil && !ownDepth { result.modelInput = try frame.modelInput() }
-        result.image = try frame.rgba()
-        if !job.yuv.isEmpty && chain.convertsYUVOnDevice { result.yuv = try frame.yuv(job.yuv) }
-        return result
+        do {
+            if case .own = job.depth {
+                try frame.run(depth: result.depth?.map)
+            } else {
+                if job.modelInput != nil { result.modelInput = try frame.modelInput() }
+                try frame.run()
+            }
+        } catch {
+            frame.end()
+            throw error
+        }
+        let yuvOnDevice = !job.yuv.isEmpty && chain.convertsYUVOnDevice
+        let (width, height) = (frame.width, frame.height)
+        return StartedFrame {
+            defer { frame.end() }
+            if yuvOnDevice { result.yuv = try frame.yuv(job.yuv) }
+            if !job.rgba, yuvOnDevice, let (layout, format) = job.yuv.lazy.compactMap({ l in l.pixelFormat(width: width).map { (l, $0) } }).first,
+               let bytes = result.yuv[layout] {
+                result.image = try Image(width: width, height: height, format: format, bytes: bytes)
+            } else {
+                result.image = try frame.rgba()
+            }
+            return result
+        }
     }
 }
 

@@ -84,8 +84,9 @@ public final class CamApp: Sendable {
         let settings = pipeline.settings
         await pipeline.pins?.queue.start()
         if let threshold = settings.largeBlockMmapThreshold { MemoryProbe.mapLargeBlocks(atLeast: threshold) }
-        // The run's clocks live in this scope: the status ticker, the memory trimmer and the
-        // --duration timer end (cancelled) when the source has ended.
+        // The run lives in this scope: the capture (source, stages, pump) runs in this task until
+        // the source ends; the status ticker, the memory trimmer and the --duration timer beside
+        // it are cancelled then.
         await withDiscardingTaskGroup { group in
             group.addTask { [status = root.status] in
                 let interval = UInt64(1e9 / max(0.1, settings.statusHz))
@@ -109,7 +110,7 @@ public final class CamApp: Sendable {
                     if !Task.isCancelled { stop() }
                 }
             }
-            await root.end.wait()
+            await root.runCapture()
             group.cancelAll()
         }
         // The source has ended: what is left is in the tree's mailboxes (writes, depth, preview,

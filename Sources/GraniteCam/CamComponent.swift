@@ -246,34 +246,8 @@ final class CamCenter: GraniteCenter<CamState> {
     override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
-/// Wakes whoever waits for the run to end (the app), once.
-final class RunEnd: Sendable {
-    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    /// Marks the run over and wakes the waiters.
-    func signal() {
-        let waiters = state.withLock { s in
-            s.done = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once ``signal()`` was called.
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { s in
-                if !s.done { s.waiters.append(continuation) }
-                return s.done
-            }
-            if done { continuation.resume() }
-        }
-    }
-}
-
 /// `granite-cam`'s root component: hosts the relays, routes frames, and has the status as a
-/// child (attached and listening). Its render step tells the app when the source has ended.
+/// child (attached and listening).
 struct CamComponent: GraniteComponent {
     /// The component's runtime.
     let command: GraniteCommand<CamCenter, CamState>
@@ -282,8 +256,6 @@ struct CamComponent: GraniteComponent {
     /// The preview page (with `--preview`): a child attached to this component (its page actions
     /// come up as `.contact`) and listening to it (the actions' answers) and to the status (the figures).
     let preview: PreviewComponent?
-    /// Signalled by the render after the source ended.
-    let end = RunEnd()
 
     /// A component for `pipeline`: each relay is handed the part of it that it owns.
     init(pipeline: CamPipeline) {
@@ -306,10 +278,14 @@ struct CamComponent: GraniteComponent {
         }
     }
 
-    /// The render step: after the source ended, wakes the app.
+    /// Runs the capture (the source, the stages, the pump) once the tree is mounted, until the
+    /// source ends: the run's owner calls this in its own task.
+    func runCapture() async { await command.center.capture.resources.pump() }
+
+    /// The render step: the run's phase (it tells nobody anything: the app waits for
+    /// ``runCapture()``).
     var body: String {
         guard state.ended else { return "running" }
-        end.signal()
         return state.failure.map { "ended: \($0)" } ?? "ended"
     }
 }

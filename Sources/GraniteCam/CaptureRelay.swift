@@ -1,3 +1,4 @@
+import Foundation
 import Granite
 import GraniteCapture
 import GraniteMedia
@@ -23,6 +24,9 @@ struct CaptureParts: Sendable {
     let liveDepthInput: (width: Int, height: Int)?
     /// The YUV layouts the live sinks write, which a GPU chain converts into on the device.
     let yuvLayouts: [YUVLayout]
+    /// Whether any outlet reads frames as `rgba8` (files, the preview, a sink that takes RGB):
+    /// when none does, a GPU chain reads back only the sinks' YUV.
+    let readsRGBA: Bool
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -33,6 +37,8 @@ struct CaptureParts: Sendable {
         liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil ? pipeline.settings.depthEvery : nil
         liveDepthInput = liveDepthEvery == nil ? nil : pipeline.depth?.modelInputSize
         yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
+        readsRGBA = pipeline.writer != nil || pipeline.preview != nil || pipeline.sinks.isEmpty
+            || pipeline.sinks.contains { $0.readsRGBA }
     }
 
     /// Whether a stage reads a depth map.
@@ -54,14 +60,15 @@ struct CaptureParts: Sendable {
         }
     }
 
-    /// Runs the stages over one frame's job. One stage (what the programs build) does the whole
-    /// job: with a GPU chain the frame goes to the device once, and the model's input, the map and
-    /// the YUV the sinks take are made there. With several, the first does the depth part (this
+    /// Starts the stages on one frame's job. One stage (what the programs build) does the whole
+    /// job and only starts it (a GPU chain: submitted, read back in ``StartedFrame/result()``):
+    /// the frame goes to the device once, and the model's input, the map and the YUV the sinks
+    /// take are made there. With several, they run now: the first does the depth part (this
     /// frame's own maps, the model's input) and the later ones get its map; the last makes the YUV.
-    func process(_ job: FrameJob) throws -> FrameResult {
-        guard stages.count > 1 else { return try stages[0].process(job) }
+    func start(_ job: FrameJob) throws -> StartedFrame {
+        guard stages.count > 1 else { return try stages[0].start(job) }
         var first = job
-        first.yuv = []
+        (first.yuv, first.rgba) = ([], true)
         var result = try stages[0].process(first)
         var map: Image?
         switch job.depth {
@@ -70,17 +77,22 @@ struct CaptureParts: Sendable {
         }
         for (index, stage) in stages.enumerated().dropFirst() {
             let last = index == stages.count - 1
-            let next = try stage.process(FrameJob(image: result.image, depth: map.map(FrameDepth.map) ?? .none, yuv: last ? job.yuv : []))
+            let next = try stage.process(FrameJob(image: result.image, depth: map.map(FrameDepth.map) ?? .none,
+                                                  yuv: last ? job.yuv : [], rgba: last ? job.rgba : true))
             (result.image, result.yuv) = (next.image, next.yuv)
         }
-        return result
+        return StartedFrame { result }
     }
+
+    /// Runs the stages over one frame's job and waits for the result.
+    func process(_ job: FrameJob) throws -> FrameResult { try start(job).result() }
 
     /// A frame's job as this run wants it: `depth` for the stages, the model's input when the frame
     /// goes to the depth relay (`modelInput`), the sinks' YUV layouts.
     func job(_ image: Image, depth: FrameDepth, modelInput: Bool = false) -> FrameJob {
         FrameJob(image: image, depth: depth,
-                 modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil, yuv: yuvLayouts)
+                 modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil,
+                 yuv: yuvLayouts, rgba: readsRGBA)
     }
 }
 
@@ -110,6 +122,26 @@ final class CaptureResources: Sendable {
     var depthSlotFree: Bool { depthIdle.load(ordering: .sequentiallyConsistent) }
     private let stopRequested = Atomic<Bool>(false)
     private let source = Mutex<(any FrameSource)?>(nil)
+    /// The relay's connection, once ``CaptureRelayEvents/Open`` was reduced: the pump sends its
+    /// frames through it.
+    private let connection = Mutex<GraniteConnection?>(nil)
+    private let opened = Latch()
+
+    /// Hands the pump the relay's connection and lets ``pump()`` start (the Open expedition, once).
+    func open(_ connection: GraniteConnection) {
+        self.connection.withLock { $0 = connection }
+        opened.signal()
+    }
+
+    /// Runs the run's capture: waits until the relay was opened (mounted, its Open reduced),
+    /// then pumps frames until the source ends. The run's owner calls this in its own task
+    /// (``CamApp/run()``; a test that drives the component does the same), so the pump lives
+    /// and ends in the owner's scope; the relay's reducers only open it and stop the source.
+    func pump() async {
+        await opened.wait()
+        guard let connection = connection.withLock({ $0 }), let parts = parts.value else { return }
+        await CapturePump.run(parts, resources: self, connection: connection)
+    }
 
     /// Makes and starts the source; the pump calls this once.
     func startSource(_ parts: CaptureParts) throws(CaptureError) -> (any FrameSource, AsyncStream<CaptureEvent>) {
@@ -185,15 +217,15 @@ enum CaptureRelayEvents {
     }
 }
 
-/// Opens the source and runs the pump (source ─► stages ─► broadcast) off the relay's executor.
+/// Opens the capture: hands the pump (source ─► stages ─► broadcast), which the run's owner
+/// runs in its own task, the relay's connection.
 struct OpenCaptureExpedition: GraniteExpedition {
     let resources: CaptureResources
 
     func reduce(event: CaptureRelayEvents.Open, state: inout CaptureRelayState, connection: GraniteConnection) {
-        guard !state.running, let parts = resources.parts.value else { return }
+        guard !state.running, resources.parts.value != nil else { return }
         state.running = true
-        let resources = resources
-        Task.detached(priority: .high) { await CapturePump.run(parts, resources: resources, connection: connection) }
+        resources.open(connection)
     }
 }
 
@@ -253,14 +285,58 @@ struct CaptureRelay: GraniteRelay {
     var resources: CaptureResources { command.center.resources }
 }
 
-/// The pump loop: pulls events from the source, runs depth (non-live) and the stages, broadcasts.
+/// The pump: pulls frames from the source, starts each one's stages, and broadcasts each result
+/// in order. Two loops share it so a frame's transfers and compute overlap the next one's:
 ///
+/// ```
+///  capture loop: source ─► flow.acquire() ─► (depth slot) ─► stages.start ──┐  (upload, submit)
+///                                                                           ▼  started frames, in order
+///  result loop:                       FrameReady (.quiet, broadcast) ◄── result()  (wait, read back)
+/// ```
+/// The gate (``FlowGate``) bounds the frames between source and outlets, started ones included.
 /// A live run feeds the chain the newest depth map the depth relay made (its age in frames goes
 /// with the frame) and, for a frame due for depth while the depth relay is free, the model's input
-/// made by the chain from the frame it uploaded (issue 14: the frame goes to the device once); a non-live run estimates every due frame's own depth here, before the chain,
-/// so the filters and the written map belong to the same frame. After `frameLimit` frames it
-/// stops the source itself, so no frame past the limit is ever broadcast.
+/// made by the chain from the frame it uploaded (the frame goes to the device once); a non-live
+/// run estimates every due frame's own depth before the chain, so the filters and the written
+/// map belong to the same frame. After `frameLimit` frames it stops the source itself, so no
+/// frame past the limit is ever broadcast.
 enum CapturePump {
+    /// One frame between the two loops.
+    struct Started: Sendable {
+        let frame: Frame
+        let work: Result<StartedFrame, any Error>
+        let wantsDepth: Bool
+        let depthSkipped: Bool
+        let depthAge: UInt64?
+    }
+
+    /// Frames the run may still start (the frame limit less those started, plus those lost: a
+    /// frame lost in the result loop gives its place back).
+    final class Budget: Sendable {
+        private let left: Atomic<Int>
+        init(_ limit: UInt64?) { left = Atomic(limit.map { Int(clamping: $0) } ?? Int.max) }
+        /// Takes a place; false when none is left.
+        func take() -> Bool {
+            var current = left.load(ordering: .sequentiallyConsistent)
+            while current > 0 {
+                let (done, now) = left.compareExchange(expected: current, desired: current - 1, ordering: .sequentiallyConsistent)
+                if done { return true }
+                current = now
+            }
+            return false
+        }
+        /// Gives a place back.
+        func giveBack() { left.add(1, ordering: .sequentiallyConsistent) }
+        /// Whether a place is left.
+        var isOpen: Bool { left.load(ordering: .sequentiallyConsistent) > 0 }
+    }
+
+    /// What the result loop counted.
+    struct Losses: Sendable {
+        var lost: UInt64 = 0
+        var first: String?
+    }
+
     static func run(_ parts: CaptureParts, resources: CaptureResources, connection: GraniteConnection) async {
         let source: any FrameSource, stream: AsyncStream<CaptureEvent>
         do throws(CaptureError) {
@@ -269,13 +345,32 @@ enum CapturePump {
             connection.request(CamEvents.SourceEnded(sourceStats: CaptureStats(), failure: error.description), .broadcast)
             return
         }
+        let budget = Budget(parts.settings.frameLimit)
+        let (started, feed) = AsyncStream.makeStream(of: Started.self)
+        var failure: String?
+        let losses = await withTaskGroup(of: Losses.self) { group in
+            group.addTask {
+                await results(started, parts: parts, resources: resources, source: source, budget: budget, connection: connection)
+            }
+            failure = await capture(stream, parts: parts, resources: resources, budget: budget, feed: feed, connection: connection)
+            feed.finish()
+            return await group.next() ?? Losses()
+        }
+        source.stop()
+        connection.request(CamEvents.SourceEnded(sourceStats: source.stats, failure: failure, lostToFaults: losses.lost,
+                                                 firstLoss: losses.first), .broadcast)
+    }
+
+    /// The capture loop: admits frames and starts their stages; returns the source's last failure.
+    static func capture(_ stream: AsyncStream<CaptureEvent>, parts: CaptureParts, resources: CaptureResources,
+                        budget: Budget, feed: AsyncStream<Started>.Continuation, connection: GraniteConnection) async -> String? {
         let settings = parts.settings
         let live = settings.isLive
         let chainWantsDepth = parts.chainWantsDepth
+        // GRANITE_CAM_OVERLAP=0 waits for each frame before starting the next (for comparison).
+        let overlaps = ProcessInfo.processInfo.environment["GRANITE_CAM_OVERLAP"] != "0"
         var admitted: UInt64 = 0
-        var sent: UInt64 = 0
         var failure: String?
-        var lost: UInt64 = 0, firstLoss: String?
         for await event in stream {
             switch event {
             case let .started(format):
@@ -285,7 +380,12 @@ enum CapturePump {
                 failure = error.description
             case let .frame(frame):
                 failure = nil
-                guard await resources.flow.acquire() else { continue }
+                // Past the limit (frames started, none lost yet): not admitted; the stop is coming.
+                guard budget.isOpen, await resources.flow.acquire() else { continue }
+                guard budget.take() else {
+                    resources.flow.release()
+                    continue
+                }
                 let index = admitted
                 admitted += 1
                 var depthModel: (any DepthStage)?
@@ -307,47 +407,64 @@ enum CapturePump {
                     wantsDepth = resources.takeDepthSlot()
                     depthSkipped = !wantsDepth
                 }
-                var request: DepthRequest?
-                do {
-                    var out = frame
-                    let job: FrameJob
-                    if let depthModel {
-                        // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
-                        job = parts.job(frame.image, depth: .own(depthModel))
-                    } else if live, chainWantsDepth, let chainDepth {
-                        // Live: the newest map in (kept on the device), the model's input out when due.
-                        job = parts.job(frame.image, depth: .newest(chainDepth, version: depthVersion), modelInput: wantsDepth)
-                    } else {
-                        job = parts.job(frame.image, depth: .none, modelInput: wantsDepth)
-                    }
-                    let result = try parts.process(job)
-                    (out.image, out.yuv) = (result.image, result.yuv)
-                    let depth = result.depth
-                    if depth != nil { depthAge = 0 }
-                    if let failure = result.depthFailure {
-                        connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
-                    }
-                    if wantsDepth {
-                        request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
-                                               width: frame.image.width, height: frame.image.height)
-                    }
-                    connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
-                                                            sourceStats: source.stats, depth: depth, depthAge: depthAge,
-                                                            depthRequest: request, depthSkipped: depthSkipped),
-                                       .broadcast)
-                    sent += 1
-                    if let limit = settings.frameLimit, sent >= limit { resources.requestStop() }
-                } catch {
-                    if wantsDepth && request == nil { resources.freeDepthSlot() }
-                    resources.flow.release()
-                    lost += 1
-                    if firstLoss == nil { firstLoss = "frame \(frame.sequence): \(error)" }
-                    connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
+                let job: FrameJob
+                if let depthModel {
+                    // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
+                    job = parts.job(frame.image, depth: .own(depthModel))
+                } else if live, chainWantsDepth, let chainDepth {
+                    // Live: the newest map in (kept on the device), the model's input out when due.
+                    job = parts.job(frame.image, depth: .newest(chainDepth, version: depthVersion), modelInput: wantsDepth)
+                } else {
+                    job = parts.job(frame.image, depth: .none, modelInput: wantsDepth)
                 }
+                let work = Result<StartedFrame, any Error> {
+                    let started = try parts.start(job)
+                    guard !overlaps else { return started }
+                    let result = try started.result()   // one frame at a time (GRANITE_CAM_OVERLAP=0)
+                    return StartedFrame { result }
+                }
+                feed.yield(Started(frame: frame, work: work, wantsDepth: wantsDepth, depthSkipped: depthSkipped, depthAge: depthAge))
             }
         }
-        source.stop()
-        connection.request(CamEvents.SourceEnded(sourceStats: source.stats, failure: failure, lostToFaults: lost, firstLoss: firstLoss),
-                           .broadcast)
+        return failure
+    }
+
+    /// The result loop: waits for each started frame in order and broadcasts it.
+    static func results(_ started: AsyncStream<Started>, parts: CaptureParts, resources: CaptureResources, source: any FrameSource,
+                        budget: Budget, connection: GraniteConnection) async -> Losses {
+        var losses = Losses()
+        var sent: UInt64 = 0
+        for await item in started {
+            let frame = item.frame
+            var request: DepthRequest?
+            do {
+                let result = try item.work.get().result()
+                var out = frame
+                (out.image, out.yuv) = (result.image, result.yuv)
+                var depthAge = item.depthAge
+                if result.depth != nil { depthAge = 0 }
+                if let failure = result.depthFailure {
+                    connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
+                }
+                if item.wantsDepth {
+                    request = DepthRequest(image: result.modelInput ?? frame.image, modelSized: result.modelInput != nil,
+                                           width: frame.image.width, height: frame.image.height)
+                }
+                connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
+                                                        sourceStats: source.stats, depth: result.depth, depthAge: depthAge,
+                                                        depthRequest: request, depthSkipped: item.depthSkipped),
+                                   .broadcast)
+                sent += 1
+                if let limit = parts.settings.frameLimit, sent >= limit { resources.requestStop() }
+            } catch {
+                if item.wantsDepth && request == nil { resources.freeDepthSlot() }
+                resources.flow.release()
+                budget.giveBack()
+                losses.lost += 1
+                if losses.first == nil { losses.first = "frame \(frame.sequence): \(error)" }
+                connection.request(CamEvents.Fault(message: "frame \(frame.sequence): \(error)"), .broadcast)
+            }
+        }
+        return losses
     }
 }

@@ -17,10 +17,15 @@ public protocol FrameSink: AnyObject, Sendable {
     /// The YUV layout it writes, so a GPU chain can convert its result on the device
     /// (``Frame/yuv``); nil (the default) for a sink that takes RGB.
     var gpuLayout: YUVLayout? { get }
+    /// Whether it may read ``Frame/image`` as RGB (a sink whose readers can ask for RGB, or for
+    /// a layout other than ``gpuLayout``). Default: when it has no ``gpuLayout``. A run whose
+    /// sinks all say no (and that writes no files and shows no preview) reads back only YUV.
+    var readsRGBA: Bool { get }
 }
 
 extension FrameSink {
     public var gpuLayout: YUVLayout? { nil }
+    public var readsRGBA: Bool { gpuLayout == nil }
 }
 
 /// Why a sink could not take a frame.

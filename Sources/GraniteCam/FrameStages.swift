@@ -18,6 +18,11 @@ public protocol FrameStage: Sendable {
     var usesDepth: Bool { get }
     /// Processes one frame's job.
     func process(_ job: FrameJob) throws -> FrameResult
+    /// Starts one frame's job and returns without waiting for its result where the stage can
+    /// (a GPU chain: the frame is uploaded and the chain submitted; the read-back waits in
+    /// ``StartedFrame/result()``), so the run can start the next frame while this one computes.
+    /// Default: ``process(_:)`` now.
+    func start(_ job: FrameJob) throws -> StartedFrame
     /// Opens what the stage needs before the first frame (the GPU device) and warms it for
     /// `size` frames (shaders compiled, buffers made), so the live clock does not start on a cold
     /// pipeline; `yuv` are the layouts the sinks take. Returns lines for the log. Throws when the
@@ -27,6 +32,10 @@ public protocol FrameStage: Sendable {
 
 extension FrameStage {
     public var usesDepth: Bool { false }
+    public func start(_ job: FrameJob) throws -> StartedFrame {
+        let result = try process(job)
+        return StartedFrame { result }
+    }
     public func prepare(for size: FrameSize?, yuv: [YUVLayout]) throws -> [String] { [] }
 
     /// Processes `image` with `depth` (a `grayF32` map) when the stage reads one: a job with
@@ -34,6 +43,18 @@ extension FrameStage {
     public func process(_ image: Image, depth: Image? = nil) throws -> Image {
         try process(FrameJob(image: image, depth: depth.map(FrameDepth.map) ?? .none)).image
     }
+}
+
+/// A frame a stage has started (``FrameStage/start(_:)``): its result comes with ``result()``,
+/// called once, by one owner (the frame's device work is waited for there).
+public struct StartedFrame: @unchecked Sendable {
+    private let finish: () throws -> FrameResult
+
+    /// A started frame whose result `finish` waits for and returns.
+    public init(_ finish: @escaping () throws -> FrameResult) { self.finish = finish }
+
+    /// Waits for the frame's work and returns its result.
+    public func result() throws -> FrameResult { try finish() }
 }
 
 /// Where a frame's depth map comes from.
@@ -61,10 +82,15 @@ public struct FrameJob: Sendable {
     public var modelInput: FrameSize?
     /// The YUV layouts the live sinks write: a stage that converts on the device hands them back.
     public var yuv: [YUVLayout]
+    /// Whether anything reads the result as `rgba8` (files, the preview, a sink that takes RGB).
+    /// False (a run whose only outlets take ``yuv``): a stage that makes those layouts on the
+    /// device reads back only them, and ``FrameResult/image`` is the first unpadded one as an
+    /// image (`yuyv`, `i420`, `nv12`) instead of `rgba8` — 1.5 or 2 bytes a pixel, not 4.
+    public var rgba: Bool
 
     /// A job.
-    public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = []) {
-        (self.image, self.depth, self.modelInput, self.yuv) = (image, depth, modelInput, yuv)
+    public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = [], rgba: Bool = true) {
+        (self.image, self.depth, self.modelInput, self.yuv, self.rgba) = (image, depth, modelInput, yuv, rgba)
     }
 
     /// The job done on the CPU around `filter` (the image and the map it should read, nil for
@@ -91,7 +117,8 @@ public struct FrameJob: Sendable {
 
 /// What processing a frame gave.
 public struct FrameResult: Sendable {
-    /// The processed frame (`rgba8` after a chain).
+    /// The processed frame: `rgba8` after a chain, or one of ``yuv``'s layouts as an image when
+    /// the job did not want `rgba8` (``FrameJob/rgba``) and the stage made them on the device.
     public var image: Image
     /// The result in the YUV layouts the job asked for that the stage made (none: the sinks
     /// convert on the CPU).

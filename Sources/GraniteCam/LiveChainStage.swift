@@ -57,7 +57,10 @@ public final class LiveChainStage: FrameStage {
     }
 
     /// The chain in use now does the job (a map only when it reads one).
-    public func process(_ job: FrameJob) throws -> FrameResult {
+    public func process(_ job: FrameJob) throws -> FrameResult { try start(job).result() }
+
+    /// The chain in use now starts the job (a map only when it reads one).
+    public func start(_ job: FrameJob) throws -> StartedFrame {
         let stage = self.stage
         var job = job
         if !stage.usesDepth {
@@ -66,7 +69,7 @@ public final class LiveChainStage: FrameStage {
             case .none, .own: break
             }
         }
-        return try stage.process(job)
+        return try stage.start(job)
     }
 
     /// Prepares the chain in use now.

@@ -16,6 +16,7 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `PipeWireOutput` does its own locking; the sink relay calls from one executor.
     private let output: PipeWireOutput
     private let failed = Atomic<Bool>(false)
+    private let width: Int
     public var name: String { "pipewire:\(output.name)" }
 
     /// Publishes the node `description` offering `formats` at `size` (the first frame's size
@@ -23,7 +24,17 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
     public init(description: String, size: FrameSize, fps: Double,
                 formats: [PipeWireVideoFormat] = PipeWireVideoFormat.outputFormats) throws(CaptureError) {
         output = try PipeWireOutput(name: description, size: PipeWireOutputSink.even(size), fps: fps, formats: formats)
+        width = PipeWireOutputSink.even(size).width
     }
+
+    /// The first YUV format it offers that a GPU chain makes on the device (YUY2, I420), at its
+    /// strides: a consumer that takes it gets the device's bytes copied in, not a conversion.
+    public var gpuLayout: YUVLayout? {
+        output.formats.lazy.filter { $0 == .yuy2 || $0 == .i420 }.compactMap { $0.yuvLayout(width: self.width) }.first
+    }
+
+    /// Always: each consumer negotiates its own format, RGB ones too.
+    public var readsRGBA: Bool { true }
 
     /// The node id and what a consumer fixed, for the start-up line (`node 42, formats YUY2, NV12…`).
     public var summary: String {
@@ -35,38 +46,44 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
 
     public func write(_ frame: Frame) throws(SinkError) {
         let size = PipeWireOutputSink.even(FrameSize(width: frame.width, height: frame.height))
-        let rgba: Image
-        do {
-            rgba = try PipeWireOutputSink.crop(frame.image, to: size)
-        } catch {
-            throw .frame(sink: name, sequence: frame.sequence, reason: "\(error)")
-        }
         // A node that failed (the daemon went away) is reported once; the run and its other outputs go on.
         guard !failed.load(ordering: .relaxed) else { return }
-        do {
+        var cropFailure: MediaError?
+        do throws(CaptureError) {
             _ = try output.write(size: size, sequence: frame.sequence, timestampNanos: frame.timestampNanos) { format, buffer in
-                PipeWireOutputSink.fill(buffer, format: format, from: frame, rgba: rgba)
+                // The rgba8 frame cut to even sides, only when the consumer's format needs it.
+                let rgba = { () -> Image? in
+                    do throws(MediaError) { return try PipeWireOutputSink.crop(frame.image, to: size) } catch {
+                        cropFailure = error
+                        return nil
+                    }
+                }
+                PipeWireOutputSink.fill(buffer, format: format, from: frame, size: size, rgba: rgba)
             }
         } catch {
             failed.store(true, ordering: .relaxed)
             throw .capture(error)
         }
+        if let cropFailure { throw .frame(sink: name, sequence: frame.sequence, reason: "\(cropFailure)") }
     }
 
     public func finish() { output.close() }
 
-    /// `buffer` in `format`: the GPU's bytes when the frame carries that layout, else converted
-    /// from `rgba` (the frame, cropped to even sides).
-    static func fill(_ buffer: UnsafeMutableRawBufferPointer, format: PipeWireVideoFormat, from frame: Frame, rgba: Image) {
+    /// `buffer` in `format`, `size` (the frame's sides made even): the GPU's bytes when the frame
+    /// carries that layout, else converted from `rgba()` (the frame cropped to `size`; nil: it
+    /// could not be made, the buffer is left as it is).
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer, format: PipeWireVideoFormat, from frame: Frame, size: FrameSize,
+                     rgba makeRGBA: () -> Image?) {
         let out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        if let layout = format.yuvLayout(width: rgba.width) {
-            if rgba.width == frame.width, rgba.height == frame.height, let made = frame.yuv[layout], made.count == buffer.count {
+        if let layout = format.yuvLayout(width: size.width) {
+            if size.width == frame.width, size.height == frame.height, let made = frame.yuv[layout], made.count == buffer.count {
                 made.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            } else {
+            } else if let rgba = makeRGBA() {
                 ColorConversion.yuv(rgba, layout: layout, into: out, vectorised: ColorConversion.vectorised)
             }
             return
         }
+        guard let rgba = makeRGBA() else { return }
         rgba.bytes.withUnsafeBytes { source in
             if !format.isBGR {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<buffer.count]))

@@ -55,6 +55,9 @@ struct StatusState: GraniteState {
             "saved \(saved)",
         ]
         if let format { parts.append("\(format)") }
+        // Before the first frame the device may still be compiling or the source opening: say so
+        // rather than show a stalled rate.
+        if frames == 0 && !ended { parts.insert("warming up", at: 0) }
         if let lastFault { parts.append("fault: \(lastFault)") }
         return parts.joined(separator: " | ")
     }

@@ -36,12 +36,6 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
 
     public func write(_ frame: Frame) throws(SinkError) {
         let even = FrameSize(width: max(2, frame.width & ~1), height: frame.height)
-        let image: Image
-        do {
-            image = try V4L2OutputSink.crop(frame.image, width: even.width)
-        } catch {
-            throw .frame(sink: path, sequence: frame.sequence, reason: "\(error)")
-        }
         try device.withLock { (slot: inout V4L2Output?) throws(SinkError) in
             do throws(CaptureError) {
                 if slot == nil || slot!.size != even {
@@ -56,24 +50,31 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
             guard out.size == even else {
                 throw .frame(sink: path, sequence: frame.sequence, reason: "the device takes \(out.size), the frames are \(even)")
             }
+            // The GPU chain's bytes as they are, when it made the device's layout.
+            if frame.width == even.width, let layout = V4L2OutputSink.layout(out.format, bytesPerLine: out.bytesPerLine),
+               let converted = frame.yuv[layout] {
+                do throws(CaptureError) { try out.write(converted) } catch { throw .capture(error) }
+                return
+            }
+            let image: Image
+            do {
+                image = try V4L2OutputSink.crop(frame.image, width: even.width)
+            } catch {
+                throw .frame(sink: path, sequence: frame.sequence, reason: "\(error)")
+            }
             do throws(CaptureError) {
-                if frame.width == even.width, let layout = V4L2OutputSink.layout(out.format, bytesPerLine: out.bytesPerLine),
-                   let converted = frame.yuv[layout] {
-                    try out.write(converted)
-                } else {
-                    // Converted straight into the device's buffer (no frame-sized copy).
-                    let count = ColorConversion.packedByteCount(width: image.width, height: image.height, as: out.format,
-                                                                bytesPerLine: out.bytesPerLine)
-                    try out.write(byteCount: count) { buffer in
-                        if buffer.count == count {
-                            ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: buffer)
-                        } else {   // a device with smaller buffers than the format says: convert, then cut
-                            let whole = [UInt8](unsafeUninitializedCapacity: count) { all, n in
-                                ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: UnsafeMutableRawBufferPointer(all))
-                                n = count
-                            }
-                            whole.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
+                // Converted straight into the device's buffer (no frame-sized copy).
+                let count = ColorConversion.packedByteCount(width: image.width, height: image.height, as: out.format,
+                                                            bytesPerLine: out.bytesPerLine)
+                try out.write(byteCount: count) { buffer in
+                    if buffer.count == count {
+                        ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: buffer)
+                    } else {   // a device with smaller buffers than the format says: convert, then cut
+                        let whole = [UInt8](unsafeUninitializedCapacity: count) { all, n in
+                            ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: UnsafeMutableRawBufferPointer(all))
+                            n = count
                         }
+                        whole.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
                     }
                 }
             } catch { throw .capture(error) }

@@ -55,7 +55,7 @@ public enum ColorConversion {
     }
 
     /// Converts `image` to `rgba8` (alpha 255); `rgba8` passes through unchanged. Reads `rgb24`,
-    /// `gray8`, `yuyv` and `nv12`.
+    /// `gray8`, `yuyv`, `nv12` and `i420`.
     public static func rgba(_ image: Image, range: ColorRange = .limited) throws(MediaError) -> Image {
         let w = image.width, h = image.height
         if image.format == .rgba8 { return image }
@@ -82,6 +82,14 @@ public enum ColorConversion {
                 for x in 0..<w {
                     let c = chroma + (y / 2) * chromaRow + (x / 2) * 2
                     put(&out, (y * w + x) * 4, rgb(y: Int(src[y * w + x]), u: Int(src[c]), v: Int(src[c + 1]), range: range))
+                }
+            }
+        case .i420:
+            let cw = (w + 1) / 2, cb = w * h, cr = cb + cw * ((h + 1) / 2)
+            for y in 0..<h {
+                for x in 0..<w {
+                    let c = (y / 2) * cw + x / 2
+                    put(&out, (y * w + x) * 4, rgb(y: Int(src[y * w + x]), u: Int(src[cb + c]), v: Int(src[cr + c]), range: range))
                 }
             }
         default:

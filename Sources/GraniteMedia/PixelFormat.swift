@@ -19,6 +19,9 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     case yuyv
     /// YUV 4:2:0, a Y plane then an interleaved UV plane at half resolution (V4L2 `NV12`).
     case nv12
+    /// YUV 4:2:0 planar: a Y plane, then Cb, then Cr at half resolution (V4L2 `YU12`, the Y4M
+    /// pipe's `C420jpeg`): a filter chain's result as read back for pipes and virtual cameras.
+    case i420
 
     public var description: String { rawValue }
 
@@ -32,7 +35,7 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         case .grayF32: return width * 4
         case .rgbaF32: return width * 16
         case .yuyv: return ((width + 1) / 2) * 4
-        case .nv12: return width
+        case .nv12, .i420: return width
         }
     }
 
@@ -41,6 +44,8 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         switch self {
         case .nv12:
             return width * height + ((width + 1) / 2) * 2 * ((height + 1) / 2)
+        case .i420:
+            return width * height + ((width + 1) / 2) * ((height + 1) / 2) * 2
         default:
             return minimumBytesPerRow(width: width) * height
         }

@@ -64,6 +64,18 @@ public enum YUVLayout: Hashable, Sendable, CustomStringConvertible {
         return strides(width: width) != unpadded.strides(width: width)
     }
 
+    /// The pixel format whose unpadded bytes this layout writes for a `width`-wide image (YUYV,
+    /// I420, NV12), so those bytes are an ``Image`` as they are; nil for padded rows and 4:4:4.
+    public func pixelFormat(width: Int) -> PixelFormat? {
+        guard !isPadded(width: width) else { return nil }
+        switch self {
+        case .yuyv: return .yuyv
+        case .planar420: return .i420
+        case .semiPlanar420: return .nv12
+        case .planar444: return nil
+        }
+    }
+
     /// Bytes of a `width`×`height` image in this layout.
     public func byteCount(width: Int, height: Int) -> Int {
         let (luma, chroma) = strides(width: width)

@@ -13,10 +13,12 @@ extension FilterChain {
         let (w, h) = plan.outputSize
         let counter = transferCounter
         var yuv: [YUVLayout: [UInt8]] = [:]
+        // The frame's own submission is waited for outside the chain's lock, so another frame
+        // can lease a plan and start meanwhile; the conversions share recorded buffers: locked.
+        try MarbleError.gpu { () throws(GPUError) in try plan.sequence.wait() }
         try lock.locked { () throws(MarbleError) in
             let pool = try bufferPool()
             try MarbleError.gpu { () throws(GPUError) in
-                try plan.sequence.wait()
                 for layout in layouts where yuv[layout] == nil {
                     let bytes = try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool)
                     counter.download(bytes.count)

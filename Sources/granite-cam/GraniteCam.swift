@@ -223,6 +223,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
         // Every stage opens what it needs (the Vulkan device) and compiles its pipelines before
         // the first frame: no usable device stops the run here instead of failing every frame.
         let gpuLayouts = sinks.compactMap(\.gpuLayout)
+        let warming = ContinuousClock.now
+        let warms = !cpuFilters && stages.contains(where: { !($0 is ToRGBA) })
+        if warms { say("granite-cam: warming up: opening the device and compiling the filter chain before the first frame") }
         for stage in stages {
             do {
                 for line in try stage.prepare(for: FrameSize(parsing: size), yuv: gpuLayouts) { say("granite-cam: \(line)") }
@@ -231,6 +234,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
                     + "granite-cam: the filters need a Vulkan device; --cpu-filters runs Marble's CPU reference instead (much slower)\n")
                 throw ExitCode(1)
             }
+        }
+        if warms {
+            let took = ContinuousClock.now - warming
+            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            say("granite-cam: warm in \(CamStateFormat.seconds(seconds)) s")
         }
         let depthStage: (any DepthStage)?
         do {

@@ -1,6 +1,8 @@
 import Foundation
 import GraniteCapture
 import GraniteCodecs
+import GraniteGPU
+import GraniteTesting
 import GraniteMedia
 import XCTest
 
@@ -8,6 +10,27 @@ import XCTest
 
 /// The app with the real codecs and Marble plugged into its seams.
 final class CamSeamsTests: XCTestCase {
+    /// A GPU stage starts frames without waiting for them (the pump starts the next frame while
+    /// one computes): three frames in flight at once on one chain, each result its own frame's —
+    /// equal to Marble's CPU reference — whichever order they were started and read in.
+    func testAGPUStageKeepsSeveralFramesInFlight() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        let specs = ["blur:sigma=1.5", "sobel", "invert"]
+        let stage = try MarbleStage(specs: specs)
+        let reference = try MarbleStage(specs: specs, gpu: false)
+        let pattern = TestPattern(size: FrameSize(width: 61, height: 37))
+        let frames = (0..<3).map { pattern.render(index: UInt64($0 * 7)) }
+        let started = try frames.map { try stage.start(FrameJob(image: $0)) }
+        for (index, frame) in frames.enumerated().reversed() {
+            XCTAssertEqual(try started[index].result().image, try reference.process(frame), "frame \(index)")
+        }
+        // And again in order, with the plans handed back: nothing leaked between the rounds.
+        let again = try frames.map { try stage.start(FrameJob(image: $0)) }
+        for (index, frame) in frames.enumerated() {
+            XCTAssertEqual(try again[index].result().image, try reference.process(frame), "frame \(index), second round")
+        }
+    }
+
     func testPNGFolderThroughMarbleInvertToPNG() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("granite-seams-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

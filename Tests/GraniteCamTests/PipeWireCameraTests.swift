@@ -25,7 +25,7 @@ final class PipeWireCameraTests: XCTestCase {
         let size = PipeWireOutputSink.even(FrameSize(width: frame.width, height: frame.height))
         let rgba = try PipeWireOutputSink.crop(frame.image, to: size)
         var out = [UInt8](repeating: 0xAA, count: format.byteCount(width: size.width, height: size.height))
-        out.withUnsafeMutableBytes { PipeWireOutputSink.fill($0, format: format, from: frame, rgba: rgba) }
+        out.withUnsafeMutableBytes { PipeWireOutputSink.fill($0, format: format, from: frame, size: size, rgba: { rgba }) }
         return out
     }
 
@@ -53,6 +53,14 @@ final class PipeWireCameraTests: XCTestCase {
         let marker = [UInt8](repeating: 0x42, count: layout.byteCount(width: 8, height: 4))
         f.yuv[layout] = marker
         XCTAssertEqual(try filled(f, .yuy2), marker)
+        // The device's bytes are copied without making the rgba8 frame at all.
+        var out = [UInt8](repeating: 0xAA, count: marker.count)
+        var asked = false
+        out.withUnsafeMutableBytes {
+            PipeWireOutputSink.fill($0, format: .yuy2, from: f, size: FrameSize(width: 8, height: 4), rgba: { asked = true; return nil })
+        }
+        XCTAssertEqual(out, marker)
+        XCTAssertFalse(asked, "no rgba8 frame made for a layout the GPU made")
     }
 
     func testOddSidesLoseTheirLastColumnAndRow() throws {

@@ -36,6 +36,7 @@ final class PreviewActionReducerTests: CamTestCase {
         let preview = try await GraniteTestStore(try XCTUnwrap(component.preview), runtime: runtime)
         let status = try await GraniteTestStore(component.status, runtime: runtime)
         let root = try await GraniteTestStore(component, runtime: runtime)
+        Task { await component.runCapture() }   // the run's owner runs the capture (CamApp does)
         await root.receive(CamEvents.Start.self, renders: 1)
         await root.receive(CamEvents.SourceEnded.self, renders: 1) {
             $0.ended = true

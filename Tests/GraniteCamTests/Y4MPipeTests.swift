@@ -127,13 +127,33 @@ final class Y4MPipeTests: XCTestCase {
         let pipeline = try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"])], sinks: sinks)
         let parts = CaptureParts(pipeline)
         XCTAssertEqual(parts.yuvLayouts, [.i420, .planar444])
+        XCTAssertFalse(parts.readsRGBA, "only YUV sinks: nothing reads the result as rgba8")
         let image = TestPattern(size: FrameSize(width: 33, height: 17)).render(index: 1)
+        let expected = try MarbleStage(specs: ["invert"]).process(image)
+        let before = try XCTUnwrap(pipeline.stages.first as? MarbleStage).chain.transfers
         let out = try parts.process(parts.job(image, depth: .none))
-        XCTAssertEqual(out.image, try MarbleStage(specs: ["invert"]).process(image))
+        let after = try XCTUnwrap(pipeline.stages.first as? MarbleStage).chain.transfers
         for layout in parts.yuvLayouts {
             let bytes = try XCTUnwrap(out.yuv[layout], "\(layout) made on the GPU")
-            XCTAssertTrue(bytes == ColorConversion.yuv(out.image, layout: layout, vectorised: false), "\(layout)")
+            XCTAssertTrue(bytes == ColorConversion.yuv(expected, layout: layout, vectorised: false), "\(layout)")
         }
+        // Only the YUV came back: the frame is the I420 bytes as an image, no rgba8 read-back.
+        XCTAssertEqual(out.image.format, .i420)
+        XCTAssertEqual(out.image.bytes, out.yuv[.i420])
+        XCTAssertEqual(after.downloadBytes - before.downloadBytes,
+                       YUVLayout.i420.byteCount(width: 33, height: 17) + YUVLayout.planar444.byteCount(width: 33, height: 17),
+                       "read back: the two layouts' bytes, not the 4-byte pixels")
+        XCTAssertEqual(try ColorConversion.rgba(out.image), try ColorConversion.rgba(
+            try Image(width: 33, height: 17, format: .i420, bytes: ColorConversion.yuv(expected, layout: .i420, vectorised: false))))
+        // A run that also writes files reads rgba8 back as well.
+        var writes = CamSettings()
+        writes.outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("granite-yuv-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: writes.outputDirectory!) }
+        let filing = CaptureParts(try CamPipeline(settings: writes, stages: [try MarbleStage(specs: ["invert"])], sinks: sinks))
+        XCTAssertTrue(filing.readsRGBA)
+        let both = try filing.process(filing.job(image, depth: .none))
+        XCTAssertEqual(both.image, expected)
+        XCTAssertEqual(both.yuv[.i420], out.yuv[.i420])
         // The CPU reference chain makes none: the sinks convert.
         let cpu = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"], gpu: false)], sinks: sinks))
         XCTAssertTrue(try cpu.process(cpu.job(image, depth: .none)).yuv.isEmpty)
@@ -162,7 +182,9 @@ final class Y4MPipeTests: XCTestCase {
         XCTAssertEqual(live.image, try MarbleStage(specs: specs, gpu: false).process(image, depth: map), "the resident map was read")
         // Non-live: a map made from this frame (the model answers with the ramp flipped).
         let flipped = try Image(width: 45, height: 27, floats: ramp.map { 1 - $0 })
-        let own = try parts.process(parts.job(image, depth: .own(FixedDepthFake(map: flipped))))
+        var ownJob = parts.job(image, depth: .own(FixedDepthFake(map: flipped)))
+        ownJob.rgba = true   // compared below with the rgba8 result
+        let own = try parts.process(ownJob)
         XCTAssertNotEqual(own.image, live.image, "another map, another picture")
         XCTAssertEqual(own.depth?.map, flipped, "this frame's own maps come back")
         let ownYUV = try XCTUnwrap(own.yuv[.i420], "the depth-input run's YUV made on the GPU")

@@ -24,6 +24,23 @@ extension YUVPlanesTests {
         }
     }
 
+    /// A layout's unpadded bytes are an image as they are (`i420`, `nv12`, `yuyv`), and the
+    /// I420 image reads back to the same pixels as the NV12 one (the same samples, placed apart).
+    func testUnpaddedLayoutsAreImagesAndI420ReadsBackLikeNV12() throws {
+        for (w, h) in [(13, 7), (64, 48), (1, 1)] {
+            let rgba = try image(w, h, seed: UInt64(w + h))
+            XCTAssertEqual(YUVLayout.i420.pixelFormat(width: w), .i420)
+            XCTAssertEqual(YUVLayout.nv12.pixelFormat(width: w), .nv12)
+            XCTAssertEqual(YUVLayout.yuyv(stride: 0).pixelFormat(width: w), .yuyv)
+            XCTAssertNil(YUVLayout.planar444.pixelFormat(width: w))
+            XCTAssertNil(YUVLayout.planar420(lumaStride: w + 3, chromaStride: 0).pixelFormat(width: w), "padded rows are no image")
+            let i420 = try Image(width: w, height: h, format: .i420, bytes: ColorConversion.yuv(rgba, layout: .i420))
+            let nv12 = try Image(width: w, height: h, format: .nv12, bytes: ColorConversion.yuv(rgba, layout: .nv12))
+            XCTAssertEqual(try ColorConversion.rgba(i420), try ColorConversion.rgba(nv12), "\(w)x\(h)")
+            XCTAssertThrowsError(try Image(width: w, height: h, format: .i420, bytes: [UInt8](repeating: 0, count: w * h)))
+        }
+    }
+
     func testNV12PaddedStridesAreZeroAndRowsInPlace() throws {
         let (w, h) = (317, 129)
         let rgba = try image(w, h, seed: 7)
