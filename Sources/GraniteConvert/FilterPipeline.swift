@@ -76,17 +76,15 @@ public struct FilterPipeline: ImageProcessor {
         return try ResizeSpec.parse(value)
     }
 
-    /// Runs the stages in order. A gray image goes into a Marble chain as RGBA and comes out gray
-    /// again when the chain kept it gray (sharpen, blur), so gray inputs still encode as gray.
+    /// Runs the stages in order (a `gray8` image enters a Marble chain as `rgba8`, as the decoders
+    /// hand gray pictures over anyway).
     public func process(_ image: Image) throws -> Image {
         var current = image
         for stage in stages {
             switch stage {
             case let .marble(chain):
-                let gray = current.format == .gray8
-                if gray { current = try ColorConversion.rgba(current) }
+                if current.format == .gray8 { current = try ColorConversion.rgba(current) }
                 current = useCPU ? try chain.applyCPU(current) : try chain.apply(current)
-                if gray, let back = try FilterPipeline.grayIfNeutral(current) { current = back }
             case let .resize(spec):
                 let size = spec.targetSize(width: current.width, height: current.height)
                 current = try Resampler.resize(current, width: size.width, height: size.height,
@@ -94,19 +92,6 @@ public struct FilterPipeline: ImageProcessor {
             }
         }
         return current
-    }
-
-    /// `image` (`rgba8`) as `gray8` when every pixel is opaque with red = green = blue, else nil.
-    static func grayIfNeutral(_ image: Image) throws(MediaError) -> Image? {
-        guard image.format == .rgba8 else { return nil }
-        let bytes = image.bytes
-        var gray = [UInt8](repeating: 0, count: image.pixelCount)
-        for p in 0..<image.pixelCount {
-            let i = p * 4
-            guard bytes[i] == bytes[i + 1], bytes[i] == bytes[i + 2], bytes[i + 3] == 255 else { return nil }
-            gray[p] = bytes[i]
-        }
-        return try Image(width: image.width, height: image.height, format: .gray8, bytes: gray)
     }
 
     /// Whether any stage runs on the GPU layer.
