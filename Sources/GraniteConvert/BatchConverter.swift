@@ -43,7 +43,7 @@ public struct BatchConverter: Sendable {
 
     /// A converter; `jobs` defaults to the number of cores.
     public init(inputs: [String], outputDirectory: String, settings: ConvertSettings,
-                processor: any ImageProcessor = CPUFilterChain([]), jobs: Int? = nil, overwrite: Bool = false) {
+                processor: any ImageProcessor = FilterPipeline(), jobs: Int? = nil, overwrite: Bool = false) {
         self.inputs = inputs
         self.outputDirectory = outputDirectory
         self.settings = settings

@@ -2,23 +2,36 @@ import GraniteMedia
 import Marble
 
 /// The `--filter` chain of `granite convert`: Marble filters on the GPU layer (Vulkan; lavapipe
-/// when there is no GPU), consecutive ones fused into one submission.
+/// when there is no GPU), consecutive ones fused into one submission, and relative resizes.
 ///
 /// ```
-///  decoded Image ─► [Marble chain: filter 1 | filter 2 | …] ─► [CPU stage] ─► [Marble chain] ─► encode
+///  decoded Image ─► [Marble chain: filter 1 | filter 2 | …] ─► [resize=50%] ─► [Marble chain] ─► encode
 ///                    one upload, one command buffer, one download per run of Marble filters
 /// ```
-/// Specs use Marble's syntax (`blur:sigma=2`, `sharpen:amount=1.5`, see `granite filters`). The
-/// CPU spellings `sharpen=AMOUNT` and `resize=50%|WxH|fit:WxH` still work and run on the CPU.
+/// Specs use Marble's syntax (`blur:sigma=2`, `sharpen:amount=1.5`, see `granite filters`); a
+/// value without its name (`sharpen=1`) is refused with the spelling that runs it. `resize=50%|WxH|fit:WxH`
+/// is the one step of its own: its size follows each image, where a Marble chain's is fixed, and it
+/// is the shared resampler (GraniteMedia `Resampler`, alpha premultiplied), whose tables Marble's
+/// `resize` shader reads too. With `cpu`, Marble filters run their CPU reference: the same
+/// arithmetic and tables as their shaders (sharpen's Q8 gaussian weights, for one).
+///
+/// This is the one pipeline type: a Marble `FilterChain` is one run of GPU filters in it, and
+/// frames kept in flight on the device are Marble's `ChainFrame`s, not a pipeline of their own.
 public struct FilterPipeline: ImageProcessor {
     enum Stage: Sendable {
         case marble(FilterChain)
-        case cpu(CPUFilter)
+        case resize(ResizeSpec)
     }
 
     let stages: [Stage]
+    private let useCPU: Bool
     /// What the pipeline does, for the manifest (a changed chain redoes outputs).
     public let fingerprint: String
+
+    /// A pipeline that passes images through unchanged.
+    public init() {
+        (stages, useCPU, fingerprint) = ([], false, "")
+    }
 
     /// Parses every spec; `cpu` runs Marble filters on their CPU reference instead of Vulkan.
     public init(specs: [String], cpu: Bool = false) throws(ConvertError) {
@@ -37,10 +50,10 @@ public struct FilterPipeline: ImageProcessor {
             pending = []
         }
         for text in specs {
-            if let legacy = try FilterPipeline.legacy(text) {
+            if let size = try FilterPipeline.resize(text) {
                 try flush()
-                stages.append(.cpu(legacy))
-                prints.append(legacy.description)
+                stages.append(.resize(size))
+                prints.append("resize=\(size)")
                 continue
             }
             do {
@@ -55,25 +68,27 @@ public struct FilterPipeline: ImageProcessor {
         fingerprint = prints.joined(separator: ",")
     }
 
-    private let useCPU: Bool
-
-    /// A spec in the earlier CPU spelling (`sharpen=1.5`, `resize=50%`), or `nil`. A bare
-    /// `sharpen` is Marble's.
-    private static func legacy(_ text: String) throws(ConvertError) -> CPUFilter? {
-        let lowered = text.lowercased()
-        guard lowered.hasPrefix("sharpen=") || lowered.hasPrefix("resize=") else { return nil }
-        return try CPUFilter.parse(text)
+    /// The size of a `resize=50%|WxH|fit:WxH` spec, or nil for any other spec.
+    static func resize(_ text: String) throws(ConvertError) -> ResizeSpec? {
+        guard text.lowercased().hasPrefix("resize=") else { return nil }
+        let value = String(text.dropFirst("resize=".count))
+        if value.lowercased().hasPrefix("fit:") { return try ResizeSpec.parse(String(value.dropFirst(4)), fit: true) }
+        return try ResizeSpec.parse(value)
     }
 
-    /// Runs the stages in order.
+    /// Runs the stages in order (a `gray8` image enters a Marble chain as `rgba8`, as the decoders
+    /// hand gray pictures over anyway).
     public func process(_ image: Image) throws -> Image {
         var current = image
         for stage in stages {
             switch stage {
             case let .marble(chain):
+                if current.format == .gray8 { current = try ColorConversion.rgba(current) }
                 current = useCPU ? try chain.applyCPU(current) : try chain.apply(current)
-            case let .cpu(filter):
-                current = try filter.apply(current)
+            case let .resize(spec):
+                let size = spec.targetSize(width: current.width, height: current.height)
+                current = try Resampler.resize(current, width: size.width, height: size.height,
+                                               filter: ConvertSettings.defaultResizeFilter, alpha: .premultiplied)
             }
         }
         return current

@@ -29,8 +29,9 @@ public enum ChainDepth: Sendable {
 ///    └─ end()           the plan goes back to the chain                   (also on deinit)
 /// ```
 /// A frame holds its plan (buffers, recorded commands) alone until it ends, so two callers of one
-/// chain never read each other's result, and several frames can be in flight at once
-/// (``FilterPipeline``). One owner drives a frame; its methods are not thread-safe.
+/// chain never read each other's result, and several frames can be in flight at once (start
+/// frame N + 1 with ``run(depth:)`` before reading frame N back). One owner drives a frame; its
+/// methods are not thread-safe.
 public final class ChainFrame: @unchecked Sendable {
     let chain: FilterChain
     private(set) var plan: ChainPlan

@@ -32,6 +32,7 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
         let head = trimmed.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = head[0].trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty else { throw MarbleError.malformedSpec(text: text, reason: "no filter name") }
+        if head.count == 1, let unnamed = unnamedValue(name, text: text) { throw unnamed }
         guard let description = Marble.description(of: name) else {
             throw MarbleError.unknownFilter(name: name, valid: Marble.catalog.map(\.name))
         }
@@ -51,6 +52,24 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return try FilterSpec(name: name, values: values)
+    }
+
+    /// The error for `name=value` naming a filter (`sharpen=1`): one spelling per filter, so the
+    /// value is refused with how to write it — `sharpen:amount=1` when it fits the filter's first
+    /// parameter, else the filter's keys. Nil when `name` is no such text.
+    private static func unnamedValue(_ name: String, text: String) -> MarbleError? {
+        let pair = name.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard pair.count == 2 else { return nil }
+        let filter = pair[0].trimmingCharacters(in: .whitespaces), value = pair[1].trimmingCharacters(in: .whitespaces)
+        guard let description = Marble.description(of: filter) else { return nil }
+        guard let first = description.parameters.first else {
+            return MarbleError.unnamedValue(text: text, spelling: "\(filter) (it takes no values)")
+        }
+        if (try? parseValue(value, first, filter: filter)) != nil {
+            return MarbleError.unnamedValue(text: text, spelling: "\(filter):\(first.name)=\(value)")
+        }
+        let keys = description.parameters.map(\.name).joined(separator: ", ")
+        return MarbleError.unnamedValue(text: text, spelling: "\(filter):key=value with key one of \(keys)")
     }
 
     /// Parses a chain written as specs separated by `|` (`yuyv | blur:sigma=2 | sobel`).

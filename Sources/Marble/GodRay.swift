@@ -7,6 +7,19 @@ import GraniteGPU
 ///  src ─half-res light map (color · luma²)─► light (storage image) ─march 24 steps to the light─► rays ─add─► dst
 /// ```
 /// Rows of whole quads march and add in one pass (the rays stay in registers).
+///
+/// What it computes, for a W×H image at time t (the definition `scripts/marble/oracle.py` follows):
+/// - the light sits at (x + wobble·sin t, y + wobble·cos 0.7t) in fractions of W and H;
+/// - a half-resolution light map, ⌈W/2⌉×⌈H/2⌉: texel (i, j) is the colour of source pixel
+///   (2i, 2j) (clamped to the image) times its BT.601 luma², luma in 0…1, rounded;
+/// - for each texel p the rays march N = 24 steps from p towards the light (in half-resolution
+///   pixels), each step (p − light) · density / N long; step k (1…N) reads the light map texel the
+///   point falls in (clamped to the map) weighted by weight · decay^(k−1); the sum times exposure / N,
+///   rounded and clamped to 255, is the ray colour;
+/// - each output pixel is its source pixel plus the ray of the texel it falls in, clamped to 255,
+///   alpha kept.
+/// Positions are fixed point (1/256 pixel; the step's offset from the light in whole pixels) so
+/// that every device samples the same texels.
 struct GodRay: FilterKernel {
     static let samples = 24
     let x, y, decay, weight, exposure, density, wobble, time: Float

@@ -5,6 +5,9 @@ import GraniteMedia
 public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The spec text is not `name` or `name:key=value,...`.
     case malformedSpec(text: String, reason: String)
+    /// A value given without its parameter's name (`sharpen=1`); `spelling` is how to write it
+    /// (`sharpen:amount=1`, or the filter's keys when the value fits none).
+    case unnamedValue(text: String, spelling: String)
     /// No filter has this name.
     case unknownFilter(name: String, valid: [String])
     /// The filter has no parameter of this name.
@@ -31,6 +34,8 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .malformedSpec(text, reason):
             return "filter spec \"\(text)\": \(reason) (expected name or name:key=value,key=value)"
+        case let .unnamedValue(text, spelling):
+            return "filter spec \"\(text)\": a filter's values are named; write \(spelling)"
         case let .unknownFilter(name, valid):
             return "unknown filter \"\(name)\"; valid filters: \(valid.joined(separator: ", "))"
         case let .unknownParameter(filter, name, valid):

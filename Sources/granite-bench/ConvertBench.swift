@@ -58,7 +58,7 @@ struct ConvertBench: AsyncParsableCommand {
         let python = root + "/.venv/bin/python"
         let script = root + "/scripts/bench/vips_convert.py"
         if FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script) {
-            tools.insert(Tool(name: "pyvips", note: "libvips in one process: thumbnail + same 3x3 unsharp + Q85") { _, o, f in
+            tools.insert(Tool(name: "pyvips", note: "libvips in one process: thumbnail + the same unsharp mask (7x7) + Q85") { _, o, f in
                 (python, [script, o, "\(halfW)", "\(halfH)"] + f)
             }, at: 1)
         } else {

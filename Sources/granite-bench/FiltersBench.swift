@@ -7,7 +7,7 @@ import Marble
 /// `granite-bench filters`: Marble chains on the Vulkan device next to ffmpeg's CPU filters, same run.
 ///
 /// ```
-///  YUYV 1280x720 ─► FilterPipeline.push (2 frames in flight) / FilterChain.apply (upload, one
+///  YUYV 1280x720 ─► ChainFrames, 2 in flight (frame N+1 runs while N is read back) / FilterChain.apply (upload, one
 ///                   submission, wait, download) ─► fps, ms/frame
 ///  ffmpeg -f lavfi testsrc2 ─► gblur, edgedetect, colorchannelmixer (-threads 2) ─► -f null
 ///  (ffmpeg per frame = (time for N+1 frames − time for 1 frame) / N: start-up excluded)
@@ -51,12 +51,20 @@ struct FiltersBench: ParsableCommand {
             if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
             try FiltersBench.printCosts(label, filters, input)
             var index = 0
-            // Throughput with two frames in flight (FilterPipeline), then one synchronous apply per frame.
+            // Throughput with two frames in flight, then one synchronous apply per frame.
             cases.append((label + ", pipelined", {
                 try FiltersBench.seconds {
-                    let pipeline = FilterPipeline(filters)
-                    for _ in 0..<frames { _ = try pipeline.push(input, time: Float(index) / 30); index += 1 }
-                    _ = try pipeline.finish()
+                    var previous: ChainFrame?
+                    for _ in 0..<frames {
+                        let frame = try filters.frame(input, time: Float(index) / 30)
+                        try frame.run()
+                        index += 1
+                        _ = try previous?.rgba()
+                        previous?.end()
+                        previous = frame
+                    }
+                    _ = try previous?.rgba()
+                    previous?.end()
                 }
             }))
             cases.append((label + ", apply", {

@@ -53,7 +53,7 @@ struct ConvertCommand: AsyncParsableCommand {
     var output: String
 
     @Option(name: .customLong("filter"),
-            help: ArgumentHelp("A filter to apply, in order (repeatable): a Marble spec run on Vulkan, e.g. blur:sigma=2 or 'sharpen:amount=1.5 | sobel' (see `granite filters`); or sharpen=AMOUNT, resize=50%|WxH|fit:WxH on the CPU.",
+            help: ArgumentHelp("A filter to apply, in order (repeatable): a Marble spec run on Vulkan, e.g. blur:sigma=2 or 'sharpen:amount=1.5 | sobel' (see `granite filters`); or resize=50%|WxH|fit:WxH, sized per image.",
                                valueName: "spec"))
     var filters: [String] = []
 

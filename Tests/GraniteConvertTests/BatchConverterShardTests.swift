@@ -5,11 +5,11 @@ import XCTest
 
 /// `BatchConverter.shard`: N shards into one folder are one run, split.
 final class BatchConverterShardTests: XCTestCase {
-    let settings = ConvertSettings(resize: .scale(0.5), filters: "sharpen=1.0")
+    let settings = ConvertSettings(resize: .scale(0.5), filters: "sharpen:amount=1")
 
     func converter(_ inputs: [String], _ out: String, shard: ShardSpec? = nil) throws -> BatchConverter {
         var c = BatchConverter(inputs: inputs, outputDirectory: out, settings: settings,
-                               processor: try CPUFilterChain(specs: ["sharpen"]), jobs: 2)
+                               processor: try FilterPipeline(specs: ["sharpen"], cpu: true), jobs: 2)
         c.shard = shard
         return c
     }

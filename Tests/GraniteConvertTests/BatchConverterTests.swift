@@ -14,8 +14,8 @@ final class BatchConverterTests: XCTestCase {
         let out = ConvertFixtures.folder("out") + "/result"
         try ConvertFixtures.writeJPEGs(7, to: input)
         let converter = BatchConverter(inputs: [input], outputDirectory: out,
-                                       settings: ConvertSettings(resize: .scale(0.5), format: .png, filters: "sharpen=1.0"),
-                                       processor: try CPUFilterChain(specs: ["sharpen"]), jobs: 3)
+                                       settings: ConvertSettings(resize: .scale(0.5), format: .png, filters: "sharpen:amount=1"),
+                                       processor: try FilterPipeline(specs: ["sharpen"], cpu: true), jobs: 3)
         let summary = try await converter.run { _ in nil }
         XCTAssertEqual(summary.converted, 7)
         XCTAssertEqual(summary.failed.count, 0)
@@ -31,7 +31,7 @@ final class BatchConverterTests: XCTestCase {
             XCTAssertEqual(ContentHash.hex(try FileBytes.read(entry.input)), entry.inputSHA256)
             let image = try Codecs.decode(bytes)
             XCTAssertEqual([image.width, image.height], [48, 32])
-            XCTAssertEqual(entry.settings, "format=png;resize=50%;filters=sharpen=1.0")
+            XCTAssertEqual(entry.settings, "format=png;resize=50%;filters=sharpen:amount=1")
         }
         XCTAssertEqual(m.settings?.resize, .scale(0.5))
     }

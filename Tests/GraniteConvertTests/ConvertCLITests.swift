@@ -67,7 +67,7 @@ final class ConvertCLITests: XCTestCase {
       -o, --output <outdir>   Output folder (created if missing).
       --filter <spec>         A filter to apply, in order (repeatable): a Marble spec run on Vulkan,
                               e.g. blur:sigma=2 or 'sharpen:amount=1.5 | sobel' (see `granite
-                              filters`); or sharpen=AMOUNT, resize=50%|WxH|fit:WxH on the CPU.
+                              filters`); or resize=50%|WxH|fit:WxH, sized per image.
       --cpu                   Run Marble filters on their CPU reference implementation instead of
                               Vulkan.
       --resize <size>         Resize by a percentage or to an exact size: 50% or WxH.

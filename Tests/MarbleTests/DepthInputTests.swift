@@ -90,11 +90,18 @@ struct DepthInputTests {
         #expect(throws: MarbleError.self) {
             _ = try DepthInputTests.withEstimate(masked, image, (width: 16, height: 12)) { _ in Fixtures.depth(8, 8) }
         }
-        // A pipelined stream counts the same: one up and one down a frame.
-        let pipeline = FilterPipeline(plain)
+        // Frames in flight count the same: one up and one down a frame.
         let before = plain.transfers
-        for _ in 0..<4 { _ = try pipeline.push(image) }
-        _ = try pipeline.finish()
+        var previous: ChainFrame?
+        for _ in 0..<4 {
+            let frame = try plain.frame(image)
+            try frame.run()
+            _ = try previous?.rgba()
+            previous?.end()
+            previous = frame
+        }
+        _ = try previous?.rgba()
+        previous?.end()
         #expect(plain.transfers.uploads - before.uploads == 4 && plain.transfers.downloads - before.downloads == 4)
     }
 

@@ -66,22 +66,30 @@ struct FilterChainTests {
         for (index, image) in results { #expect(image == expected[index]) }
     }
 
-    /// Two frames in flight give, one push late and in order, what `apply` gives frame by frame,
-    /// also when `apply` runs on the same chain in between and the frame size changes.
-    @Test func pipelineMatchesApplyInOrder() throws {
+    /// Two frames in flight (frame N + 1 submitted before frame N is read back) give what `apply`
+    /// gives frame by frame, also when `apply` runs on the same chain in between and the frame size
+    /// changes: each frame holds its own plan.
+    @Test func framesInFlightMatchApply() throws {
         let context = try Fixtures.gpu()
         let chain = try FilterChain(FilterSpec.parseChain("blur:sigma=1.5 | godRay | analog"), context: context)
         let frames = (0..<5).map { Fixtures.image(48, 20, format: .yuyv, seed: UInt64($0)) } + [Fixtures.image(13, 7, seed: 9)]
         let expected = try frames.indices.map { try chain.apply(frames[$0], time: Float($0) / 4) }
-        let pipeline = FilterPipeline(chain)
         var results: [Image] = []
-        for (index, frame) in frames.enumerated() {
-            if let done = try pipeline.push(frame, time: Float(index) / 4) { results.append(done) }
-            #expect(results.count == index, "results come one push late")
-            if index == 2 { #expect(try chain.apply(frames[0]) == expected[0], "apply between pushes") }
+        var previous: ChainFrame?
+        for (index, image) in frames.enumerated() {
+            let frame = try chain.frame(image, time: Float(index) / 4)
+            try frame.run()
+            if let previous {
+                results.append(try previous.rgba())
+                previous.end()
+            }
+            previous = frame
+            if index == 2 { #expect(try chain.apply(frames[0]) == expected[0], "apply between frames in flight") }
         }
-        if let last = try pipeline.finish() { results.append(last) }
-        #expect(try pipeline.finish() == nil)
+        if let previous {
+            results.append(try previous.rgba())
+            previous.end()
+        }
         #expect(results == expected)
         #expect(Set(results.map(\.bytes)).count == frames.count, "different times and inputs give different frames")
     }

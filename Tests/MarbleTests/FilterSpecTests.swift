@@ -28,6 +28,25 @@ struct FilterSpecTests {
         }
     }
 
+    /// One spelling per filter: `sharpen=1` is refused with the spelling that runs it.
+    @Test func unnamedValueIsRefusedWithTheRightSpelling() throws {
+        #expect(throws: MarbleError.unnamedValue(text: "sharpen=1", spelling: "sharpen:amount=1")) { try FilterSpec.parse("sharpen=1") }
+        #expect(throws: MarbleError.unnamedValue(text: " blur = 2 ", spelling: "blur:sigma=2")) { try FilterSpec.parse(" blur = 2 ") }
+        // A value that fits no first parameter gets the keys; a filter with none says so.
+        #expect(throws: MarbleError.unnamedValue(text: "resize=50%", spelling: "resize:key=value with key one of width, height, mode")) {
+            try FilterSpec.parse("resize=50%")
+        }
+        #expect(throws: MarbleError.unnamedValue(text: "sharpen=9", spelling: "sharpen:key=value with key one of amount, sigma")) {
+            try FilterSpec.parse("sharpen=9")
+        }
+        #expect(throws: MarbleError.unnamedValue(text: "invert=1", spelling: "invert (it takes no values)")) { try FilterSpec.parse("invert=1") }
+        #expect("\(MarbleError.unnamedValue(text: "sharpen=1", spelling: "sharpen:amount=1"))"
+            == "filter spec \"sharpen=1\": a filter's values are named; write sharpen:amount=1")
+        // The spelling it suggests parses, and an unknown name is still an unknown filter.
+        #expect(try FilterSpec.parse("sharpen:amount=1").values["amount"] == .float(1))
+        #expect(throws: MarbleError.unknownFilter(name: "nope=1", valid: Marble.catalog.map(\.name))) { try FilterSpec.parse("nope=1") }
+    }
+
     @Test func unknownParameterListsTheValidOnes() {
         #expect(throws: MarbleError.unknownParameter(filter: "blur", name: "radius", valid: ["sigma"])) {
             try FilterSpec.parse("blur:radius=3")
