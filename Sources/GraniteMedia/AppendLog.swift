@@ -12,7 +12,7 @@ import Synchronization
 /// write through it; each maps failures to its own typed error with `failure`.
 ///
 /// ```
-/// init ─► open(O_APPEND | O_CREAT) ─► a torn last line (a crash mid-append)? ─► end it with "\n"
+/// init ─► open(O_RDWR | O_APPEND | O_CREAT) ─► a torn last line (a crash mid-append)? ─► end it with "\n"
 /// append(record) ─► lock ─► write(2) until every byte is out (EINTR and short writes retried) ─► unlock
 ///                                 └── sync == .eachRecord: fdatasync before append returns
 /// sync() ─► fsync          close() / deinit ─► fsync (.atClose) ─► close
@@ -59,7 +59,8 @@ public final class AppendLog<Failure: Error>: Sendable {
     package init(path: String, truncate: Bool = false, sync: Sync,
                  failure: @escaping @Sendable (_ path: String, _ operation: String, _ errno: Int32) -> Failure,
                  faultInjection: @escaping WriteCall) throws(Failure) {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND)
+        // Read access too, to look at the last byte; writes still land at the end (O_APPEND).
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | O_APPEND | (truncate ? O_TRUNC : 0)
         let fd = try SystemCall.retryingEINTR({ open(path, flags, 0o644) }, failure: { failure(path, "open", $0) })
         self.path = path
         self.policy = sync
@@ -67,13 +68,9 @@ public final class AppendLog<Failure: Error>: Sendable {
         self.writeCall = faultInjection
         self.fd = Mutex(fd)
         guard !truncate else { return }
-        // Needs read access to look at the last byte: a second, read-only descriptor.
-        let reader = open(path, O_RDONLY | O_CLOEXEC)
-        guard reader >= 0 else { return }
-        defer { systemClose(reader) }
         var st = stat()
         var last: UInt8 = 0
-        if fstat(reader, &st) == 0, st.st_size > 0, pread(reader, &last, 1, st.st_size - 1) == 1, last != UInt8(ascii: "\n") {
+        if fstat(fd, &st) == 0, st.st_size > 0, pread(fd, &last, 1, st.st_size - 1) == 1, last != UInt8(ascii: "\n") {
             try append([UInt8(ascii: "\n")])
         }
     }
