@@ -6,13 +6,38 @@ import GraniteMedia
 import Synchronization
 
 /// Writes frames into a folder atomically (GraniteCodecs' ``AtomicFile``: temporary name, fsync,
-/// rename, fsync of the folder) and appends one JSON
-/// line per frame to `frames.jsonl`, so a crash never leaves a half file under a final name.
+/// rename, fsync of the folder) and appends one JSON line per frame to `frames.jsonl` (and per
+/// depth map to `depth.jsonl`) through GraniteMedia's `AppendLog`, so a crash never leaves a half
+/// file under a final name; a line torn by a crash is ended before the next run's first.
 final class OutputWriter: Sendable {
     let directory: String
     let fileExtension: String
-    private let sidecar = Mutex<Int32>(-1)
-    private let depthSidecar = Mutex<Int32>(-1)
+    private let sidecar: AppendLog<CamError>
+    private let depthSidecar = Mutex<AppendLog<CamError>?>(nil)
+
+    /// A line of `frames.jsonl`.
+    struct FrameLine: Encodable {
+        let sequence: UInt64, file: String, captureNanos: UInt64, processedNanos: UInt64, writtenNanos: UInt64
+        let width: Int, height: Int, source: String
+        enum CodingKeys: String, CodingKey {
+            case sequence, file, width, height, source
+            case captureNanos = "capture_ns", processedNanos = "processed_ns", writtenNanos = "written_ns"
+        }
+    }
+
+    /// A line of `depth.jsonl`.
+    struct DepthLine: Encodable {
+        let sequence: UInt64, file: String, writtenNanos: UInt64, width: Int, height: Int, bits: Int
+        enum CodingKeys: String, CodingKey {
+            case sequence, file, width, height, bits
+            case writtenNanos = "written_ns"
+        }
+    }
+
+    /// Opens a sidecar log: one fsync when it is closed, not one per frame.
+    private static func log(_ path: String) throws(CamError) -> AppendLog<CamError> {
+        try AppendLog(path: path, sync: .atClose) { path, operation, code in CamError.output(path: path, call: operation, errno: code) }
+    }
 
     init(directory: String, fileExtension: String) throws(CamError) {
         self.directory = directory
@@ -21,10 +46,7 @@ final class OutputWriter: Sendable {
             guard case let .io(path, operation, code) = error else { throw .output(path: directory, call: "mkdir", errno: EIO) }
             throw .output(path: path, call: operation, errno: code)
         }
-        let path = "\(directory)/frames.jsonl"
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .output(path: path, call: "open", errno: errno) }
-        sidecar.withLock { $0 = fd }
+        sidecar = try Self.log("\(directory)/frames.jsonl")
     }
 
     deinit { close() }
@@ -44,12 +66,9 @@ final class OutputWriter: Sendable {
             guard case let .io(path, operation, code) = error else { throw .output(path: final, call: "write", errno: EIO) }
             throw .output(path: path, call: operation, errno: code)
         }
-        let line = "{\"sequence\":\(frame.sequence),\"file\":\"\(name)\",\"capture_ns\":\(frame.timestampNanos),"
-            + "\"processed_ns\":\(processedNanos),\"written_ns\":\(monotonicNanos()),"
-            + "\"width\":\(frame.width),\"height\":\(frame.height),\"source\":\"\(OutputWriter.escape(frame.source))\"}\n"
-        try sidecar.withLock { (fd: inout Int32) throws(CamError) in
-            try writeAll(fd, Array(line.utf8), path: "\(directory)/frames.jsonl")
-        }
+        try sidecar.appendLine(FrameLine(sequence: frame.sequence, file: name, captureNanos: frame.timestampNanos,
+                                         processedNanos: processedNanos, writtenNanos: monotonicNanos(),
+                                         width: frame.width, height: frame.height, source: frame.source))
         return final
     }
 
@@ -70,56 +89,24 @@ final class OutputWriter: Sendable {
         } catch {
             throw .stage(name: "depth output", sequence: sequence, message: "\(final): \(error)")
         }
-        let line = "{\"sequence\":\(sequence),\"file\":\"\(name)\",\"written_ns\":\(monotonicNanos()),"
-            + "\"width\":\(map.width),\"height\":\(map.height),\"bits\":16}\n"
-        let path = "\(directory)/depth.jsonl"
-        try depthSidecar.withLock { (fd: inout Int32) throws(CamError) in
-            if fd < 0 {
-                fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw .output(path: path, call: "open", errno: errno) }
-            }
-            try writeAll(fd, Array(line.utf8), path: path)
+        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: 16)
+        let log = try depthSidecar.withLock { (log: inout AppendLog<CamError>?) throws(CamError) -> AppendLog<CamError> in
+            if let log { return log }
+            let opened = try Self.log("\(directory)/depth.jsonl")
+            log = opened
+            return opened
         }
+        try log.appendLine(line)
         return final
     }
 
     /// Flushes the sidecar to disk.
     func flush() {
-        sidecar.withLock { fd in if fd >= 0 { _ = fsync(fd) } }
+        try? sidecar.sync()
     }
 
     func close() {
-        sidecar.withLock { OutputWriter.closeSidecar(&$0) }
-        depthSidecar.withLock { OutputWriter.closeSidecar(&$0) }
-    }
-
-    private static func closeSidecar(_ fd: inout Int32) {
-        if fd >= 0 {
-            _ = fsync(fd)
-            _ = Glibc.close(fd)
-            fd = -1
-        }
-    }
-
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(CamError) {
-        var offset = 0
-        while offset < bytes.count {
-            offset += try SystemCall.retryingEINTR({
-                bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
-            }, failure: { CamError.output(path: path, call: "write", errno: $0) })
-        }
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        try? sidecar.close()
+        try? depthSidecar.withLock { $0 }?.close()
     }
 }

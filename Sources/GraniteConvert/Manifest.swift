@@ -1,5 +1,6 @@
 import Foundation
 import GraniteCodecs
+import GraniteMedia
 
 /// `manifest.json` in the output folder: what each output was made from, and how.
 ///
@@ -90,7 +91,7 @@ actor ManifestStore {
     /// A warning about an unreadable earlier manifest, if any.
     nonisolated let loadWarning: String?
     private var current: [String: Manifest.Entry]
-    private var journal: Int32 = -1
+    private var journal: AppendLog<ConvertError>?
 
     /// The file this run writes at the end.
     nonisolated var manifestName: String { shard?.manifestName ?? Manifest.fileName }
@@ -146,32 +147,19 @@ actor ManifestStore {
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Manifest.Entry.self, from: Data($0)) }
     }
 
-    /// Opens the journal for appending.
+    /// Opens the journal for appending (a torn last line from a killed run is ended first).
     func open() throws(ConvertError) {
-        let path = directory + "/" + journalName
-        journal = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard journal >= 0 else { throw .output(path: path, reason: "cannot open journal: \(String(cString: strerror(errno)))") }
-        // A killed run may have left a torn last line: start ours on a fresh line.
-        var st = stat()
-        if fstat(journal, &st) == 0, st.st_size > 0 {
-            var last: UInt8 = 0
-            if pread(journal, &last, 1, st.st_size - 1) == 1, last != UInt8(ascii: "\n") {
-                var newline = UInt8(ascii: "\n")
-                _ = Glibc.write(journal, &newline, 1)
-            }
+        // Synced per record: an output is renamed into place only once its line is on disk.
+        journal = try AppendLog(path: directory + "/" + journalName, sync: .eachRecord) { path, operation, code in
+            ConvertError.output(path: path, reason: "journal \(operation) failed: \(String(cString: strerror(code)))")
         }
     }
 
-    /// Records an output about to be renamed into place.
+    /// Records an output about to be renamed into place; on disk when this returns, so after a
+    /// crash every final file is known.
     func record(_ entry: Manifest.Entry) throws(ConvertError) {
         current[entry.output] = entry
-        guard journal >= 0, var line = try? JSONEncoder().encode(entry) else { return }
-        line.append(UInt8(ascii: "\n"))
-        let n = line.withUnsafeBytes { Glibc.write(journal, $0.baseAddress, $0.count) }
-        // Synced before the output is renamed into place, so after a crash every final file is known.
-        guard n == line.count, fdatasync(journal) == 0 else {
-            throw .output(path: directory + "/" + journalName, reason: "journal write failed: \(String(cString: strerror(errno)))")
-        }
+        try journal?.appendLine(entry)
     }
 
     /// Writes this run's manifest (`manifest.json`, or the shard's part) atomically and removes its journal.
@@ -184,7 +172,8 @@ actor ManifestStore {
         } catch {
             throw .output(path: path, reason: "cannot write manifest: \(error)")
         }
-        if journal >= 0 { close(journal); journal = -1 }
+        try? journal?.close()
+        journal = nil
         unlink(directory + "/" + journalName)
     }
 }

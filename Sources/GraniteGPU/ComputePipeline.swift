@@ -159,6 +159,7 @@ extension GPUContext {
     ///
     /// - Parameters:
     ///   - name: the shader's name (the cache key, with `specialization`).
+    ///   - spirv: the compiled shader (SPIR-V words, as the build embeds them).
     ///   - bindings: how many storage buffers the shader binds at set 0, bindings 0..<n.
     ///   - specialization: 4-byte constants for `constant_id` 0, 1, ... (use `Float.bitPattern` for floats).
     public func pipeline(named name: String, spirv: [UInt32], bindings: Int, specialization: [UInt32] = []) throws(GPUError) -> ComputePipeline {

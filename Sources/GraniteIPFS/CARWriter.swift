@@ -7,7 +7,7 @@ import GraniteMedia
 /// Writes a CARv1 file (`ipfs dag import` compatible) as blocks arrive, atomically.
 ///
 /// ```
-/// put(cid, block) ─► FILE.blocks.partial (varint | cid | block, deduplicated)
+/// put(cid, block) ─► FILE.blocks.partial (AppendLog; varint | cid | block, deduplicated)
 /// finish(roots)   ─► AtomicWriter (GraniteMedia): header(roots) + blocks ─fsync─► rename ─► FILE
 /// ```
 /// The roots are only known at the end and the header comes first, so blocks wait in a side
@@ -15,7 +15,7 @@ import GraniteMedia
 final class CARWriter: BlockSink {
     private let path: String
     private let blocksPath: String
-    private var blocks: DurableFile<IPFSError>?
+    private var blocks: AppendLog<IPFSError>?
     private var seen = Set<[UInt8]>()
 
     init(path: String) throws(IPFSError) {
@@ -27,7 +27,10 @@ final class CARWriter: BlockSink {
                 throw IPFSError.carWrite(path: path, reason: "cannot create its folder: \(error.localizedDescription)")
             }
         }
-        blocks = try DurableFile(path: blocksPath, truncate: true, error: { IPFSError.carWrite(path: path, reason: $0) })
+        // A scratch file, copied into the CAR (which is synced) at the end: never synced itself.
+        blocks = try AppendLog(path: blocksPath, truncate: true, sync: .onRequest) { _, operation, code in
+            IPFSError.carWrite(path: path, reason: "\(operation) \(path).blocks.partial: \(String(cString: strerror(code)))")
+        }
     }
 
     deinit {

@@ -252,16 +252,10 @@ public final class PinJournal: Sendable {
     /// records are durable.
     private func append(_ records: [Record], durable: Bool = true) throws(PinJournalError) {
         let bytes = try encode(records)
-        try withLock(LOCK_EX) { fd throws(PinJournalError) in
-            // A crash mid-append may have left a torn last line: end it before ours.
-            var prefix: [UInt8] = []
-            let size = lseek(fd, 0, SEEK_END)
-            if size > 0 {
-                var last: UInt8 = 0
-                if pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") { prefix = [UInt8(ascii: "\n")] }
-            }
-            let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
-            try file.append(prefix + bytes)
+        try withLock(LOCK_EX) { _ throws(PinJournalError) in
+            // Opened under the lock each time: compaction may have replaced the file. Opening
+            // ends a torn last line (a crash mid-append) before ours; syncing is ours (group commit).
+            try AppendLog(path: path, sync: .onRequest, failure: writeFailure).append(bytes)
         }
         let ticket = syncs.written()
         guard durable else { return }
@@ -270,8 +264,12 @@ public final class PinJournal: Sendable {
 
     /// One fsync of the journal file (what ``GroupCommit`` shares among appends).
     private func syncFile() throws(PinJournalError) {
-        let file = try DurableFile(path: path, truncate: false) { PinJournalError.write(path: self.path, reason: $0) }
-        try file.sync()
+        try AppendLog.sync(path: path, failure: writeFailure)
+    }
+
+    /// A failed call on the journal as the journal's error.
+    private var writeFailure: @Sendable (String, String, Int32) -> PinJournalError {
+        { [path] _, operation, code in PinJournalError.write(path: path, reason: "\(operation): \(String(cString: strerror(code)))") }
     }
 
     private let syncs = GroupCommit()
@@ -279,13 +277,11 @@ public final class PinJournal: Sendable {
     /// fsyncs done so far by this journal object (tests and benchmarks).
     var syncCount: Int { syncs.count }
 
+    /// The records as JSON lines (GraniteMedia's `AppendLog` encoding, also for the compacted file).
     private func encode(_ records: [Record]) throws(PinJournalError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out: [UInt8] = []
         for record in records {
-            do { out += try encoder.encode(record) } catch { throw PinJournalError.write(path: path, reason: "\(error)") }
-            out.append(UInt8(ascii: "\n"))
+            do { out += try AppendLog<PinJournalError>.jsonLine(record) } catch { throw PinJournalError.write(path: path, reason: "\(error)") }
         }
         return out
     }

@@ -23,7 +23,10 @@ public final class PinSession: Sendable {
         public var remaining: Int
         /// The journal file.
         public var journal: String
-        /// Why some are left, when known (node text escaped).
+        /// The node, for messages.
+        public var node: String
+        /// Why some are left on the node, when known (node text escaped); the service's part
+        /// says its own in ``remote``.
         public var problem: String?
         /// The last pass's report, when it ended within the wait.
         public var report: PinReport?
@@ -63,7 +66,8 @@ public final class PinSession: Sendable {
     /// Pinning through `client`, journaled in `journalPath`; `probeClient` (default: `client` with
     /// ``KuboClient/Configuration/quickProbe``) answers ``probe()`` and the check in ``finish(onEvent:)``.
     public init(client: KuboClient, probeClient: KuboClient? = nil, journalPath: String, options: ImportOptions = .init(),
-                concurrency: Int = 4, wait: Duration = PinSession.defaultWait, retryInterval: Duration = .seconds(5)) throws(PinError) {
+                concurrency: Int = PinSession.defaultConcurrency, wait: Duration = PinSession.defaultWait,
+                retryInterval: Duration = PinSession.defaultRetryInterval) throws(PinError) {
         let journal: PinJournal
         do { journal = try PinJournal(path: journalPath) } catch { throw .journal(error) }
         do { pinner = try Pinner(client: client, journal: journal, options: options, concurrency: concurrency) } catch { throw .files(error) }
@@ -73,8 +77,18 @@ public final class PinSession: Sendable {
         self.wait = wait
     }
 
+    // The one set of session settings every program uses (`granite pin` lets --attempts and
+    // --concurrency change the first two):
     /// The default of `--pin-wait`: 30 s without progress.
     public static let defaultWait: Duration = .seconds(30)
+    /// Attempts per request before a job is left pending (transient failures only: a refused
+    /// connection, a timeout, a 5xx or 429), with the client's backoff between them.
+    public static let defaultAttempts = 4
+    /// Uploads at once.
+    public static let defaultConcurrency = 4
+    /// How long the background worker waits before another pass when a job failed transiently.
+    /// It only paces retries while a program runs: the end of a run drains at once.
+    public static let defaultRetryInterval: Duration = .seconds(5)
 
     /// The node from `api` / `$IPFS_API` / the repo's api file, credentials from `apiAuth` /
     /// `$IPFS_API_AUTH`, the journal from `journal` / `$GRANITE_PIN_JOURNAL` / the default path:
@@ -82,8 +96,8 @@ public final class PinSession: Sendable {
     /// Credentials over cleartext `http://` to a host other than loopback throw
     /// ``KuboError/insecureCredentials(node:)`` here, before anything is journaled, unless `allowInsecureHTTP`.
     public static func resolve(api: String?, apiAuth: String?, journal: String?, wait: Duration = defaultWait,
-                               attempts: Int = 4, options: ImportOptions = .init(), concurrency: Int = 4,
-                               retryInterval: Duration = .seconds(5), allowInsecureHTTP: Bool = false) throws(PinError) -> PinSession {
+                               attempts: Int = defaultAttempts, options: ImportOptions = .init(), concurrency: Int = defaultConcurrency,
+                               retryInterval: Duration = defaultRetryInterval, allowInsecureHTTP: Bool = false) throws(PinError) -> PinSession {
         let endpoint: KuboEndpoint, auth: KuboAuth?
         do { (endpoint, auth) = (try KuboEndpoint.resolve(option: api), try KuboAuth.resolve(option: apiAuth)) } catch { throw .node(error) }
         var configuration = KuboClient.Configuration()
@@ -173,9 +187,9 @@ public final class PinSession: Sendable {
         return await remote.finish(origins: await origins(), wait: wait, onEvent: onEvent)
     }
 
-    /// Makes ``finish(onEvent:)`` also pin this run's folders on `remote`'s service
-    /// (``finishRemote(_:foldersOnly:onEvent:)``) and report it in ``Outcome/remote``: for
-    /// programs that end through ``finish(onEvent:)`` alone (`granite-cam --pin --service`).
+    /// Makes ``finish(onEvent:)`` also pin this run's jobs on `remote`'s service
+    /// (``finishRemote(_:foldersOnly:onEvent:)``) and report it in ``Outcome/remote``: the
+    /// folders when the run journaled one (one root for the run), else every file.
     public func pinRemotelyAtFinish(_ remote: RemotePinner) {
         finalRemote.withLock { $0 = remote }
     }
@@ -199,9 +213,7 @@ public final class PinSession: Sendable {
         outcome.folder = folder
         if let folderProblem { outcome.problem = folderProblem + (outcome.problem.map { "; " + $0 } ?? "") }
         if let remote = finalRemote.withLock({ $0 }) {
-            let result = await finishRemote(remote, foldersOnly: true)
-            outcome.remote = result
-            if let problem = result.problem { outcome.problem = (outcome.problem.map { $0 + "; " } ?? "") + problem }
+            outcome.remote = await finishRemote(remote, foldersOnly: !folderJobIDs.withLock { $0.isEmpty })
         }
         return outcome
     }
@@ -266,7 +278,7 @@ public final class PinSession: Sendable {
         let ids = all.filter { !folders.contains($0) }
         let pinned = ids.filter(done.contains).count
         let foldersPinned = folders.isEmpty ? nil : folders.allSatisfy(done.contains)
-        return Outcome(queued: ids.count, pinned: pinned, remaining: ids.count - pinned, journal: pinner.journal.path,
+        return Outcome(queued: ids.count, pinned: pinned, remaining: ids.count - pinned, journal: pinner.journal.path, node: endpoint,
                        problem: pinned == ids.count && foldersPinned != false ? nil : problem, report: report, folder: nil,
                        foldersPinned: foldersPinned)
     }

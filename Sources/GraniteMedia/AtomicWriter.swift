@@ -7,7 +7,8 @@ import Darwin
 /// The project's one atomic file writer: a file is written under a temporary name in its folder
 /// and renamed into place only once complete and on disk. GraniteCodecs' `AtomicFile.write`
 /// (every image, manifest and depth file) and GraniteIPFS's CAR export and journal compaction
-/// write through it; each maps failures to its own typed error with `failure`.
+/// write through it; each maps failures to its own typed error with `failure`. Files that grow
+/// by records (journals, logs) go through its sibling ``AppendLog``.
 ///
 /// ```
 /// init ─► DIR/.NAME.tmp-PID-N (O_EXCL) ─► append… ─► commit: fsync ─► rename ─► DIR/NAME ─► fsync(DIR)

@@ -6,7 +6,7 @@ import Darwin
 
 /// The one EINTR-retrying wrapper for C calls that return -1 and set `errno` on failure (open,
 /// ioctl, fsync, read, write…). Every module's typed wrapper (capture's `systemCall`, the codecs'
-/// file I/O and ``AtomicFile``-style writers) goes through it and only maps `errno` to its own error.
+/// file I/O and `AtomicFile`-style writers, ``AtomicWriter``, ``AppendLog``) goes through it and only maps `errno` to its own error.
 public enum SystemCall {
     /// Runs `body` until it does not fail with `EINTR`; another failure (-1) becomes `failure(errno)`.
     @discardableResult

@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import GraniteIPFS
 
-/// The pin options every program takes, with the same names, types and defaults: `granite pin`,
-/// `granite convert --pin` and `granite-cam --pin` include this group (`@OptionGroup`).
+/// The pin options every program takes, with the same names, types and defaults: `granite pin`
+/// includes this group (`@OptionGroup`); `granite convert` and `granite-cam` include it through
+/// ``PinOutputOptions``, which adds `--pin` and the one way those two start and end pinning.
 ///
 /// It lives in its own small target because an option group needs ArgumentParser, which the
 /// GraniteIPFS library should not depend on (it is used without a command line too), and both
@@ -43,6 +44,11 @@ public struct PinOptions: ParsableArguments, Sendable {
                                valueName: "file"))
     public var serviceTokenFile: String?
 
+    /// `--cid-version`: 0 (dag-pb leaves) or 1 (raw leaves, the default).
+    @Option(name: .customLong("cid-version"), help: ArgumentHelp("CID version: 0 (dag-pb leaves) or 1 (raw leaves). (default: 1)",
+                                                                 valueName: "0|1"))
+    public var cidVersion: Int?
+
     /// `--allow-insecure-http`: send `--api-auth` credentials over cleartext http:// to a remote host.
     @Flag(name: .customLong("allow-insecure-http"),
           help: "Send --api-auth credentials or the --service token over plain http:// to a host other than loopback (refused otherwise).")
@@ -51,8 +57,9 @@ public struct PinOptions: ParsableArguments, Sendable {
     /// A group with nothing given.
     public init() {}
 
-    /// Checks `--pin-wait`.
+    /// Checks `--pin-wait`, `--cid-version` and that a token file comes with a service.
     public func validate() throws {
+        if let cidVersion, cidVersion != 0 && cidVersion != 1 { throw ValidationError("--cid-version must be 0 or 1") }
         if let pinWait, !(pinWait.isFinite && pinWait >= 0) {
             throw ValidationError("--pin-wait must be 0 or more seconds, got \(pinWait)")
         }
@@ -62,7 +69,7 @@ public struct PinOptions: ParsableArguments, Sendable {
     /// True when any of the options was given (programs where they need `--pin` say so).
     public var anyGiven: Bool {
         api != nil || apiAuth != nil || pinJournal != nil || pinWait != nil || service != nil || serviceTokenFile != nil
-            || allowInsecureHTTP
+            || cidVersion != nil || allowInsecureHTTP
     }
 
     /// The pinning service `--service` names, recording into `journal`; nil without `--service`.
@@ -82,11 +89,18 @@ public struct PinOptions: ParsableArguments, Sendable {
         pinWait.map { .milliseconds(Int(($0 * 1000).rounded())) } ?? PinSession.defaultWait
     }
 
-    /// The pinning session these options name (node, credentials, journal, wait).
-    public func session(options: ImportOptions = .init(), attempts: Int = 4, concurrency: Int = 4,
-                        retryInterval: Duration = .seconds(5)) throws(PinError) -> PinSession {
+    /// How files are imported: `--cid-version` (default 1), wrapped in a directory or not.
+    public func importOptions(wrapWithDirectory: Bool = false) -> ImportOptions {
+        ImportOptions(cidVersion: cidVersion ?? 1, wrapWithDirectory: wrapWithDirectory)
+    }
+
+    /// The pinning session these options name (node, credentials, journal, wait, CID version),
+    /// with ``PinSession``'s one set of settings unless `granite pin` asks for other
+    /// attempts or concurrency.
+    public func session(wrapWithDirectory: Bool = false, attempts: Int = PinSession.defaultAttempts,
+                        concurrency: Int = PinSession.defaultConcurrency) throws(PinError) -> PinSession {
         try PinSession.resolve(api: api, apiAuth: apiAuth, journal: pinJournal, wait: wait, attempts: attempts,
-                               options: options, concurrency: concurrency, retryInterval: retryInterval,
+                               options: importOptions(wrapWithDirectory: wrapWithDirectory), concurrency: concurrency,
                                allowInsecureHTTP: allowInsecureHTTP)
     }
 }

@@ -104,7 +104,7 @@ public final class ChainFrame: @unchecked Sendable {
     }
 
     /// The result converted on the device to each of `layouts` (GraniteMedia's BT.601 formulas,
-    /// the bytes ``ColorConversion/yuv(_:layout:vectorised:)`` writes on the CPU); only those bytes
+    /// the bytes `ColorConversion.yuv(_:layout:vectorised:)` writes on the CPU); only those bytes
     /// come back (4:2:0 reads 1.5 bytes a pixel, not 4). Runs the chain first if needed.
     public func yuv(_ layouts: [YUVLayout]) throws(MarbleError) -> [YUVLayout: [UInt8]] {
         if !submitted { try run() }

@@ -113,6 +113,7 @@ public final class FilterChain: @unchecked Sendable {
     /// Runs the chain on the GPU and reads the `rgba8` result: one ``frame(_:time:depth:modelInput:)``.
     ///
     /// - Parameters:
+    ///   - image: the frame, in any format the chain takes (`yuyv`, `nv12`, `rgb24`, `rgba8`).
     ///   - depth: a `grayF32` depth map for `depthmask` and `depth` (any size; sampled nearest).
     ///   - time: seconds, for time-animated filters (added to each filter's own `time`).
     public func apply(_ image: Image, depth: Image? = nil, time: Float = 0) throws(MarbleError) -> Image {

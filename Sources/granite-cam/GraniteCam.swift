@@ -68,11 +68,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(name: .customLong("preview-bind"), help: "Address the preview listens on (default 127.0.0.1; requests must name it in Host).")
     var previewBind: String?
 
-    @Flag(help: "Pin every file written (frames, depth maps) on a Kubo node through the pin journal; capture never waits on the node.")
-    var pin = false
-
-    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin`)")
-    var pinOptions: PinOptions
+    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin` and `granite convert --pin`)")
+    var pinning: PinOutputOptions
 
     @Option(name: .customLong("ctrl"), help: "Set a camera control after the format is negotiated (and after a reconnect): name=value, names as `granite devices` lists them (repeatable).")
     var controls: [String] = []
@@ -113,8 +110,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
         if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
-        if pin && out == nil { throw ValidationError("--pin needs --out DIR") }
-        if pinOptions.anyGiven && !pin { throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin") }
+        if pinning.isRequested && out == nil { throw ValidationError("--pin needs --out DIR") }
         for control in controls {
             do { _ = try ControlSetting(parsing: control) } catch { throw ValidationError("\(error)") }
         }
@@ -247,17 +243,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ValidationError("--depth: \(error)")
         }
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
+        // --pin: capture never waits on the node; at exit the whole --out folder is pinned as one
+        // directory (one address for the run).
         let pins: CamPinning?
         do {
-            pins = pin ? try pinOptions.session() : nil
-            // At exit the whole --out folder is journaled as one directory: one address for the run.
-            if let pins, let out { pins.pinFolderAtFinish(out) }
-            // --service: the folder's root CID on a pinning service too, when the run ends.
-            if let pins, let remote = try pinOptions.remotePinner(journal: pins.pinner.journal) { pins.pinRemotelyAtFinish(remote) }
+            let started = try await pinning.start(folder: out)
+            if let warning = started?.warning { writeStandardError("granite-cam: warning: \(warning)\n") }
+            pins = started?.session
         } catch {
-            throw ValidationError("--pin: \(error)")
+            writeStandardError("granite-cam: --pin: \(error)\n")
+            throw ExitCode(1)
         }
-        if let pins, let warning = await pins.probe() { writeStandardError("granite-cam: warning: \(warning)\n") }
         let server = try preview.map { port in try PreviewServer(port: port, bind: previewBind ?? "127.0.0.1") }
         if let server {
             let host = server.address.contains(":") ? "[\(server.address)]" : server.address
@@ -281,6 +277,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         snapshot.resume()
         defer { snapshot.cancel() }
         var lostFrames: String?
+        var pinningFailed = false
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }
@@ -292,13 +289,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
                       + "\(stats.busy) skipped while the consumer held every buffer, \(stats.negotiations) formats negotiated")
             }
             if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
-            if let p = summary.pinning {
-                say("granite-cam: pinned \(p.pinned) of \(p.queued) files, \(p.remaining) remaining"
-                      + (p.remaining > 0 ? " (journaled in \(p.journal); finish with `granite pin --retry`)" : ""))
-                if let folder = p.folder {
-                    say("granite-cam: folder \(folder.root) \(p.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folder.root)/")
+            if let outcome = summary.pinning {
+                let report = PinRunReport(outcome)
+                for line in report.lines {
+                    if line.kind == .result { say("granite-cam: " + line.message) } else { writeStandardError("granite-cam: \(line.message)\n") }
                 }
-                if let problem = p.problem { writeStandardError("granite-cam: warning: pinning: \(problem)\n") }
+                if report.failed { pinningFailed = true }
             }
             if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
             if let failure = summary.failure { say("granite-cam: source ended: \(failure)") }
@@ -317,6 +313,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             writeStandardError("granite-cam: error: \(lostFrames)\n")
             throw ExitCode(1)
         }
+        if pinningFailed { throw ExitCode(1) }
     }
 }
 

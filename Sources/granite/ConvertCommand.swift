@@ -123,14 +123,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The depth model (ONNX file or folder) for --depth.", valueName: "path"))
     var model: String?
 
-    @Flag(help: "Pin every file written, and the output folder, on a Kubo node (journaled; the node being down is only a warning).")
-    var pin = false
-
-    @Option(name: .customLong("cid-version"), help: "CID version for --pin: 0 or 1.")
-    var cidVersion: Int = 1
-
-    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin`)")
-    var pinOptions: PinOptions
+    @OptionGroup(title: "Pinning (--pin; the same options as `granite pin` and `granite-cam --pin`)")
+    var pinning: PinOutputOptions
 
     @Option(help: ArgumentHelp("Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.",
                                valueName: "I/N"))
@@ -141,11 +135,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if strip && keep != nil { throw ValidationError("--strip and --keep cannot be used together") }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be in 1...100, got \(quality)") }
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
-        guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
         if model != nil && !depth { throw ValidationError("--model needs --depth") }
-        if pinOptions.anyGiven && !pin && pinOptions.service == nil {
-            throw ValidationError("--api, --api-auth, --pin-journal and --pin-wait need --pin (or --pin-service)")
-        }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
         do {
             _ = try makeSettings()
@@ -195,21 +185,20 @@ struct ConvertCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        var pinning: PinSession?
-        var remote: RemotePinner?
-        if pin || pinOptions.service != nil {   // --pin-service pins here first: the service fetches from this node
-            do {
-                let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion), attempts: 3,
-                                                     retryInterval: .seconds(2))
-                remote = try pinOptions.remotePinner(journal: session.pinner.journal)
-                await session.start()
-                converter.afterWrite = { paths in
-                    do { try session.submit(paths) } catch { printError("granite convert: warning: not queued for pinning: \(error)") }
-                }
-                pinning = session
-            } catch {
-                printError("granite convert: --pin: \(error)")
-                throw ExitCode(1)
+        // --pin: the batch folder is pinned as one directory at the end (without the manifest
+        // files); a shard's part covers only part of the folder, so a shard pins its files alone.
+        let pins: PinSession?
+        do {
+            let started = try await pinning.start(folder: converter.shard == nil ? output : nil, excluding: Manifest.isManifestFile)
+            if let warning = started?.warning { printError("granite convert: warning: \(warning)") }
+            pins = started?.session
+        } catch {
+            printError("granite convert: --pin: \(error)")
+            throw ExitCode(1)
+        }
+        if let pins {
+            converter.afterWrite = { paths in
+                do { try pins.submit(paths) } catch { printError("granite convert: warning: not queued for pinning: \(error)") }
             }
         }
         do {
@@ -219,42 +208,21 @@ struct ConvertCommand: AsyncParsableCommand {
             throw ExitCode(error.exitCode)
         }
         print((converter.shard.map { "shard \($0): " } ?? "") + summary.line)
-        if let pinning {
-            // The batch folder as one directory (without the manifest files): its CID and each
-            // output's go into manifest.json; a shard's part covers only part of the folder.
-            var folderRoot: String?
-            if converter.shard == nil {
+        if let pins {
+            let outcome = await pins.finish()
+            if let folder = outcome.folder {
+                // Each output's CID and the folder's go into manifest.json.
                 do {
-                    let folder = try pinning.submitFolder(output, excluding: Manifest.isManifestFile)
                     try Manifest.recordCIDs(in: output, root: folder.root.description, byPath: folder.byPath.mapValues(\.description))
-                    folderRoot = folder.root.description
                 } catch {
-                    printError("granite convert: warning: folder CID: \(error)")
+                    printError("granite convert: warning: folder CID not recorded: \(error)")
                 }
             }
-            let outcome = await pinning.finish()
-            print("pinned \(outcome.pinned) of \(outcome.queued) outputs on \(pinning.endpoint)")
-            if let folderRoot {
-                print("folder \(folderRoot) \(outcome.foldersPinned == true ? "pinned" : "journaled, not pinned yet"): ipfs://\(folderRoot)/")
+            let report = PinRunReport(outcome)
+            for line in report.lines {
+                if line.kind == .result { print(line.message) } else { printError("granite convert: " + line.message) }
             }
-            if outcome.remaining > 0 || outcome.foldersPinned == false {
-                printError("granite convert: warning: \(outcome.remaining) outputs\(outcome.foldersPinned == false ? " and the folder" : "") not pinned yet (\(outcome.problem ?? "unknown")); "
-                           + "they stay journaled in \(outcome.journal): run `granite pin --retry`")
-            }
-            if let remote {
-                // The batch's root CID (a shard: its outputs) on the pinning service too.
-                let result = await pinning.finishRemote(remote, foldersOnly: converter.shard == nil)
-                print("pinned \(result.pinned.count) of \(result.pinned.count + result.failed.count + result.pending.count) on \(result.service)"
-                      + (folderRoot.map { result.pinned.isEmpty ? "" : ": ipfs://\($0)/" } ?? ""))
-                for state in result.failed {
-                    if case let .failed(why) = state.outcome { printError("granite convert: failed on \(result.service): \(state.job.cid): \(why)") }
-                }
-                if let problem = result.problem {
-                    printError("granite convert: \(result.tokenRefused ? "error" : "warning"): \(problem); "
-                               + "\(result.pending.count) stay journaled: run `granite pin --retry --service \(result.service)`")
-                }
-                if result.tokenRefused { throw ExitCode(1) }
-            }
+            if report.failed { throw ExitCode(1) }
         }
         if summary.exitCode != 0 { throw ExitCode(summary.exitCode) }
     }

@@ -28,9 +28,6 @@ struct PinCommand: AsyncParsableCommand {
     @OptionGroup(title: "Node and journal")
     var pinOptions: PinOptions
 
-    @Option(name: .customLong("cid-version"), help: "0 (dag-pb leaves) or 1 (raw leaves).")
-    var cidVersion: Int = 1
-
     @Flag(help: "Wrap all inputs in one directory (one CID for the set).")
     var wrap = false
 
@@ -41,10 +38,10 @@ struct PinCommand: AsyncParsableCommand {
     var retry = false
 
     @Option(help: "Uploads at once.")
-    var concurrency: Int = 4
+    var concurrency: Int = PinSession.defaultConcurrency
 
     @Option(help: "Attempts per request before a job is left pending (transient failures only).")
-    var attempts: Int = 4
+    var attempts: Int = PinSession.defaultAttempts
 
     @Flag(help: "Print the summary as JSON.")
     var json = false
@@ -56,7 +53,6 @@ struct PinCommand: AsyncParsableCommand {
     var rm: String?
 
     func validate() throws {
-        guard cidVersion == 0 || cidVersion == 1 else { throw ValidationError("--cid-version must be 0 or 1") }
         if ls || rm != nil {
             guard pinOptions.service != nil else { throw ValidationError("--ls and --rm need --service URL") }
             guard paths.isEmpty, !retry, !(ls && rm != nil) else { throw ValidationError("--ls and --rm take no PATH, --retry or each other") }
@@ -71,8 +67,7 @@ struct PinCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let session = try pinOptions.session(options: ImportOptions(cidVersion: cidVersion, wrapWithDirectory: wrap),
-                                             attempts: attempts, concurrency: concurrency)
+        let session = try pinOptions.session(wrapWithDirectory: wrap, attempts: attempts, concurrency: concurrency)
         let journal = session.pinner.journal
         // The token is resolved before anything is uploaded: a missing one stops the run here.
         let remote = try pinOptions.remotePinner(journal: journal)

@@ -53,9 +53,10 @@ final class CamCLITests: XCTestCase {
         let seconds = Date().timeIntervalSince(started)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertLessThan(seconds, 6, "a node that is down is known in about a second, at start and at exit (took \(seconds) s)")
-        XCTAssertTrue(result.err.contains("warning: pinning: IPFS node at http://127.0.0.1:1 not reachable"), result.err)
+        XCTAssertTrue(result.err.contains("granite-cam: warning: 3 files and the folder not pinned yet (IPFS node at http://127.0.0.1:1 not reachable); "
+                                          + "they stay journaled in \(journal): run `granite pin --retry`"), result.err)
         XCTAssertTrue(result.err.contains("warning: IPFS node at http://127.0.0.1:1 not reachable"), result.err)
-        XCTAssertTrue(result.out.contains("pinned 0 of 3 files, 3 remaining"), result.out)
+        XCTAssertTrue(result.out.contains("granite-cam: pinned 0 of 3 files on http://127.0.0.1:1\n"), result.out)
         let queued = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"queue\"") }
         XCTAssertEqual(queued.count, 4, "three frames and the --out folder journaled for granite pin --retry")
         XCTAssertTrue(result.out.contains("journaled, not pinned yet: ipfs://"), result.out)

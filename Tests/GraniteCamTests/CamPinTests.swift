@@ -115,7 +115,7 @@ final class CamPinTests: XCTestCase {
             "--source", "testpattern", "--size", "64x48", "--fps", "100", "--frames", "3", "--out", out.path,
             "--pin", "--api", node.url, "--pin-journal", journal, "--service", service.url, "--service-token-file", tokenFile.path])
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertTrue(result.out.contains("pinned 3 of 3 files, 0 remaining"), result.out)
+        XCTAssertTrue(result.out.contains("granite-cam: pinned 3 of 3 files on "), result.out)
         XCTAssertFalse(result.err.contains("warning"), result.err)
         for text in [result.out, result.err, try String(contentsOfFile: journal, encoding: .utf8)] {
             XCTAssertFalse(text.contains(secret), "the token is never printed or journaled")
@@ -123,6 +123,7 @@ final class CamPinTests: XCTestCase {
         let line = try XCTUnwrap(result.out.split(separator: "\n").first { $0.contains("granite-cam: folder ") && $0.contains(" pinned: ipfs://") },
                                  result.out)
         let root = try XCTUnwrap(line.split(separator: " ").dropFirst(2).first.map(String.init))
+        XCTAssertTrue(result.out.contains("granite-cam: pinned 1 of 1 on \(service.url): ipfs://\(root)/\n"), result.out)
 
         let onNode = try await client(node.url).pinLs(type: "recursive")
         XCTAssertEqual(onNode[root], "recursive", "the folder is pinned on the local node, the service's origin")

@@ -45,7 +45,10 @@ final class ConvertCLITests: XCTestCase {
     ARGUMENTS:
       <inputs>                Image files or folders to convert.
 
-    PINNING (--PIN; THE SAME OPTIONS AS `GRANITE PIN`):
+    PINNING (--PIN; THE SAME OPTIONS AS `GRANITE PIN` AND `GRANITE-CAM --PIN`):
+      --pin                   Pin every file written, and the output folder as one directory, on a Kubo
+                              node: journaled first, uploaded in the background; the node being down is
+                              only a warning.
       --api <addr>            Kubo RPC API: multiaddr (/ip4/127.0.0.1/tcp/5001) or URL (default
                               $IPFS_API, the repo's api file, 127.0.0.1:5001).
       --api-auth <auth>       bearer:TOKEN or basic:USER:PASSWORD (default $IPFS_API_AUTH; never
@@ -60,6 +63,7 @@ final class ConvertCLITests: XCTestCase {
       --service-token-file, --pin-service-token-file <file>
                               File holding the service's access token (default
                               $GRANITE_PIN_SERVICE_TOKEN; never printed).
+      --cid-version <0|1>     CID version: 0 (dag-pb leaves) or 1 (raw leaves). (default: 1)
       --allow-insecure-http   Send --api-auth credentials or the --service token over plain http:// to
                               a host other than loopback (refused otherwise).
 
@@ -107,10 +111,6 @@ final class ConvertCLITests: XCTestCase {
       --depth                 Also write NAME.depth.png (16-bit depth) and NAME.depth-preview.png
                               beside each output.
       --model <path>          The depth model (ONNX file or folder) for --depth.
-      --pin                   Pin every file written, and the output folder, on a Kubo node (journaled;
-                              the node being down is only a warning).
-      --cid-version <cid-version>
-                              CID version for --pin: 0 or 1. (default: 1)
       --shard <I/N>           Convert only shard I of N (0-based), or auto/N from JOB_COMPLETION_INDEX
                               or SLURM_ARRAY_TASK_ID.
       --version               Show the version.

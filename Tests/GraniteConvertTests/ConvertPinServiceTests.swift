@@ -33,7 +33,7 @@ final class ConvertPinServiceTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any])
         let root = try XCTUnwrap(manifest["rootCID"] as? String)
-        XCTAssertTrue(r.stdout.contains("pinned 3 of 3 outputs"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("pinned 3 of 3 files on "), r.stdout)
         XCTAssertTrue(r.stdout.contains("pinned 1 of 1 on \(service.url): ipfs://\(root)/"), r.stdout)
         XCTAssertFalse(r.stdout.contains("convert-token") || r.stderr.contains("convert-token"))
         let stats = try service.stats()
