@@ -95,7 +95,7 @@ public struct MarbleStage: FrameStage {
         }
         let yuvOnDevice = !job.yuv.isEmpty && chain.convertsYUVOnDevice
         let (width, height) = (frame.width, frame.height)
-        return StartedFrame {
+        let finish = {
             defer { frame.end() }
             if yuvOnDevice { result.yuv = try frame.yuv(job.yuv) }
             if !job.rgba, yuvOnDevice, let (layout, format) = job.yuv.lazy.compactMap({ l in l.pixelFormat(width: width).map { (l, $0) } }).first,
@@ -106,6 +106,12 @@ public struct MarbleStage: FrameStage {
             }
             return result
         }
+        // On a CPU device the frame is finished here: overlapping frames does not pay there.
+        guard chain.overlapsFrames else {
+            let done = try finish()
+            return StartedFrame { done }
+        }
+        return StartedFrame(finish)
     }
 }
 

@@ -367,8 +367,6 @@ enum CapturePump {
         let settings = parts.settings
         let live = settings.isLive
         let chainWantsDepth = parts.chainWantsDepth
-        // GRANITE_CAM_OVERLAP=0 waits for each frame before starting the next (for comparison).
-        let overlaps = ProcessInfo.processInfo.environment["GRANITE_CAM_OVERLAP"] != "0"
         var admitted: UInt64 = 0
         var failure: String?
         for await event in stream {
@@ -417,12 +415,7 @@ enum CapturePump {
                 } else {
                     job = parts.job(frame.image, depth: .none, modelInput: wantsDepth)
                 }
-                let work = Result<StartedFrame, any Error> {
-                    let started = try parts.start(job)
-                    guard !overlaps else { return started }
-                    let result = try started.result()   // one frame at a time (GRANITE_CAM_OVERLAP=0)
-                    return StartedFrame { result }
-                }
+                let work = Result<StartedFrame, any Error> { try parts.start(job) }
                 feed.yield(Started(frame: frame, work: work, wantsDepth: wantsDepth, depthSkipped: depthSkipped, depthAge: depthAge))
             }
         }

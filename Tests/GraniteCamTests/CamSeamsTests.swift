@@ -17,6 +17,13 @@ final class CamSeamsTests: XCTestCase {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
         let specs = ["blur:sigma=1.5", "sobel", "invert"]
         let stage = try MarbleStage(specs: specs)
+        _ = try stage.prepare(for: nil, yuv: [])
+        if try GPUContext.shared().deviceKind == .cpu {
+            XCTAssertFalse(stage.chain.overlapsFrames, "a CPU device finishes each frame before the next")
+        }
+        setenv("GRANITE_GPU_OVERLAP", "1", 1)   // the GPU's way, on whatever device this is
+        defer { unsetenv("GRANITE_GPU_OVERLAP") }
+        XCTAssertTrue(stage.chain.overlapsFrames)
         let reference = try MarbleStage(specs: specs, gpu: false)
         let pattern = TestPattern(size: FrameSize(width: 61, height: 37))
         let frames = (0..<3).map { pattern.render(index: UInt64($0 * 7)) }
