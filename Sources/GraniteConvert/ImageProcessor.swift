@@ -10,6 +10,13 @@ public protocol ImageProcessor: Sendable {
     func process(_ image: Image) throws -> Image
     /// A stable description of what the processor does; goes into the manifest so changed filters redo outputs.
     var fingerprint: String { get }
+    /// Whether `process` returns its input unchanged (then `granite convert` may skip RGB pixels
+    /// altogether, as a JPEG resized into JPEG does).
+    var isIdentity: Bool { get }
+}
+
+extension ImageProcessor {
+    public var isIdentity: Bool { false }
 }
 
 /// One CPU filter, parsed from a `--filter` spec.
@@ -90,4 +97,6 @@ public struct CPUFilterChain: ImageProcessor {
 
     /// The filters' specs, comma-separated (`resize=50%,sharpen=1.0`).
     public var fingerprint: String { filters.map(\.description).joined(separator: ",") }
+
+    public var isIdentity: Bool { filters.isEmpty }
 }
