@@ -104,7 +104,7 @@ public enum Codecs {
 
     /// JPEG `bytes` resized to `size` (Lanczos-type `filter`) and encoded as JPEG at `quality`
     /// without going through RGB: the DCT-scaled decode's Y, Cb and Cr planes are resampled and
-    /// encoded as they are (twice as fast as decode, resize, encode, and a quarter of the memory).
+    /// encoded as they are (no colour conversion or chroma resampling, a quarter of the memory of RGBA).
     /// Nil when that path does not apply and the caller decodes as usual: the file is not a YCbCr
     /// JPEG with the output's `subsampling`, or an orientation is to be applied to its pixels.
     /// Warnings go to `warnings` as ``decode(_:path:options:warnings:)`` gives them.
