@@ -31,8 +31,9 @@ GRANITE_APT_TEST_PACKAGES=(
 )
 # Only scripts/bundle adds these: patchelf sets the RPATHs, strip; libglvnd's libGL and libEGL go in.
 GRANITE_APT_BUNDLE_PACKAGES=(patchelf binutils libgl1 libegl1)
-# Only scripts/bench-convert adds these: its anchors (vipsthumbnail, vips, cwebp).
-GRANITE_APT_BENCH_PACKAGES=(libvips-tools webp)
+# Only scripts/bench-convert adds these: its anchors (vipsthumbnail, vips, cwebp) and tjbench
+# (libjpeg-turbo-progs), the ceiling it measures first.
+GRANITE_APT_BENCH_PACKAGES=(libvips-tools webp libjpeg-turbo-progs)
 # Only the VM test tier (vivid under qemu) needs these.
 GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
 # Only scripts/bench-vivid-outputs needs these: v4l2loopback built by DKMS for the VM's kernel,

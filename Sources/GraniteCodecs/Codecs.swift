@@ -102,6 +102,21 @@ public enum Codecs {
         try decode(FileBytes.read(path), path: path, options: options)
     }
 
+    /// JPEG `bytes` resized to `size` (Lanczos-type `filter`) and encoded as JPEG at `quality`
+    /// without going through RGB: the DCT-scaled decode's Y, Cb and Cr planes are resampled and
+    /// encoded as they are (no colour conversion or chroma resampling, a quarter of the memory of RGBA).
+    /// Nil when that path does not apply and the caller decodes as usual: the file is not a YCbCr
+    /// JPEG with the output's `subsampling`, or an orientation is to be applied to its pixels.
+    /// Warnings go to `warnings` as ``decode(_:path:options:warnings:)`` gives them.
+    public static func transcodeJPEG(_ bytes: [UInt8], path: String = "(memory)", options: DecodeOptions,
+                                     size: (width: Int, height: Int), filter: ResizeFilter, quality: Int = 85,
+                                     subsampling: ChromaSubsampling = .s420, progressive: Bool = false,
+                                     outputPath: String = "(memory)", warnings: inout [String]) throws(CodecError) -> [UInt8]? {
+        guard sniff(bytes) == .jpeg, orientation(bytes, options) == .up else { return nil }
+        return try JPEGCodec.transcode(bytes, path: path, options: options, size: size, filter: filter, quality: quality,
+                                       subsampling: subsampling, progressive: progressive, outputPath: outputPath, warnings: &warnings)
+    }
+
     /// Encodes an `rgba8`, `rgb24` or `gray8` image as JPEG (alpha is dropped).
     public static func encodeJPEG(_ image: Image, quality: Int = 85, subsampling: ChromaSubsampling = .s420,
                                   progressive: Bool = false, path: String = "(memory)") throws(CodecError) -> [UInt8] {
@@ -123,7 +138,7 @@ public enum Codecs {
     }
 
     /// Encodes an `rgba8` (alpha kept when not opaque), `rgb24` or `gray8` image as an 8-bit
-    /// Deflate-compressed TIFF with `metadata`'s ICC profile and XMP as tags (Exif is not written).
+    /// Deflate-compressed TIFF with `metadata`'s ICC profile, XMP and Exif as tags (Exif's IFD a sub-IFD).
     public static func encodeTIFF(_ image: Image, metadata: ImageMetadata = ImageMetadata(),
                                   path: String = "(memory)") throws(CodecError) -> [UInt8] {
         try TIFFCodec.encode(image, metadata: metadata, path: path)

@@ -27,13 +27,22 @@ extension EXIFBlock {
     /// The readable part of `bytes` as a new, consistent TIFF structure (nil when not even the
     /// header and IFD0's entry count can be read), and what was dropped, each naming the IFD and tag.
     public static func salvage(_ bytes: [UInt8]) -> (bytes: [UInt8]?, dropped: [MetadataError]) {
-        guard bytes.count >= 8 else { return (nil, [.tooShort(what: "Exif TIFF header", count: bytes.count, needed: 8)]) }
+        let read = salvagedIFDs(bytes)
+        return (read.ifds.map { layout($0, littleEndian: read.littleEndian) }, read.dropped)
+    }
+
+    /// The readable entries of IFD0 and the Exif, Interop and GPS IFDs of `bytes`, by IFD name
+    /// (nil when not even the header and IFD0's entry count can be read); with `ifd0Keeping`, only
+    /// IFD0's entries it accepts (and the sub-IFD pointers) are kept.
+    static func salvagedIFDs(_ bytes: [UInt8], ifd0Keeping keep: ((UInt16) -> Bool)? = nil)
+        -> (ifds: [String: [SalvagedEntry]]?, littleEndian: Bool, dropped: [MetadataError]) {
+        guard bytes.count >= 8 else { return (nil, true, [.tooShort(what: "Exif TIFF header", count: bytes.count, needed: 8)]) }
         var dropped = [MetadataError]()
         // The order whose magic number reads 42; the mark's own order first.
         let marked: Bool? = bytes[0] == 0x49 && bytes[1] == 0x49 ? true : bytes[0] == 0x4D && bytes[1] == 0x4D ? false : nil
         let orders = marked.map { [$0, !$0] } ?? [true, false]
         guard let little = orders.first(where: { (try? TIFFReader(bytes: bytes, littleEndian: $0).u16(2, "")) == 42 }) else {
-            return (nil, [.badField(what: "Exif TIFF header", reason: "magic number 42 in neither byte order")])
+            return (nil, true, [.badField(what: "Exif TIFF header", reason: "magic number 42 in neither byte order")])
         }
         if little != marked {
             dropped.append(.badField(what: "Exif TIFF header", reason: "byte order mark \(hex(bytes[0])) \(hex(bytes[1])) does not match the data; read as \(little ? "II" : "MM")"))
@@ -41,9 +50,10 @@ extension EXIFBlock {
         let reader = TIFFReader(bytes: bytes, littleEndian: little)
         var seen = Set<Int>()
         guard let ifd0Offset = try? reader.u32(4, ""),
-              let ifd0 = reader.salvagedIFD(at: ifd0Offset, name: "IFD0", seen: &seen, dropped: &dropped) else {
-            return (nil, dropped)
+              var ifd0 = reader.salvagedIFD(at: ifd0Offset, name: "IFD0", seen: &seen, dropped: &dropped) else {
+            return (nil, little, dropped)
         }
+        if let keep { ifd0 = ifd0.filter { keep($0.tag) || $0.tag == Tag.exifIFD || $0.tag == Tag.gpsIFD } }
         var ifds: [String: [SalvagedEntry]] = ["IFD0": ifd0]
         for sub in subIFDs {
             guard var parent = ifds[sub.parent], let k = parent.firstIndex(where: { $0.tag == sub.tag }) else { continue }
@@ -59,32 +69,40 @@ extension EXIFBlock {
             parent.remove(at: k)
             ifds[sub.parent] = parent
         }
-        return (layout(ifds, littleEndian: little), dropped)
+        return (ifds, little, dropped)
     }
 
     /// Writes IFD0, Exif, Interop and GPS IFDs (those present) one after the other, each entry
     /// sorted by tag, values over 4 bytes right after their IFD (even offsets), pointers aimed at
     /// their IFD's new place; no IFD1.
     static func layout(_ ifds: [String: [SalvagedEntry]], littleEndian: Bool) -> [UInt8] {
+        var out: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
+        out[0] = littleEndian ? 0x49 : 0x4D
+        out[1] = out[0]
+        let w = TIFFWriter(littleEndian: littleEndian)
+        w.put16(42, at: 2, in: &out)
+        w.put32(8, at: 4, in: &out)
+        return out + layoutIFDs(ifds, littleEndian: littleEndian, base: 8)
+    }
+
+    /// The IFDs as ``layout(_:littleEndian:)`` lays them out, as bytes to be placed at offset
+    /// `base` (even) of a file: every offset in them counts from the file's start.
+    static func layoutIFDs(_ ifds: [String: [SalvagedEntry]], littleEndian: Bool, base: Int) -> [UInt8] {
         let order = ["IFD0"] + subIFDs.map(\.name)
         let present = order.filter { ifds[$0] != nil }
         func size(_ entries: [SalvagedEntry]) -> Int {
             2 + 12 * entries.count + 4 + entries.reduce(0) { $0 + ($1.value.count > 4 ? ($1.value.count + 1) & ~1 : 0) }
         }
         var offsets = [String: Int]()
-        var at = 8
+        var at = base
         for name in present {
             offsets[name] = at
             at += size(ifds[name]!)
         }
         let w = TIFFWriter(littleEndian: littleEndian)
-        var out = [UInt8](repeating: 0, count: at)
-        out[0] = littleEndian ? 0x49 : 0x4D
-        out[1] = out[0]
-        w.put16(42, at: 2, in: &out)
-        w.put32(8, at: 4, in: &out)
+        var out = [UInt8](repeating: 0, count: at - base)
         for name in present {
-            let start = offsets[name]!
+            let start = offsets[name]! - base
             var entries = ifds[name]!.sorted { $0.tag < $1.tag }
             for (k, e) in entries.enumerated() {
                 if let sub = subIFDs.first(where: { $0.tag == e.tag && $0.parent == name }), let target = offsets[sub.name] {
@@ -101,7 +119,7 @@ extension EXIFBlock {
                 w.put16(Int(e.type), at: at + 2, in: &out)
                 w.put32(e.count, at: at + 4, in: &out)
                 if e.value.count > 4 {
-                    w.put32(valueAt, at: at + 8, in: &out)
+                    w.put32(base + valueAt, at: at + 8, in: &out)
                     out.replaceSubrange(valueAt..<valueAt + e.value.count, with: e.value)
                     valueAt += (e.value.count + 1) & ~1
                 } else {

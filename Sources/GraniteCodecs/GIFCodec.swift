@@ -138,4 +138,48 @@ enum GIFCodec {
         let cw = max(0, min(fw, w - fx)), ch = max(0, min(fh, h - fy))
         return (min(fx, w), min(fy, h), cw, ch)
     }
+
+    /// The XMP packet of a GIF: the "XMP DataXMP" application extension, whose packet is stored
+    /// raw (its bytes read as sub-block lengths; a 258-byte "magic trailer" brings any such walk to
+    /// the terminator). Blocks are walked bounds-checked up to the trailer or the first damage.
+    static func metadata(_ b: [UInt8]) -> ImageMetadata {
+        var out = ImageMetadata()
+        guard b.count >= 13 else { return out }
+        var i = 13
+        if b[10] & 0x80 != 0 { i += 3 << (Int(b[10] & 7) + 1) }
+        /// The sub-blocks from `j`: where their terminator is.
+        func terminator(_ j: Int) -> Int? {
+            var k = j
+            while k < b.count {
+                if b[k] == 0 { return k }
+                k += 1 + Int(b[k])
+            }
+            return nil
+        }
+        let signature = Array("XMP DataXMP".utf8)
+        while i < b.count {
+            switch b[i] {
+            case 0x21:
+                guard i + 2 < b.count else { return out }
+                let start = i + 3 + Int(b[i + 2])
+                if b[i + 1] == 0xFF, b[i + 2] == 11, start <= b.count, b[i + 3..<start].elementsEqual(signature) {
+                    guard let end = terminator(start) else { return out }
+                    out.xmp = XMPPacket.cut(Array(b[start..<end]))
+                    i = end + 1
+                } else {
+                    guard let end = terminator(i + 2) else { return out }
+                    i = end + 1
+                }
+            case 0x2C:
+                guard i + 10 <= b.count else { return out }
+                var j = i + 10
+                if b[i + 9] & 0x80 != 0 { j += 3 << (Int(b[i + 9] & 7) + 1) }
+                guard let end = terminator(j + 1) else { return out }  // after the LZW code size
+                i = end + 1
+            default:
+                return out  // the trailer (0x3B), or damage
+            }
+        }
+        return out
+    }
 }

@@ -114,7 +114,9 @@ public struct ImageMetadata: Sendable, Equatable {
         case .avif: return (AVIFCodec.metadata(bytes), [])
         case .heic: return (HEIFCodec.metadata(bytes), [])
         case .tiff: return (TIFFCodec.metadata(bytes), [])
-        case .gif, .jxl, nil: return (ImageMetadata(), [])
+        case .gif: return (GIFCodec.metadata(bytes), [])
+        case .jxl: return (JXLCodec.metadata(bytes), [])
+        case nil: return (ImageMetadata(), [])
         }
     }
 

@@ -7,6 +7,8 @@ enum JPEGCodec {
         var width: Int
         var height: Int
         var colorspace: Int32
+        /// TurboJPEG's `TJSAMP` of the file.
+        var subsampling: Int32
     }
 
     /// A TurboJPEG handle, destroyed when the scope ends.
@@ -42,7 +44,7 @@ enum JPEGCodec {
             try failOn.check(message(handle), truncated: false, path: path, into: &warnings)
         }
         guard w > 0, h > 0 else { throw .header(path: path, reason: "JPEG header gives size \(w)x\(h)") }
-        return Header(width: Int(w), height: Int(h), colorspace: cs)
+        return Header(width: Int(w), height: Int(h), colorspace: cs, subsampling: samp)
     }
 
     /// Whether the file ends before its end-of-image marker. Entropy-coded data never holds
@@ -84,10 +86,7 @@ enum JPEGCodec {
                        warnings: inout [String]) throws(CodecError) -> Image {
         try withHandle(compress: false, path, phase: CodecError.header) { (handle) throws(CodecError) -> Image in
             let head = try header(bytes, path: path, handle: handle, failOn: options.failOn, warnings: &warnings)
-            let pixels = head.width.multipliedReportingOverflow(by: head.height)
-            guard !pixels.overflow, pixels.partialValue <= options.maxPixels else {
-                throw .header(path: path, reason: "JPEG is \(head.width)x\(head.height), over the limit of \(options.maxPixels) pixels")
-            }
+            try checkLimit(head, path: path, options: options)
             var minimum = options.minimumSize
             if orientation.swapsAxes, let m = minimum { minimum = (m.height, m.width) }
             let factor = scalingFactor(width: head.width, height: head.height, minimum: minimum)
@@ -98,25 +97,14 @@ enum JPEGCodec {
             let cmyk = head.colorspace == Int32(TJCS_CMYK.rawValue) || head.colorspace == Int32(TJCS_YCCK.rawValue)
             let (pixelFormat, channels): (TJPF, Int) =
                 cmyk ? (TJPF_CMYK, 4) : (gray && options.keepGray) ? (TJPF_GRAY, 1) : (TJPF_RGBA, 4)
-            // Truncation is told by the bytes, before any pixel is decoded (TurboJPEG keeps only the first warning's text).
-            let truncated = isTruncated(bytes)
-            if truncated {
-                try options.failOn.check("JPEG is truncated: no end-of-image marker (missing rows are gray)",
-                                         truncated: true, path: path, into: &warnings)
-            }
-            var out = [UInt8](repeating: 0, count: w * h * channels)
-            let rc = bytes.withUnsafeBufferPointer { src in
-                out.withUnsafeMutableBufferPointer { dst in
-                    tjDecompress2(handle, src.baseAddress, UInt(src.count), dst.baseAddress,
-                                  Int32(w), Int32(w * channels), Int32(h), Int32(pixelFormat.rawValue),
-                                  granite_tjflag_limitScans)
-                }
-            }
-            if rc != 0 {
-                guard isWarning(handle) else { throw .decode(path: path, reason: "JPEG data: \(message(handle))") }
-                let text = message(handle)
-                if !(truncated && text.hasPrefix("Premature end")) {
-                    try options.failOn.check(text, truncated: false, path: path, into: &warnings)
+            var out = [UInt8](unsafeUninitializedCapacity: w * h * channels) { _, n in n = w * h * channels }
+            try decompress(bytes, path: path, handle: handle, options: options, warnings: &warnings) {
+                bytes.withUnsafeBufferPointer { src in
+                    out.withUnsafeMutableBufferPointer { dst in
+                        tjDecompress2(handle, src.baseAddress, UInt(src.count), dst.baseAddress,
+                                      Int32(w), Int32(w * channels), Int32(h), Int32(pixelFormat.rawValue),
+                                      granite_tjflag_limitScans)
+                    }
                 }
             }
             if cmyk { out = cmykToRGBA(out, inverted: hasAdobeMarker(bytes)) }
@@ -126,6 +114,32 @@ enum JPEGCodec {
                 throw .decode(path: path, reason: "\(error)")
             }
             return image.applying(orientation)
+        }
+    }
+
+    /// Refuses a header over `options.maxPixels` (a decompression bomb).
+    static func checkLimit(_ head: Header, path: String, options: DecodeOptions) throws(CodecError) {
+        let pixels = head.width.multipliedReportingOverflow(by: head.height)
+        guard !pixels.overflow, pixels.partialValue <= options.maxPixels else {
+            throw .header(path: path, reason: "JPEG is \(head.width)x\(head.height), over the limit of \(options.maxPixels) pixels")
+        }
+    }
+
+    /// Runs a TurboJPEG decompression `call` on `bytes`: truncation (told by the bytes, before any
+    /// pixel is decoded: TurboJPEG keeps only the first warning's text) and libjpeg's warnings go
+    /// to `warnings`, or are thrown when `options.failOn` says so; a missing row is gray.
+    static func decompress(_ bytes: [UInt8], path: String, handle: tjhandle, options: DecodeOptions,
+                           warnings: inout [String], _ call: () -> Int32) throws(CodecError) {
+        let truncated = isTruncated(bytes)
+        if truncated {
+            try options.failOn.check("JPEG is truncated: no end-of-image marker (missing rows are gray)",
+                                     truncated: true, path: path, into: &warnings)
+        }
+        guard call() != 0 else { return }
+        guard isWarning(handle) else { throw .decode(path: path, reason: "JPEG data: \(message(handle))") }
+        let text = message(handle)
+        if !(truncated && text.hasPrefix("Premature end")) {
+            try options.failOn.check(text, truncated: false, path: path, into: &warnings)
         }
     }
 
@@ -173,23 +187,14 @@ enum JPEGCodec {
         default: throw .encode(path: path, reason: "JPEG cannot hold pixel format \(image.format)")
         }
         return try withHandle(compress: true, path, phase: CodecError.encode) { (handle) throws(CodecError) -> [UInt8] in
-            let capacity = tjBufSize(Int32(image.width), Int32(image.height), samp)
-            guard capacity != UInt(bitPattern: -1) else { throw .encode(path: path, reason: "image too large for JPEG") }
-            var out = [UInt8](repeating: 0, count: Int(capacity))
-            var size = capacity
-            var flags = granite_tjflag_noRealloc | granite_tjflag_accurateDCT
+            var flags = granite_tjflag_accurateDCT
             if progressive { flags |= granite_tjflag_progressive }
-            let rc = image.bytes.withUnsafeBufferPointer { src in
-                out.withUnsafeMutableBufferPointer { dst in
-                    var dstPointer: UnsafeMutablePointer<UInt8>? = dst.baseAddress
-                    return tjCompress2(handle, src.baseAddress, Int32(image.width), Int32(image.bytesPerRow),
-                                       Int32(image.height), Int32(pf.rawValue), &dstPointer, &size, samp,
-                                       Int32(quality), flags)
+            return try compressed(handle, path: path) { buffer, size in
+                image.bytes.withUnsafeBufferPointer { src in
+                    tjCompress2(handle, src.baseAddress, Int32(image.width), Int32(image.bytesPerRow),
+                                Int32(image.height), Int32(pf.rawValue), buffer, size, samp, Int32(quality), flags)
                 }
             }
-            guard rc == 0 else { throw .encode(path: path, reason: "JPEG: \(message(handle))") }
-            out.removeSubrange(Int(size)...)
-            return out
         }
     }
 }

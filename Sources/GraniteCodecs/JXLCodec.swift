@@ -153,4 +153,43 @@ enum JXLCodec {
             return Array(out[..<used])
         }
     }
+
+    /// The container's signature box (a bare codestream, `FF 0A`, holds no metadata).
+    static let containerSignature: [UInt8] = [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
+
+    /// The Exif (`Exif` box, after its 4-byte offset field, or from its start when a writer left
+    /// that field out, as pillow-jxl-plugin does) and XMP (`xml ` box) of a JPEG XL
+    /// container, read from its top-level boxes (bounds-checked; brotli-compressed `brob` boxes are not read).
+    static func metadata(_ b: [UInt8]) -> ImageMetadata {
+        var out = ImageMetadata()
+        guard b.starts(with: containerSignature) else { return out }
+        func be(_ at: Int, _ n: Int) -> Int { b[at..<at + n].reduce(0) { $0 << 8 | Int($1) } }
+        var i = 0
+        while i + 8 <= b.count {
+            var size = be(i, 4), header = 8
+            if size == 1 {
+                guard i + 16 <= b.count, b[i + 8] == 0, b[i + 9] == 0 else { break }
+                size = be(i + 8, 8)
+                header = 16
+            } else if size == 0 {
+                size = b.count - i
+            }
+            guard size >= header, size <= b.count - i else { break }
+            let type = String(decoding: b[i + 4..<i + 8], as: UTF8.self)
+            let payload = i + header..<i + size
+            if type == "Exif", payload.count >= 4 {
+                let skip = be(payload.lowerBound, 4)
+                let tiff = b[payload.lowerBound..<payload.lowerBound + 4]
+                if tiff.elementsEqual([0x49, 0x49, 0x2A, 0]) || tiff.elementsEqual([0x4D, 0x4D, 0, 0x2A]) {
+                    out.exif = Array(b[payload])  // no offset field (as some writers leave it out)
+                } else if skip <= payload.count - 4 {
+                    out.exif = Array(b[payload.lowerBound + 4 + skip..<payload.upperBound])
+                }
+            } else if type == "xml " {
+                out.xmp = Array(b[payload])
+            }
+            i += size
+        }
+        return out
+    }
 }

@@ -92,7 +92,7 @@ enum TIFFCodec {
         return image
     }
 
-    /// The ICC profile and XMP packet tags of the first image.
+    /// The ICC profile and XMP packet tags of the first image, and its Exif (``EXIFBlock/fromTIFFFile(_:)``).
     static func metadata(_ bytes: [UInt8]) -> ImageMetadata {
         (try? withReader(bytes, path: "", maxPixels: 1 << 30) { tif, _ in
             func tag(_ t: Int32) -> [UInt8]? {
@@ -101,13 +101,26 @@ enum TIFFCodec {
                 guard granite_tiff_get_bytes(tif, UInt32(t), &count, &data) == 1, let data, count > 0 else { return nil }
                 return Array(UnsafeRawBufferPointer(start: data, count: Int(count)))
             }
-            return ImageMetadata(icc: tag(TIFFTAG_ICCPROFILE), xmp: tag(TIFFTAG_XMLPACKET))
+            return ImageMetadata(icc: tag(TIFFTAG_ICCPROFILE), exif: EXIFBlock.fromTIFFFile(bytes), xmp: tag(TIFFTAG_XMLPACKET))
         }) ?? ImageMetadata()
     }
 
     /// `rgba8` (alpha kept when not opaque), `rgb24` or `gray8`, Deflate-compressed, with the ICC
-    /// profile and XMP of `metadata` as tags (TIFF keeps them inside the image's IFD).
+    /// profile and XMP of `metadata` as tags (TIFF keeps them inside the image's IFD), and its Exif
+    /// as IFD0 tags and an Exif IFD (``EXIFBlock/tiffAdding(exif:icc:xmp:to:)``, the file in the
+    /// block's byte order).
     static func encode(_ image: Image, metadata: ImageMetadata, path: String) throws(CodecError) -> [UInt8] {
+        guard let exif = metadata.exif, let order = exif.first, order == 0x49 || order == 0x4D else {
+            return try encodePlain(image, metadata: metadata, littleEndian: true, path: path)
+        }
+        let plain = try encodePlain(image, metadata: ImageMetadata(), littleEndian: order == 0x49, path: path)
+        guard let tagged = EXIFBlock.tiffAdding(exif: exif, icc: metadata.icc, xmp: metadata.xmp, to: plain) else {
+            throw .encode(path: path, reason: "TIFF: the Exif block could not be merged into the file's tags")
+        }
+        return tagged
+    }
+
+    static func encodePlain(_ image: Image, metadata: ImageMetadata, littleEndian: Bool, path: String) throws(CodecError) -> [UInt8] {
         let channels: Int, source: Image
         switch image.format {
         case .gray8: (channels, source) = (1, image)
@@ -119,7 +132,7 @@ enum TIFFCodec {
         stream.owned = 1
         defer { free(stream.data) }
         return try withUnsafeMutablePointer(to: &stream) { (s) throws(CodecError) -> [UInt8] in
-            guard let tif = granite_tiff_open(s, "w", 0) else {
+            guard let tif = granite_tiff_open(s, littleEndian ? "wl" : "wb", 0) else {
                 throw .encode(path: path, reason: "TIFF: \(text(&s.pointee.error, or: "libtiff could not start a file"))")
             }
             var closed = false

@@ -22,6 +22,17 @@ public struct XMPPacket: Sendable, Equatable {
         return XMPPacket(bytes: bytes)
     }
 
+    /// The packet at the start of `raw`, cut after its `<?xpacket end=...?>` (or, without one,
+    /// after `</x:xmpmeta>`): for containers that store it followed by other bytes (GIF's trailer).
+    static func cut(_ raw: [UInt8]) -> [UInt8]? {
+        if let end = raw.firstRange(of: Array("<?xpacket end".utf8), startingAt: 0),
+           let close = raw.firstRange(of: Array("?>".utf8), startingAt: end.upperBound) {
+            return Array(raw[..<close.upperBound])
+        }
+        if let close = raw.firstRange(of: Array("</x:xmpmeta>".utf8), startingAt: 0) { return Array(raw[..<close.upperBound]) }
+        return nil
+    }
+
     /// The `tiff:Orientation` value (attribute or element form), when the packet has a valid one.
     public var orientation: EXIFOrientation? {
         Self.orientationDigits(bytes).first.flatMap { EXIFOrientation(rawValue: Int($0.value - UInt8(ascii: "0"))) }

@@ -138,7 +138,8 @@ public struct BatchConverter: Sendable {
             if let depth {
                 let names = DepthImages.names(beside: item.output)
                 let depthPath = outputDirectory + "/" + names.depth, previewPath = outputDirectory + "/" + names.preview
-                let map = try depth.estimate(encoded.image, size: .model)
+                guard let image = encoded.image else { throw ConvertError.output(path: outPath, reason: "no pixels for the depth map") }
+                let map = try depth.estimate(image, size: .model)
                 let scaled = try ScaledDepthMap(map, width: encoded.width, height: encoded.height)
                 let images = try DepthImages(scaled, depthPath: depthPath, previewPath: previewPath)
                 depthFiles = (images, depthPath, previewPath)
@@ -166,7 +167,7 @@ public struct BatchConverter: Sendable {
     /// that `--fail-on` lets through go to `warnings`), resize, filter, encode.
     func process(_ bytes: [UInt8], item: WorkItem, format: ImageFormat, metadata: inout MetadataPlan,
                  warnings: inout [String]) throws
-        -> (bytes: [UInt8], width: Int, height: Int, image: Image, metadata: [MetadataKind]) {
+        -> (bytes: [UInt8], width: Int, height: Int, image: Image?, metadata: [MetadataKind]) {
         var options = DecodeOptions(maxPixels: settings.maxPixels, applyEXIFOrientation: settings.autoOrients,
                                     failOn: settings.failOn ?? .default)
         var target: (width: Int, height: Int)?
@@ -175,6 +176,15 @@ public struct BatchConverter: Sendable {
             let size = resize.targetSize(width: info.width, height: info.height)
             target = size
             options.minimumSize = size
+        }
+        // JPEG resized into JPEG with nothing else to do to the pixels: the YCbCr planes go from
+        // decoder to encoder, never RGB (nil: the file needs the usual path).
+        if format == .jpeg, let target, processor.isIdentity, depth == nil, settings.colorspace != .sRGB,
+           let out = try Codecs.transcodeJPEG(bytes, path: item.input, options: options, size: target,
+                                              filter: settings.effectiveResizeFilter, quality: settings.quality,
+                                              progressive: settings.progressive ?? false, outputPath: item.output, warnings: &warnings) {
+            let (tagged, kept) = metadata.embed(in: out, size: target)
+            return (tagged, target.width, target.height, nil, kept)
         }
         // An animated GIF or WebP stays animated into WebP (every frame resized and filtered); any
         // other output takes its first frame.
@@ -208,10 +218,10 @@ public struct BatchConverter: Sendable {
         case .webp:
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         case .tiff:
-            // TIFF keeps ICC and XMP as tags of its IFD, set while encoding; its Exif would be a sub-IFD (not written).
+            // TIFF keeps ICC, XMP and Exif as tags of its IFD (Exif's IFD a sub-IFD), set while encoding.
             let blocks = metadata.keptBlocks(size: (image.width, image.height))
-            let bytes = try Codecs.encodeTIFF(image, metadata: ImageMetadata(icc: blocks.icc, xmp: blocks.xmp), path: item.output)
-            return (bytes, image.width, image.height, image, ImageMetadata(icc: blocks.icc, xmp: blocks.xmp).kinds)
+            let bytes = try Codecs.encodeTIFF(image, metadata: blocks, path: item.output)
+            return (bytes, image.width, image.height, image, blocks.kinds)
         case .jxl:
             let blocks = metadata.keptBlocks(size: (image.width, image.height))
             let bytes = try Codecs.encodeJXL(image, quality: settings.quality, metadata: blocks, path: item.output)

@@ -94,6 +94,9 @@ public struct FilterPipeline: ImageProcessor {
         return current
     }
 
+    /// No stages: the pixels pass through unchanged.
+    public var isIdentity: Bool { stages.isEmpty }
+
     /// Whether any stage runs on the GPU layer.
     public var usesGPU: Bool {
         !useCPU && stages.contains { if case .marble = $0 { true } else { false } }

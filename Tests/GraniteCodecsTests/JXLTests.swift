@@ -7,22 +7,12 @@ import XCTest
 /// JPEG XL read and write (libjxl), checked against pillow-jxl-plugin (its own libjxl build,
 /// through Rust bindings) from the project's .venv (scripts/tiers/pre-media.sh installs it).
 final class JXLTests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     func python() throws -> String {
-        let python = Self.root.appendingPathComponent(".venv/bin/python").path
-        guard FileManager.default.isExecutableFile(atPath: python),
-              (try? ChildProgram.run(python, ["-c", "import pillow_jxl"]))?.status == 0 else {
-            try Prerequisite.unmet("pillow-jxl-plugin not in .venv (run scripts/tiers/pre-media.sh): the independent JPEG XL codec")
-        }
-        return python
+        try TestSupport.venvPython(importing: "pillow_jxl", "pillow-jxl-plugin, the independent JPEG XL codec")
     }
 
-    /// Pillow (with the plugin) decodes `path` to raw RGBA.
     func pillowRGBA(_ python: String, _ path: String) throws -> [UInt8] {
-        let r = try ChildProgram.run(python, ["-c", "import sys, pillow_jxl; from PIL import Image; sys.stdout.buffer.write(Image.open(sys.argv[1]).convert('RGBA').tobytes())", path])
-        XCTAssertEqual(r.status, 0, r.err)
-        return r.stdout
+        try TestSupport.pillowRGBA(python, path, plugin: "pillow_jxl")
     }
 
     func testOurFilesDecodeInPillowAndTheirsInOurs() throws {

@@ -65,6 +65,29 @@ enum TestSupport {
         return path
     }
 
+    /// The project venv's Python when it can import `module` (an independent decoder from PyPI,
+    /// installed by scripts/tiers/pre-media.sh), or a skip (a failure when CI=true) naming `what`.
+    static func venvPython(importing module: String, _ what: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let python = root.appendingPathComponent(".venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python),
+              (try? ChildProgram.run(python, ["-c", "import \(module)"]))?.status == 0 else {
+            try Prerequisite.unmet("\(module) not in .venv (run scripts/tiers/pre-media.sh): \(what)")
+        }
+        return python
+    }
+
+    /// Pillow, with `plugin` imported (and registered, for pillow-heif), decodes `path` upright
+    /// (its Exif orientation applied) to raw 8-bit RGBA.
+    static func pillowRGBA(_ python: String, _ path: String, plugin: String? = nil) throws -> [UInt8] {
+        let load = plugin == "pillow_heif" ? "import pillow_heif; pillow_heif.register_heif_opener(); " : plugin.map { "import \($0); " } ?? ""
+        let script = load + "import sys; from PIL import Image, ImageOps; "
+            + "sys.stdout.buffer.write(ImageOps.exif_transpose(Image.open(sys.argv[1])).convert('RGBA').tobytes())"
+        let r = try ChildProgram.run(python, ["-c", script, path])
+        XCTAssertEqual(r.status, 0, "Pillow could not decode \(path): \(r.err)")
+        return r.stdout
+    }
+
     /// Decodes a file with ImageMagick to raw 8-bit RGBA.
     static func magickRGBA(_ path: String) throws -> [UInt8] {
         let r = try run(try imageMagick(), [path, "-depth", "8", "rgba:-"])
