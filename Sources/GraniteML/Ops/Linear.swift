@@ -2,7 +2,7 @@ import CBLAS
 import Foundation
 
 /// MatMul, Gemm, Softmax and stand-alone BatchNormalization.
-enum Linear {
+package enum Linear {
     static func matmul(_ c: BuildContext) throws(MLError) -> Prepared {
         var a = try c.input(0).shape, b = try c.input(1).shape
         let aVector = a.count == 1, bVector = b.count == 1
@@ -77,7 +77,7 @@ enum Linear {
     }
 
     /// The per-channel affine form `y = x * a + b` of an inference BatchNormalization.
-    static func batchNormAffine(_ c: BuildContext) throws(MLError) -> (a: [Float], b: [Float]) {
+    package static func batchNormAffine(_ c: BuildContext) throws(MLError) -> (a: [Float], b: [Float]) {
         let scale = try c.constant(1).values, bias = try c.constant(2).values
         let mean = try c.constant(3).values, variance = try c.constant(4).values
         let channels = scale.count
