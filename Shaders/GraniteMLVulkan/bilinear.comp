@@ -13,11 +13,11 @@ void main() {
     int p = i / (OH * OW), r = i - p * OH * OW, y = r / OW, x = r - y * OW;
     int base = P(0) + p * H * W;
     int r0 = base + CI(T + y) * W, r1 = base + CI(T + OH + y) * W;
-    float ty = cst[T + 2 * OH + y];
+    float ty = K(T + 2 * OH + y);
     int c = T + 3 * OH;
     int x0 = CI(c + x), x1 = CI(c + OW + x);
-    float tx = cst[c + 2 * OW + x];
-    float top = act[r0 + x0] * (1.0 - tx) + act[r0 + x1] * tx;
-    float bottom = act[r1 + x0] * (1.0 - tx) + act[r1 + x1] * tx;
+    float tx = K(c + 2 * OW + x);
+    float top = A(r0 + x0) * (1.0 - tx) + A(r0 + x1) * tx;
+    float bottom = A(r1 + x0) * (1.0 - tx) + A(r1 + x1) * tx;
     act[P(1) + i] = epilogue(top * (1.0 - ty) + bottom * ty, P(8), P(9));
 }

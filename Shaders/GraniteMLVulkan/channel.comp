@@ -12,7 +12,7 @@ void main() {
     int i = int(gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * 65535u * 64u);
     if (i >= P(4)) return;
     int c = (i / P(5)) % P(6);
-    float x = act[P(0) + i], a = cst[P(2) + c], b = cst[P(3) + c];
+    float x = A(P(0) + i), a = K(P(2) + c), b = K(P(3) + c);
     int mode = P(7);
     float v = mode == 0 ? x * a + b : mode == 1 ? roundEven(clamp(x / a, PF(8) - b, PF(9) - b)) + b : (x - b) * a;
     act[P(1) + i] = epilogue(v, P(10), P(11));

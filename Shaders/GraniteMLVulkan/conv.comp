@@ -38,20 +38,20 @@ void main() {
             for (int kx = 0; kx < KW; kx++) {
                 int ix = x0 + kx * DW;
                 if (ix < 0 || ix >= W) continue;
-                float v = act[plane + iy * W + ix];
+                float v = A(plane + iy * W + ix);
                 int t = wbase + (ci * KH + ky) * KW + kx;
                 if (quantised) {
                     int q = int(roundEven(v * inv));
-                    iacc.x += q * int(cst[t]);
-                    if (mcount > 1) iacc.y += q * int(cst[t + taps]);
-                    if (mcount > 2) iacc.z += q * int(cst[t + 2 * taps]);
-                    if (mcount > 3) iacc.w += q * int(cst[t + 3 * taps]);
+                    iacc.x += q * int(K(t));
+                    if (mcount > 1) iacc.y += q * int(K(t + taps));
+                    if (mcount > 2) iacc.z += q * int(K(t + 2 * taps));
+                    if (mcount > 3) iacc.w += q * int(K(t + 3 * taps));
                     continue;
                 }
-                acc.x += v * cst[t];
-                if (mcount > 1) acc.y += v * cst[t + taps];
-                if (mcount > 2) acc.z += v * cst[t + 2 * taps];
-                if (mcount > 3) acc.w += v * cst[t + 3 * taps];
+                acc.x += v * K(t);
+                if (mcount > 1) acc.y += v * K(t + taps);
+                if (mcount > 2) acc.z += v * K(t + 2 * taps);
+                if (mcount > 3) acc.w += v * K(t + 3 * taps);
             }
         }
     }
@@ -59,11 +59,11 @@ void main() {
     for (int k = 0; k < mcount; k++) {
         int m = m0 + k;
         if (quantised) {
-            float r = float(iacc[k] + CI(P(3) + m)) * cst[P(22) + m];
+            float r = float(iacc[k] + CI(P(3) + m)) * K(P(22) + m);
             act[P(1) + (n * M + m) * plane + pix] = roundEven(clamp(r, PF(24), PF(25))) * PF(26);
             continue;
         }
-        float v = acc[k] + (P(3) >= 0 ? cst[P(3) + m] : 0.0);
+        float v = acc[k] + (P(3) >= 0 ? K(P(3) + m) : 0.0);
         act[P(1) + (n * M + m) * plane + pix] = epilogue(v, P(4), P(5));
     }
 }

@@ -23,7 +23,7 @@ void main() {
             int ix = x0 + kx * P(14);
             if (ix >= W + P(16)) break;
             if (iy < 0 || iy >= H || ix < 0 || ix >= W) { count += P(18); continue; }
-            float v = act[base + iy * W + ix];
+            float v = A(base + iy * W + ix);
             acc = isMax ? max(acc, v) : acc + v;
             count += 1;
         }

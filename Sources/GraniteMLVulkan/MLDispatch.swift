@@ -3,7 +3,7 @@ import GraniteML
 
 /// One recorded compute dispatch of a lowered model: which kernel, its push-constant words and
 /// its workgroup counts. Every kernel binds the same two buffers (arena, constants; see
-/// `Shaders/GraniteMLVulkan/ml.glsl`), so a dispatch is fully described by these.
+/// `Shaders/GraniteMLVulkan/ml.glsl`, ``layout``), so a dispatch is fully described by these.
 struct MLDispatch {
     /// The kernel: a shader of `Shaders/GraniteMLVulkan` (`conv`, `binary`, `gather`, ...).
     let kernel: Kernel
@@ -11,6 +11,10 @@ struct MLDispatch {
     let groups: (x: Int, y: Int, z: Int)
     /// The node it runs (for errors and timings).
     let node: String
+
+    /// What every kernel binds (ml.glsl): the arena and the constants as storage buffers (written,
+    /// and the layout's anchor), then both again as texel buffers (read).
+    static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels]
 
     enum Kernel: String, CaseIterable {
         case conv, binary, gather, channel, bilinear, pool, matmul

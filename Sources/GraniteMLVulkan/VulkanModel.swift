@@ -116,8 +116,12 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
             let staging = !arena.isHostVisible
             upload = staging && uploadBytes > 0 ? try pool.take(size: uploadBytes, role: .upload) : nil
             readback = staging && readBytes > 0 ? try pool.take(size: readBytes, role: .readback) : nil
+            for (what, buffer) in [("activations", arena), ("constants", constants)] where buffer.size / 4 > context.maxTexelCount {
+                throw GPUError.outOfBounds(what: "the model's \(what) as one texel buffer (at most \(context.maxTexelCount) values)",
+                                           offset: 0, count: buffer.size, size: context.maxTexelCount * 4)
+            }
             let pipelines = try Dictionary(uniqueKeysWithValues: MLDispatch.Kernel.allCases.map { (kernel) throws(GPUError) in
-                (kernel, try context.pipeline(named: "ml_\(kernel.rawValue)", spirv: kernel.spirv, bindings: 2))
+                (kernel, try context.pipeline(named: "ml_\(kernel.rawValue)", spirv: kernel.spirv, layout: MLDispatch.layout))
             })
             sequence = try CommandSequence(context: context)
             let (arena, constants, upload, readback) = (arena, constants, upload, readback)
@@ -130,9 +134,10 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
                     }
                     recorder.barrier()
                 }
-                let slices = [BufferSlice(arena), BufferSlice(constants)]
+                let bindings: [GPUBinding] = [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
+                                              .texels(BufferSlice(arena)), .texels(BufferSlice(constants))]
                 for dispatch in dispatches {
-                    try recorder.dispatch(pipelines[dispatch.kernel]!, buffers: slices, push: dispatch.push, groups: dispatch.groups)
+                    try recorder.dispatch(pipelines[dispatch.kernel]!, bindings: bindings, push: dispatch.push, groups: dispatch.groups)
                     recorder.barrier()
                 }
                 if let readback {
