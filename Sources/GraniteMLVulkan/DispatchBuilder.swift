@@ -40,6 +40,8 @@ struct DispatchBuilder {
             guard step.outputs.count == 1 else { throw node.unsupported("the Vulkan backend runs nodes of one output") }
             switch node.op {
             case "Conv": try conv(step)
+            case "ConvTranspose": try convTranspose(step)
+            case "Softmax": try softmax(step)
             case "Add", "Sub", "Mul", "Div": try binary(step)
             case "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid": try unary(step)
             case "BatchNormalization": try batchNorm(step)
@@ -92,6 +94,30 @@ struct DispatchBuilder {
                     x.shape[1], x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
                     g.strides[0], g.strides[1], g.padBegin[0], g.padBegin[1], g.dilations[0], g.dilations[1], group] + quantised
         dispatches.append(MLDispatch(.conv, node: c.node.name, push: push, groups: ((oh * ow + 63) / 64, group * quads, n)))
+    }
+
+    private mutating func convTranspose(_ step: Lowering.Step) throws(MLError) {
+        let c = step.context
+        let x = try activation(step, 0)
+        let w = try c.constant(1)
+        guard x.shape.count == 4, w.shape.count == 4 else { throw c.unsupported("only 2-D transposed convolution") }
+        let g = try ConvTranspose.geometry(c, input: [x.shape[2], x.shape[3]], kernel: [w.shape[2], w.shape[3]])
+        let out = output(step)
+        let weights = constants.add(w, name: c.node.inputs[1])
+        let bias = try c.optionalConstant(2).map { constants.add($0, name: c.node.inputs[2]) } ?? -1
+        let epilogue = constants.add(epilogue: c.node.epilogue)
+        let push = [x.offset, out.offset, weights, bias, epilogue.offset, epilogue.count,
+                    x.shape[1], x.shape[2], x.shape[3], out.shape[1], out.shape[2], out.shape[3], w.shape[2], w.shape[3],
+                    g.strides[0], g.strides[1], g.pads[0], g.pads[1], g.dilations[0], g.dilations[1], c.node.int("group", 1), x.shape[0]]
+        dispatches.append(MLDispatch(.convtranspose, node: c.node.name, push: push, count: out.shape.reduce(1, *)))
+    }
+
+    private mutating func softmax(_ step: Lowering.Step) throws(MLError) {
+        let x = try activation(step, 0)
+        let (outer, length, inner) = try Linear.softmaxExtent(step.context)
+        let epilogue = constants.add(epilogue: step.node.epilogue)
+        let push = [x.offset, output(step).offset, outer * inner, length, max(inner, 1), epilogue.offset, epilogue.count]
+        dispatches.append(MLDispatch(.softmax, node: step.node.name, push: push, count: outer * inner))
     }
 
     // MARK: Element-wise

@@ -17,11 +17,13 @@ struct MLDispatch {
     static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels]
 
     enum Kernel: String, CaseIterable {
-        case conv, binary, gather, channel, bilinear, pool, matmul
+        case conv, convtranspose, binary, gather, channel, bilinear, pool, matmul, softmax
 
         var spirv: [UInt32] {
             switch self {
             case .conv: SPIRV.conv
+            case .convtranspose: SPIRV.convtranspose
+            case .softmax: SPIRV.softmax
             case .binary: SPIRV.binary
             case .gather: SPIRV.gather
             case .channel: SPIRV.channel

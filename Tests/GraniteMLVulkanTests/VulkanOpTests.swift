@@ -176,16 +176,48 @@ final class VulkanOpTests: XCTestCase {
         try compare(g, ["x": [1, 3, 5, 7]])
     }
 
+    func testTransposedConvolutions() throws {
+        let cases: [([Int], [Int], [Onnx_AttributeProto])] = [
+            ([1, 3, 7, 9], [3, 4, 2, 2], [Attr.ints("strides", [2, 2])]),
+            ([2, 4, 5, 6], [4, 3, 3, 3], [Attr.int("group", 2), Attr.ints("strides", [2, 1]), Attr.ints("pads", [1, 0, 1, 1]),
+                                          Attr.ints("output_padding", [1, 0])]),
+            ([1, 2, 6, 5], [2, 5, 3, 2], [Attr.ints("dilations", [2, 1]), Attr.string("auto_pad", "SAME_UPPER"), Attr.ints("strides", [2, 2])]),
+        ]
+        for (x, w, attributes) in cases {
+            var g = GraphBuilder()
+            g.input("x", x)
+            var random = SeededValues(seed: 11)
+            let m = w[1] * (attributes.first { $0.name == "group" }.map { Int($0.i) } ?? 1)
+            g.constant("w", w, random.next(w.reduce(1, *)))
+            g.constant("b", [m], random.next(m))
+            g.node("ConvTranspose", ["x", "w", "b"], ["c"], attributes)
+            g.node("Relu", ["c"], ["y"])
+            g.output("y")
+            try compare(g, ["x": x])
+        }
+    }
+
+    func testSoftmax() throws {
+        for (opset, shape, axis) in [(13, [2, 5, 7], 1), (13, [3, 129], -1), (11, [2, 3, 4, 5], 2)] {
+            var g = GraphBuilder()
+            g.opset = opset
+            g.input("x", shape)
+            g.node("Softmax", ["x"], ["y"], [Attr.int("axis", axis)])
+            g.output("y")
+            try compare(g, ["x": shape])
+        }
+    }
+
     func testUnsupportedOpNamesTheNode() throws {
         let gpu = try GPUTest.context()
         var g = GraphBuilder()
         g.input("x", [2, 5])
-        g.node("Softmax", ["x"], ["y"], name: "the_softmax")
+        g.node("Cast", ["x"], ["y"], name: "the_cast", [Attr.int("to", 7)])
         g.output("y")
         XCTAssertThrowsError(try VulkanModel(model: try g.model(), context: gpu)) { error in
             guard case let MLError.unsupportedOp(node, op, reason)? = error as? MLError else { return XCTFail("\(error)") }
-            XCTAssertEqual(node, "the_softmax")
-            XCTAssertEqual(op, "Softmax")
+            XCTAssertEqual(node, "the_cast")
+            XCTAssertEqual(op, "Cast")
             XCTAssertTrue(reason.contains("Vulkan"), reason)
         }
     }
