@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "Marble", targets: ["Marble"]),
         .library(name: "GraniteCodecs", targets: ["GraniteCodecs"]),
         .library(name: "GraniteML", targets: ["GraniteML"]),
+        .library(name: "GraniteMLVulkan", targets: ["GraniteMLVulkan"]),
         .library(name: "GraniteCapture", targets: ["GraniteCapture"]),
         .library(name: "GraniteIPFS", targets: ["GraniteIPFS"]),
     ],
@@ -72,7 +73,7 @@ let package = Package(
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
             "GraniteIPFS", "GranitePinOptions",
-            "GraniteML",
+            "GraniteML", "GraniteMLVulkan",
             "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -81,7 +82,7 @@ let package = Package(
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
             "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess",
-            "GraniteML",
+            "GraniteML", "GraniteMLVulkan",
             "GraniteCam", "GraniteCapture",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -147,6 +148,11 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Crypto", package: "swift-crypto"),  // the default model's SHA-256, checked at load
         ]),
+        // The Vulkan execution provider: the same optimised graph as recorded compute dispatches
+        // (its own module so GraniteML keeps no Vulkan dependency; shaders in Shaders/GraniteMLVulkan).
+        .target(name: "GraniteMLVulkan", dependencies: ["GraniteML", "GraniteGPU"], plugins: ["SPIRVEmbed"]),
+        .testTarget(name: "GraniteMLVulkanTests", dependencies: ["GraniteMLVulkan", "GraniteML", "GraniteGPU", "GraniteTesting",
+                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "GraniteMLTests", dependencies: [
             "GraniteML", "CGraniteKernels", "GraniteMedia", "GraniteTesting", .product(name: "Crypto", package: "swift-crypto"),  // test models' SHA-256
         ]),
@@ -170,7 +176,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "granite-cam", dependencies: [
-            "GraniteCam", "GraniteCapture", "GraniteIPFS", "GranitePinOptions",
+            "GraniteCam", "GraniteCapture", "GraniteIPFS", "GranitePinOptions", "GraniteMLVulkan",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",

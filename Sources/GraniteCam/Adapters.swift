@@ -170,9 +170,10 @@ public struct DepthEstimatorStage: DepthStage {
     /// The estimator (model loaded once).
     public let estimator: DepthEstimator
 
-    /// Loads the model at `modelPath`, or the default depth model from the search path.
-    public init(modelPath: String? = nil) throws {
-        estimator = try DepthEstimator(modelPath: modelPath)
+    /// Loads the model at `modelPath`, or the default depth model from the search path;
+    /// `backend` runs it elsewhere than on the CPU (GraniteMLVulkan's `InferenceDevice`).
+    public init(modelPath: String? = nil, backend: Backend? = nil) throws {
+        estimator = try DepthEstimator(modelPath: modelPath, backend: backend)
     }
 
     public func estimate(_ image: Image) throws -> Image {

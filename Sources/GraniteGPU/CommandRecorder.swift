@@ -234,12 +234,16 @@ public struct CommandRecorder {
         sequence.retained.append(slice.buffer)
     }
 
-    /// Copies `size` bytes between buffers.
-    public mutating func copy(from source: GPUBuffer, to destination: GPUBuffer, size: Int) throws(GPUError) {
-        guard size <= source.size, size <= destination.size else {
-            throw GPUError.outOfBounds(what: "copy", offset: 0, count: size, size: min(source.size, destination.size))
+    /// Copies `size` bytes between buffers, from `sourceOffset` to `destinationOffset` (bytes).
+    public mutating func copy(from source: GPUBuffer, to destination: GPUBuffer, size: Int,
+                              sourceOffset: Int = 0, destinationOffset: Int = 0) throws(GPUError) {
+        guard sourceOffset >= 0, size <= source.size - sourceOffset else {
+            throw GPUError.outOfBounds(what: "copy source", offset: sourceOffset, count: size, size: source.size)
         }
-        var region = VkBufferCopy(srcOffset: 0, dstOffset: 0, size: VkDeviceSize(size))
+        guard destinationOffset >= 0, size <= destination.size - destinationOffset else {
+            throw GPUError.outOfBounds(what: "copy destination", offset: destinationOffset, count: size, size: destination.size)
+        }
+        var region = VkBufferCopy(srcOffset: VkDeviceSize(sourceOffset), dstOffset: VkDeviceSize(destinationOffset), size: VkDeviceSize(size))
         vkCmdCopyBuffer(sequence.commandBuffer, source.buffer, destination.buffer, 1, &region)
         mark("copy buffer→buffer")
         sequence.retained.append(source)

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import GraniteMedia
+import GraniteGPU
 import GraniteML
+import GraniteMLVulkan
 
 /// `granite-bench ml`: GraniteML against ONNX Runtime's CPU provider on the same models, inputs
 /// and thread counts, in the same run (ORT in a child Python process, run after GraniteML so the
@@ -20,6 +22,12 @@ struct MLBench: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Thread counts to measure.") var threads: [Int] = [1, 2]
     @Flag(help: "Also print GraniteML's time per op type (one timed run each).") var profile = false
     @Option(parsing: .upToNextOption, help: "Only the models whose file name contains one of these.") var only: [String] = []
+    @Option(help: "gpu: also time GraniteML's Vulkan backend (GraniteMLVulkan) on each model, in the same run; cpu: the CPU runtime only.")
+    var device = "cpu"
+
+    func validate() throws {
+        guard ["cpu", "gpu"].contains(device) else { throw ValidationError("--device must be cpu or gpu, got '\(device)'") }
+    }
 
     struct Case {
         let label: String
@@ -33,6 +41,7 @@ struct MLBench: AsyncParsableCommand {
         Case(label: "FastDepth-224 int8", file: "fastdepth-224-int8.onnx", input: "serving_default_input_1:0",
              shape: [1, 224, 224, 3], type: .uint8),
         Case(label: "PP-OCRv4 det 640x640", file: "ppocr-v4-det.onnx", input: "x", shape: [1, 3, 640, 640], type: .float32),
+        Case(label: "MiDaS small replica 256", file: "midas-small-replica-opset13.onnx", input: "input", shape: [1, 3, 256, 256], type: .float32),
     ]
 
     /// `file` in `--models`, else the first of the default folders that has it.
@@ -80,6 +89,7 @@ struct MLBench: AsyncParsableCommand {
                 let ort = b.map { String(format: "%7.2f", $0) } ?? "    n/a"
                 let label = c.label.padding(toLength: 22, withPad: " ", startingAt: 0)
                 print("\(label) " + String(format: "%7d  %12.2f  ", t, a) + "\(ort)  \(ratio)")
+                if device == "gpu" && t == threads.first { try timeGPU(c, model: model, feeds: feeds, cpu: a) }
                 if server == nil {
                     FileHandle.standardError.write(Data("granite-bench ml: ONNX Runtime not available at \(python); run scripts/tiers/pre-ml.sh\n".utf8))
                 }
@@ -88,6 +98,33 @@ struct MLBench: AsyncParsableCommand {
         print("median of \(runs) runs each after \(warmup) warm-up runs, GraniteML and ONNX Runtime \(ortVersion) in alternating rounds of 5; "
               + "OPENBLAS_CORETYPE=\(ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? "unset"); "
               + "int8 kernels: \(Model.kernelInstructionSet); load average \(loadBefore) before, \(Self.loadAverage()) after")
+    }
+
+    /// The Vulkan backend on the same model and input: median ms per inference (one submission
+    /// each, inputs written and outputs read back), beside the CPU runtime's median `cpu`.
+    private func timeGPU(_ c: Case, model: Model, feeds: [String: Tensor], cpu: Double) throws {
+        let label = "  Vulkan".padding(toLength: 22, withPad: " ", startingAt: 0)
+        let context: GPUContext
+        do { context = try GPUContext.shared() } catch {
+            print("\(label) n/a: \(error)")
+            return
+        }
+        let gpu: VulkanModel
+        do { gpu = try VulkanModel(model: model, context: context) } catch {
+            print("\(label) n/a: \(error)")
+            return
+        }
+        for _ in 0..<warmup { _ = try gpu.run(feeds) }
+        var times: [Double] = []
+        for _ in 0..<runs {
+            let start = monotonicNanos()
+            _ = try gpu.run(feeds)
+            times.append(Double(monotonicNanos() - start) / 1e6)
+        }
+        let m = Self.median(times)
+        print("\(label)    gpu  \(String(format: "%12.2f", m))  CPU/GPU \(String(format: "%.2f", cpu / m))  "
+              + "(\(context.deviceName), \(context.deviceKind); \(gpu.dispatchCount) dispatches, \(gpu.constantBytes >> 10) KiB constants, "
+              + "\(gpu.arenaBytes >> 10) KiB activations)")
     }
 
     /// The 1-minute load average (Linux), or "?".

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import GraniteCam
 import GraniteCapture
+import GraniteMLVulkan
 import GranitePinOptions
 
 #if canImport(Glibc)
@@ -49,6 +50,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
 
     @Option(help: "Depth model (.onnx); default: the built-in FastDepth from the model search path.")
     var depthModel: String?
+
+    @Option(help: ArgumentHelp("Where the depth model runs: gpu (Vulkan), cpu, or auto (the GPU on discrete and integrated GPUs, the CPU on CPU drivers such as lavapipe).",
+                               valueName: "auto|gpu|cpu"))
+    var depthDevice: InferenceDevice = .auto
 
     @Option(help: "Write frames into this folder (atomic files + frames.jsonl).")
     var out: String?
@@ -238,7 +243,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         let depthStage: (any DepthStage)?
         do {
-            depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel) : nil
+            depthStage = depth ? try DepthEstimatorStage(modelPath: depthModel, backend: try depthDevice.backend()) : nil
+            if let stage = depthStage as? DepthEstimatorStage, depthDevice != .cpu {
+                say("granite-cam: depth runs on the \(InferenceDevice.describe(stage.estimator.runner))")
+            }
         } catch {
             throw ValidationError("--depth: \(error)")
         }
@@ -331,3 +339,5 @@ enum CamStateFormat {
         return "\(hundredths / 100).\(frac < 10 ? "0" : "")\(frac)"
     }
 }
+
+extension InferenceDevice: ExpressibleByArgument {}

@@ -4,6 +4,7 @@ import GraniteCodecs
 import GraniteConvert
 import GraniteMedia
 import GraniteML
+import GraniteMLVulkan
 
 /// `granite depth`: a depth map (16-bit PNG) and a color preview for each input image.
 struct DepthCommand: AsyncParsableCommand {
@@ -43,6 +44,10 @@ struct DepthCommand: AsyncParsableCommand {
     @Option(help: "Threads for inference (default: the number of cores).")
     var threads: Int?
 
+    @Option(help: ArgumentHelp("Where the model runs: gpu (Vulkan), cpu, or auto (the GPU on discrete and integrated GPUs, the CPU on CPU drivers such as lavapipe).",
+                               valueName: "auto|gpu|cpu"))
+    var depthDevice: InferenceDevice = .auto
+
     @Option(help: "Photos in flight at once (default 2, or 1 on one core: one photo's single-threaded steps, decoding and inference, overlap the other's PNG deflating).")
     var jobs: Int?
 
@@ -57,11 +62,12 @@ struct DepthCommand: AsyncParsableCommand {
         let estimator: DepthEstimator
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-            estimator = try DepthEstimator(modelPath: model, threads: threads ?? Model.defaultThreads)
+            estimator = try DepthEstimator(modelPath: model, threads: threads ?? Model.defaultThreads, backend: try depthDevice.backend())
         } catch {
             Self.report("granite depth: \(error)")
             throw ExitCode(1)
         }
+        if depthDevice != .cpu { print("depth runs on the \(InferenceDevice.describe(estimator.runner))") }
         if estimator.normalizesInside {
             print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
         }
@@ -120,3 +126,5 @@ struct DepthCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
+
+extension InferenceDevice: ExpressibleByArgument {}

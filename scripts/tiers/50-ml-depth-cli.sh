@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GraniteML (issue 5): `granite depth` end to end on a rendered PNG with the real FastDepth model:
 # outputs written (16-bit depth PNG, 8-bit indexed preview), a corrupt input reported with exit 2 and no
-# output under its name, a missing input exit 66, a missing model exit 1.
+# output under its name, a missing input exit 66, a missing model exit 1; --depth-device: gpu runs the
+# Vulkan backend (where a device is) and writes the map the CPU runtime writes, auto says where it ran,
+# a bad value exits 64.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 granite="$(swift build --show-bin-path)/granite"
@@ -45,5 +47,26 @@ rc=0; "$granite" depth "$work/nope.png" -o "$work/out2" --model "$model" >/dev/n
 check "exit 66 for a missing input" "[ $rc -eq 66 ]"
 rc=0; "$granite" depth "$work/room.png" -o "$work/out3" --model "$work/none.onnx" >/dev/null 2>&1 || rc=$?
 check "exit 1 for a missing model" "[ $rc -eq 1 ]"
+rc=0; "$granite" depth "$work/room.png" -o "$work/cpu" --model "$model" --depth-device cpu >/dev/null 2>&1 || rc=$?
+check "--depth-device cpu" "[ $rc -eq 0 ]"
+rc=0; "$granite" depth "$work/room.png" -o "$work/auto" --model "$model" --depth-device auto >"$work/auto.log" 2>&1 || rc=$?
+check "--depth-device auto says where the model ran" "[ $rc -eq 0 ] && grep -q '^depth runs on the \(CPU\|GPU\)' '$work/auto.log'"
+if "$granite" filters --device >/dev/null 2>&1; then
+  rc=0; "$granite" depth "$work/room.png" -o "$work/gpu" --model "$model" --depth-device gpu >"$work/gpu.log" 2>&1 || rc=$?
+  check "--depth-device gpu runs on Vulkan" "[ $rc -eq 0 ] && grep -q '^depth runs on the GPU (.*, Vulkan)' '$work/gpu.log'"
+  # The same 16-bit map within one FastDepth level (a float convolution may round one tie the other way).
+  check "the GPU's depth map is the CPU runtime's" "python3 - '$work/gpu/room.depth.png' '$work/cpu/room.depth.png' <<'PY'
+import subprocess, sys
+def px(p): return [int(v, 16) for v in subprocess.run(['/usr/bin/convert', p, '-depth', '16', 'gray:-'], capture_output=True).stdout.hex(' ', 2).split()]
+a, b = px(sys.argv[1]), px(sys.argv[2])
+same = sum(x == y for x, y in zip(a, b)) / max(len(a), 1)
+print(f'   {same * 100:.1f}% of samples equal')
+sys.exit(0 if len(a) == len(b) > 0 and same >= 0.95 else 1)
+PY"
+else
+  echo "skip --depth-device gpu: no Vulkan device (the GPU tier covers the backend)"
+fi
+rc=0; "$granite" depth "$work/room.png" -o "$work/bad-device" --model "$model" --depth-device tpu >/dev/null 2>&1 || rc=$?
+check "exit 64 for a bad --depth-device" "[ $rc -eq 64 ]"
 echo "ml-depth-cli: $([ $fail -eq 0 ] && echo passed || echo failed)"
 exit $fail

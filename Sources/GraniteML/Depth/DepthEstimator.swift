@@ -8,6 +8,8 @@ public final class DepthEstimator: Sendable {
 
     /// The description in use.
     public var description: ModelDescription { ml.description }
+    /// What runs the model (the CPU ``Model``, or a GPU backend).
+    public var runner: any ModelRunner { ml.runner }
     /// The model file in use.
     public var modelPath: String { ml.model.path }
     /// True when the model normalises its input itself (see ``GraniteML/normalizesInside``).
@@ -16,12 +18,12 @@ public final class DepthEstimator: Sendable {
     /// Loads a depth model: `modelPath` when given (its description from a sibling JSON,
     /// `Models/` or the built-ins), else `description` along the search path.
     public init(modelPath: String? = nil, description: ModelDescription = .fastDepth224,
-                threads: Int = Model.defaultThreads) throws(MLError) {
+                threads: Int = Model.defaultThreads, backend: Backend? = nil) throws(MLError) {
         if let modelPath {
             let d = try ModelLocator.description(forModelAt: modelPath) ?? description
-            ml = try GraniteML<DepthMap>(modelPath, description: d, threads: threads)
+            ml = try GraniteML<DepthMap>(modelPath, description: d, threads: threads, backend: backend)
         } else {
-            ml = try GraniteML<DepthMap>(description, threads: threads)
+            ml = try GraniteML<DepthMap>(description, threads: threads, backend: backend)
         }
         guard ml.description.output.meaning != .probability else {
             throw .invalidDescription(path: ml.model.path, reason: "the model's output is a probability map, not depth")

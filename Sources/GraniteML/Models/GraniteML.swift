@@ -32,6 +32,9 @@ public enum OutputSize: Sendable, Equatable {
     case exactly(width: Int, height: Int)
 }
 
+/// Makes the runner of a loaded model (a GPU backend); nil runs it on the CPU.
+public typealias Backend = @Sendable (Model) throws(MLError) -> any ModelRunner
+
 /// How `predict` takes its input.
 public enum InputKind: Sendable {
     /// An image (or a frame's image), resized and normalised as the description says.
@@ -48,6 +51,8 @@ public enum InputKind: Sendable {
 public final class GraniteML<Output: ModelOutput>: Sendable {
     /// The loaded model.
     public let model: Model
+    /// What runs it: the model itself on the CPU, or a backend made from it (``Backend``).
+    public let runner: any ModelRunner
     /// How images are fed to it and its output read.
     public let description: ModelDescription
     /// The input kind (`.frame`).
@@ -62,7 +67,7 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
 
     /// Loads the model at `modelPath`, described by `description` (looked up by file name when nil).
     public init(_ modelPath: String, description: ModelDescription? = nil, input: InputKind = .frame,
-                threads: Int = Model.defaultThreads) throws(MLError) {
+                threads: Int = Model.defaultThreads, backend: Backend? = nil) throws(MLError) {
         let found: ModelDescription? = if let description { description } else { try ModelLocator.description(forModelAt: modelPath) }
         guard let d = found else {
             throw .invalidDescription(path: modelPath, reason: "no description for this model; put NAME.json beside it (see Models/README.md)")
@@ -74,6 +79,7 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
         }
         try Self.checkHash(of: bytes, at: modelPath, against: d)
         model = try Model(data: bytes, name: modelPath, threads: threads)
+        runner = try backend?(model) ?? model
         self.description = d
         self.input = input
         guard let first = model.inputs.first, model.inputs.count == 1 else {
@@ -105,16 +111,16 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
 
     /// Finds the described model along the search path (see ``ModelLocator``) and loads it.
     public convenience init(_ description: ModelDescription, explicitPath: String? = nil, input: InputKind = .frame,
-                            threads: Int = Model.defaultThreads) throws(MLError) {
+                            threads: Int = Model.defaultThreads, backend: Backend? = nil) throws(MLError) {
         try self.init(try ModelLocator.locate(description, explicit: explicitPath), description: description,
-                      input: input, threads: threads)
+                      input: input, threads: threads, backend: backend)
     }
 
     /// Runs the model on an image (resized to the model's input with the shared antialiased
     /// resampler); image outputs come at `size`.
     public func predict(_ image: Image, size: OutputSize = .input) throws(MLError) -> Output {
         let tensor = try ImageTensor.input(image, feed)
-        let outputs = try model.run([model.inputs[0].name: tensor])
+        let outputs = try runner.run([model.inputs[0].name: tensor])
         let outputName = description.output.name ?? model.outputs[0].name
         let (w, h) = if case let .exactly(w, h) = size { (w, h) } else { (image.width, image.height) }
         guard w > 0, h > 0 else { throw .unsupportedImage(reason: "output size \(w)x\(h) is empty") }

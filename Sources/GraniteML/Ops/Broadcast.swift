@@ -1,11 +1,11 @@
 /// NumPy-style broadcasting of two shapes, and the strides that read each input.
-struct Broadcast {
-    let shape: [Int]
-    let aStrides: [Int]
-    let bStrides: [Int]
+package struct Broadcast {
+    package let shape: [Int]
+    package let aStrides: [Int]
+    package let bStrides: [Int]
 
     /// Broadcasts `a` against `b`, or nil when they are incompatible.
-    init?(_ a: [Int], _ b: [Int]) {
+    package init?(_ a: [Int], _ b: [Int]) {
         let rank = max(a.count, b.count)
         let pa = [Int](repeating: 1, count: rank - a.count) + a
         let pb = [Int](repeating: 1, count: rank - b.count) + b
@@ -32,7 +32,7 @@ struct Broadcast {
 
     /// Calls `body(outIndex, aIndex, bIndex, runLength, aStep, bStep)` over the output in runs
     /// along the last dimension.
-    func forEachRun(_ body: (Int, Int, Int, Int, Int, Int) -> Void) {
+    package func forEachRun(_ body: (Int, Int, Int, Int, Int, Int) -> Void) {
         let rank = shape.count
         guard rank > 0 else { body(0, 0, 0, 1, 0, 0); return }
         let inner = shape[rank - 1]

@@ -4,7 +4,7 @@ import CGraniteKernels
 /// kernel, the rest through im2col + GEMM; bias and the fused epilogue (``KernelEpilogue``)
 /// are applied inside the C kernels block by block, or per output channel while it is still
 /// in cache.
-enum Conv {
+package enum Conv {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
         let x = try c.input(0)
         let w = try c.constant(1)

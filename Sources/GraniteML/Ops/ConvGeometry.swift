@@ -1,14 +1,14 @@
 /// The spatial arithmetic shared by Conv, ConvTranspose and the pools: kernel, strides,
 /// dilations and begin/end pads for each of the two spatial axes.
-struct ConvGeometry {
-    var kernel: [Int]
-    var strides: [Int]
-    var dilations: [Int]
-    var padBegin: [Int]
-    var padEnd: [Int]
+package struct ConvGeometry {
+    package var kernel: [Int]
+    package var strides: [Int]
+    package var dilations: [Int]
+    package var padBegin: [Int]
+    package var padEnd: [Int]
 
     /// Reads the attributes of a 2-D windowed op whose input spatial size is `input`.
-    init(_ c: BuildContext, input: [Int], kernel: [Int]) throws(MLError) {
+    package init(_ c: BuildContext, input: [Int], kernel: [Int]) throws(MLError) {
         let node = c.node
         self.kernel = kernel
         strides = node.ints("strides") ?? [1, 1]
@@ -54,7 +54,7 @@ struct ConvGeometry {
     func extent(_ a: Int) -> Int { (kernel[a] - 1) * dilations[a] + 1 }
 
     /// Output size on axis `a` of a forward window (floor, or ceil with `ceil`).
-    func output(_ input: Int, axis a: Int, ceil: Bool = false) -> Int {
+    package func output(_ input: Int, axis a: Int, ceil: Bool = false) -> Int {
         let span = input + padBegin[a] + padEnd[a] - extent(a)
         if span < 0 { return 0 }
         var out = (ceil ? (span + strides[a] - 1) / strides[a] : span / strides[a]) + 1

@@ -4,7 +4,7 @@ import CGraniteKernels
 /// columns into the output. The 2×2, stride-2 kind without padding (a segmentation head's
 /// upsampling) runs in one C kernel on AVX-512: its windows do not overlap, so each GEMM tile
 /// goes straight to its place in the output with bias and epilogue applied.
-enum ConvTranspose {
+package enum ConvTranspose {
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
         let x = try c.input(0)
         let w = try c.constant(1)
@@ -20,36 +20,9 @@ enum ConvTranspose {
         let mg = w.shape[1], m = mg * group, cg = ch / group
         if let bias, bias.count != m { throw c.invalid("bias has \(bias.count) values for \(m) output channels") }
         let kernel = [w.shape[2], w.shape[3]]
-        let strides = c.node.ints("strides") ?? [1, 1]
-        let dilations = c.node.ints("dilations") ?? [1, 1]
-        var pads = c.node.ints("pads") ?? [0, 0, 0, 0]
-        let outputPadding = c.node.ints("output_padding") ?? [0, 0]
-        guard strides.count == 2, dilations.count == 2, pads.count == 4, outputPadding.count == 2,
-              strides.allSatisfy({ $0 > 0 }), dilations.allSatisfy({ $0 > 0 }) else {
-            throw c.unsupported("only 2-D windows with positive strides are supported")
-        }
-        guard ConvGeometry.bounded(strides + dilations + pads + outputPadding + (c.node.ints("output_shape") ?? [])) else {
-            throw c.invalid("strides, dilations, pads or output sizes past \(ConvGeometry.attributeLimit)")
-        }
-        let input = [h, wd]
-        let autoPad = c.node.string("auto_pad", "NOTSET")
-        func full(_ a: Int) -> Int {
-            let span: Int = strides[a] * (input[a] - 1)
-            let extent: Int = (kernel[a] - 1) * dilations[a] + 1
-            return span + outputPadding[a] + extent
-        }
-        var outSize: [Int] = [full(0) - pads[0] - pads[2], full(1) - pads[1] - pads[3]]
-        if let requested = c.node.ints("output_shape") ?? (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ? input.enumerated().map { $1 * strides[$0] } : nil) {
-            let spatial = Array(requested.suffix(2))
-            for a in 0..<2 {
-                // ONNX Runtime clamps the total at zero: a larger output_shape leaves the tail unwritten (bias).
-                let total = max(full(a) - spatial[a], 0)
-                pads[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2
-                pads[a + 2] = total - pads[a]
-            }
-            outSize = spatial
-        }
-        let (oh, ow) = (outSize[0], outSize[1])
+        let geometry = try Self.geometry(c, input: [h, wd], kernel: kernel)
+        let (strides, dilations, pads) = (geometry.strides, geometry.dilations, geometry.pads)
+        let (oh, ow) = (geometry.output[0], geometry.output[1])
         guard oh > 0, ow > 0 else { throw c.invalid("output would be empty") }
         try c.outputShape([n, m, oh, ow])
         // Weights are [cg, mg·kh·kw] per group; transposed once here so the GEMM reads them row-major.
@@ -121,5 +94,46 @@ enum ConvTranspose {
                 }
             }
         }
+    }
+
+    /// Strides, dilations, the pads actually applied (begin then end, after auto_pad and
+    /// output_shape) and the output size of a 2-D transposed convolution; shared with GPU backends.
+    package struct Geometry {
+        package let strides: [Int]
+        package let dilations: [Int]
+        package let pads: [Int]
+        package let output: [Int]
+    }
+
+    package static func geometry(_ c: BuildContext, input: [Int], kernel: [Int]) throws(MLError) -> Geometry {
+        let strides = c.node.ints("strides") ?? [1, 1]
+        let dilations = c.node.ints("dilations") ?? [1, 1]
+        var pads = c.node.ints("pads") ?? [0, 0, 0, 0]
+        let outputPadding = c.node.ints("output_padding") ?? [0, 0]
+        guard strides.count == 2, dilations.count == 2, pads.count == 4, outputPadding.count == 2,
+              strides.allSatisfy({ $0 > 0 }), dilations.allSatisfy({ $0 > 0 }) else {
+            throw c.unsupported("only 2-D windows with positive strides are supported")
+        }
+        guard ConvGeometry.bounded(strides + dilations + pads + outputPadding + (c.node.ints("output_shape") ?? [])) else {
+            throw c.invalid("strides, dilations, pads or output sizes past \(ConvGeometry.attributeLimit)")
+        }
+        let autoPad = c.node.string("auto_pad", "NOTSET")
+        func full(_ a: Int) -> Int {
+            let span: Int = strides[a] * (input[a] - 1)
+            let extent: Int = (kernel[a] - 1) * dilations[a] + 1
+            return span + outputPadding[a] + extent
+        }
+        var outSize: [Int] = [full(0) - pads[0] - pads[2], full(1) - pads[1] - pads[3]]
+        if let requested = c.node.ints("output_shape") ?? (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ? input.enumerated().map { $1 * strides[$0] } : nil) {
+            let spatial = Array(requested.suffix(2))
+            for a in 0..<2 {
+                // ONNX Runtime clamps the total at zero: a larger output_shape leaves the tail unwritten (bias).
+                let total = max(full(a) - spatial[a], 0)
+                pads[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2
+                pads[a + 2] = total - pads[a]
+            }
+            outSize = spatial
+        }
+        return Geometry(strides: strides, dilations: dilations, pads: pads, output: outSize)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Element-wise ops: the four broadcasting arithmetic ops and the activations.
-enum Elementwise {
+package enum Elementwise {
     /// Add, Sub, Mul, Div with NumPy broadcasting.
     static func binary(_ c: BuildContext) throws(MLError) -> Prepared {
         let a = try c.input(0), b = try c.input(1)
@@ -73,7 +73,7 @@ enum Elementwise {
     }
 
     /// The activation an activation node computes, with constant Clip bounds read.
-    static func activation(_ c: BuildContext) throws(MLError) -> Epilogue {
+    package static func activation(_ c: BuildContext) throws(MLError) -> Epilogue {
         let node = c.node
         switch node.op {
         case "Relu": return .relu

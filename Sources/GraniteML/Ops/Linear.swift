@@ -2,7 +2,7 @@ import CBLAS
 import Foundation
 
 /// MatMul, Gemm, Softmax and stand-alone BatchNormalization.
-enum Linear {
+package enum Linear {
     static func matmul(_ c: BuildContext) throws(MLError) -> Prepared {
         var a = try c.input(0).shape, b = try c.input(1).shape
         let aVector = a.count == 1, bVector = b.count == 1
@@ -51,16 +51,22 @@ enum Linear {
         }
     }
 
-    static func softmax(_ c: BuildContext) throws(MLError) -> Prepared {
+    /// Softmax's rows: `outer` × `inner` of them, `length` values each, `inner` apart.
+    package static func softmaxExtent(_ c: BuildContext) throws(MLError) -> (outer: Int, length: Int, inner: Int) {
         let x = try c.input(0)
         let rank = x.shape.count
         let axis = ShapeOps.normalise(c.node.int("axis", c.opset >= 13 ? -1 : 1), rank, clampTo: false)
         guard rank >= 1 else { throw c.invalid("input is a scalar; Softmax needs a tensor of rank 1 or more") }
         guard axis >= 0, axis < rank else { throw c.invalid("axis out of range for \(x.shape)") }
         // Before opset 13 the input is coerced to 2-D at `axis`; from 13 on it is one axis.
-        let (outer, length, inner) = c.opset >= 13
+        return c.opset >= 13
             ? (x.shape[..<axis].reduce(1, *), x.shape[axis], x.shape[(axis + 1)...].reduce(1, *))
             : (x.shape[..<axis].reduce(1, *), x.shape[axis...].reduce(1, *), 1)
+    }
+
+    static func softmax(_ c: BuildContext) throws(MLError) -> Prepared {
+        let x = try c.input(0)
+        let (outer, length, inner) = try softmaxExtent(c)
         return .single(x.shape) { io in
             let s = io.input(0), d = io.outputs[0]
             for o in 0..<outer {
@@ -77,7 +83,7 @@ enum Linear {
     }
 
     /// The per-channel affine form `y = x * a + b` of an inference BatchNormalization.
-    static func batchNormAffine(_ c: BuildContext) throws(MLError) -> (a: [Float], b: [Float]) {
+    package static func batchNormAffine(_ c: BuildContext) throws(MLError) -> (a: [Float], b: [Float]) {
         let scale = try c.constant(1).values, bias = try c.constant(2).values
         let mean = try c.constant(3).values, variance = try c.constant(4).values
         let channels = scale.count

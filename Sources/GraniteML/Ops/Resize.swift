@@ -4,8 +4,28 @@ import Foundation
 /// Resize (opsets 10–19) and Upsample: nearest (all four rounding modes) on any axes, linear
 /// on the last two; coordinate modes half_pixel, pytorch_half_pixel, align_corners,
 /// asymmetric and tf_half_pixel_for_nn, with ONNX Runtime's clamping.
-enum Resize {
+package enum Resize {
+    /// Where each output value reads from: per axis, the input index (nearest), or for the
+    /// last two axes the two taps and the weight of the second (linear). Shared by the CPU
+    /// kernels below and GPU backends.
+    package enum Geometry {
+        case nearest(outShape: [Int], maps: [[Int]])
+        case linear(outShape: [Int], rows: Taps, columns: Taps)
+    }
+
+    /// The taps of a linear resize along one axis: output `o` is `in[lo[o]]·(1 − t[o]) + in[hi[o]]·t[o]`.
+    package typealias Taps = (lo: [Int], hi: [Int], t: [Float])
+
     static func build(_ c: BuildContext) throws(MLError) -> Prepared {
+        let x = try c.input(0)
+        switch try geometry(c) {
+        case let .nearest(outShape, maps): return nearest(x.shape, outShape, maps, type: x.type)
+        case let .linear(outShape, rows, columns): return bilinear(x.shape, outShape, rows, columns, type: x.type)
+        }
+    }
+
+    /// Reads the node's scales or sizes and modes into a ``Geometry``.
+    package static func geometry(_ c: BuildContext) throws(MLError) -> Geometry {
         let x = try c.input(0)
         let node = c.node
         let rank = x.shape.count
@@ -77,12 +97,12 @@ enum Resize {
                     return min(max(i, 0), x.shape[a] - 1)
                 }
             }
-            return nearest(x.shape, outShape, maps, type: x.type)
+            return .nearest(outShape: outShape, maps: maps)
         case "linear":
             guard rank >= 2, (0..<(rank - 2)).allSatisfy({ outShape[$0] == x.shape[$0] }) else {
                 throw c.unsupported("linear resize of axes other than the last two")
             }
-            let taps: [(lo: [Int], hi: [Int], t: [Float])] = [rank - 2, rank - 1].map { a in
+            let taps: [Taps] = [rank - 2, rank - 1].map { a in
                 var lo: [Int] = [], hi: [Int] = [], t: [Float] = []
                 for o in 0..<outShape[a] {
                     let s = min(max(source(o, a), 0), Float(x.shape[a] - 1))
@@ -91,7 +111,7 @@ enum Resize {
                 }
                 return (lo, hi, t)
             }
-            return bilinear(x.shape, outShape, taps[0], taps[1], type: x.type)
+            return .linear(outShape: outShape, rows: taps[0], columns: taps[1])
         default:
             throw c.unsupported("mode \(mode)")
         }

@@ -3,16 +3,16 @@ import CGraniteKernels
 /// QuantizeLinear and DequantizeLinear, per tensor or per axis, with ONNX Runtime's
 /// arithmetic: `q = saturate(rint(x / scale) + zp)` rounding half to even, and
 /// `x = (q - zp) * scale` in single precision.
-enum Quantization {
+package enum Quantization {
     /// Scale and zero point broadcast along `axis` (or one of each for per-tensor).
-    struct Parameters {
-        let scales: [Float]
-        let zeroPoints: [Float]
+    package struct Parameters {
+        package let scales: [Float]
+        package let zeroPoints: [Float]
         /// Values per scale step along the axis (the product of the dimensions after it).
-        let inner: Int
-        let channels: Int
+        package let inner: Int
+        package let channels: Int
 
-        init(_ c: BuildContext, shape: [Int]) throws(MLError) {
+        package init(_ c: BuildContext, shape: [Int]) throws(MLError) {
             let scale = try c.constant(1)
             let zero = try c.optionalConstant(2)
             scales = scale.values

@@ -103,23 +103,17 @@ extension Conv {
                           g: ConvGeometry, group: Int, outShape: [Int]) -> Prepared? {
         let (n, ch, h, wd) = (input[0], input[1], input[2], input[3])
         let m = outShape[1]
-        guard g.dilations == [1, 1], q.weights.count == m * weights[1] * weights[2] * weights[3],
-              q.weightScales.count == m, q.inputScale > 0 else { return nil }
-        guard q.bias != nil || bias == nil, let requant = Requant(c.node.epilogue) else { return nil }
-        // ONNX Runtime's multiplier: (x_scale · w_scale[m]) / y_scale in single precision.
-        let scales = (0..<m).map { (q.inputScale * q.weightScales[$0]) / requant.outScale }
+        guard let form = integerForm(c, q, input: input, weights: weights, bias: bias, g: g, group: group, outShape: outShape) else { return nil }
+        let requant = Requant(lo: form.lo, hi: form.hi, outScale: form.outScale)
+        let scales = form.scales
         let level = KernelLevel.current
-        let inv = 1 / q.inputScale
-        if group == ch && m == ch && weights[1] == 1 {
-            guard weights[2] * weights[3] <= 64 else { return nil }
+        let inv = form.inverseInputScale
+        if form.depthwise {
             let tables = RequantTables(bias: q.bias ?? [Int32](repeating: 0, count: m), scale: scales, shift: nil, requant: requant)
             return depthwise(c, input: input, kernels: KernelWeights(q.weights.map { Float($0) }), kernel: [weights[2], weights[3]],
                              tables: tables, inverseScale: inv, g: g, outShape: outShape, epilogue: KernelEpilogue([], level: level),
                              level: level)
         }
-        let pointwise = group == 1 && weights[2] == 1 && weights[3] == 1 && g.strides == [1, 1]
-            && g.padBegin == [0, 0] && g.padEnd == [0, 0]
-        guard pointwise, q.weights.allSatisfy({ $0 >= -128 && $0 <= 127 }) else { return nil }
         let k = ch, plane = h * wd
         let packed = KernelWeights<Int8>(count: gk_qgemm_packed_a_size(Int32(m), Int32(k))) { _ in }
         var sums = [Int32](repeating: 0, count: m)
@@ -157,6 +151,38 @@ extension Conv {
         }
     }
 
+    /// The integer arithmetic of a quantised Conv that the int8 kernels run: pointwise and
+    /// depthwise ones whose epilogue requantises (see ``Requant``); nil when a float Conv runs it.
+    /// Shared with GPU backends, so that they compute the very same integers.
+    package static func integerForm(_ c: BuildContext) -> IntegerConv? {
+        guard let q = c.node.quantized, let x = c.optional(0), let w = c.optional(1)?.constant, x.shape.count == 4, w.shape.count == 4,
+              let g = try? ConvGeometry(c, input: [x.shape[2], x.shape[3]], kernel: [w.shape[2], w.shape[3]]) else { return nil }
+        let bias = c.optional(2)?.constant
+        return integerForm(c, q, input: x.shape, weights: w.shape, bias: bias, g: g, group: c.node.int("group", 1),
+                           outShape: [x.shape[0], w.shape[0]])
+    }
+
+    static func integerForm(_ c: BuildContext, _ q: QuantizedConv, input: [Int], weights: [Int], bias: Tensor?,
+                            g: ConvGeometry, group: Int, outShape: [Int]) -> IntegerConv? {
+        let ch = input[1], m = outShape[1]
+        guard g.dilations == [1, 1], q.weights.count == m * weights[1] * weights[2] * weights[3],
+              q.weightScales.count == m, q.inputScale > 0 else { return nil }
+        guard q.bias != nil || bias == nil, let requant = Requant(c.node.epilogue) else { return nil }
+        // ONNX Runtime's multiplier: (x_scale · w_scale[m]) / y_scale in single precision.
+        let scales = (0..<m).map { (q.inputScale * q.weightScales[$0]) / requant.outScale }
+        let depthwise = group == ch && m == ch && weights[1] == 1
+        if depthwise {
+            guard weights[2] * weights[3] <= 64 else { return nil }
+        } else {
+            let pointwise = group == 1 && weights[2] == 1 && weights[3] == 1 && g.strides == [1, 1]
+                && g.padBegin == [0, 0] && g.padEnd == [0, 0]
+            guard pointwise, q.weights.allSatisfy({ $0 >= -128 && $0 <= 127 }) else { return nil }
+        }
+        return IntegerConv(weights: q.weights, bias: q.bias ?? [Int32](repeating: 0, count: m), scales: scales,
+                           inverseInputScale: 1 / q.inputScale, lo: requant.lo, hi: requant.hi, outScale: requant.outScale,
+                           depthwise: depthwise)
+    }
+
     /// Depthwise convolution through the C kernel: quantised (`inverseScale` > 0, exact integer
     /// sums, requantised by `tables`) or plain float (`inverseScale` 0, bias as the shift).
     static func depthwise(_ c: BuildContext, input: [Int], kernels: KernelWeights<Float>, kernel: [Int], tables: RequantTables,
@@ -183,4 +209,18 @@ extension Conv {
             }
         }
     }
+}
+
+/// A quantised Conv in integers: input values become `rint(x · inverseInputScale)` (centred),
+/// sums `acc = Σ input · weights` are exact, and the output is
+/// `rint(clamp(Float(acc + bias[m]) · scales[m], lo, hi)) · outScale` (QLinearConv's requantisation).
+package struct IntegerConv: Sendable {
+    /// Centred weights (q − zero point), in the weight tensor's layout.
+    package let weights: [Int32]
+    package let bias: [Int32]
+    package let scales: [Float]
+    package let inverseInputScale: Float
+    package let lo: Float, hi: Float, outScale: Float
+    /// Depthwise (else pointwise).
+    package let depthwise: Bool
 }

@@ -4,7 +4,7 @@ import Foundation
 /// An element-wise step fused onto the end of a kernel: an activation, or a QuantizeLinear →
 /// DequantizeLinear pair ("fake quantisation", rounding half to even and saturating as ONNX
 /// Runtime does).
-enum Epilogue: Sendable, Equatable {
+package enum Epilogue: Sendable, Equatable {
     case relu
     case clip(lo: Float, hi: Float)
     case leakyRelu(alpha: Float)
@@ -20,7 +20,7 @@ enum Epilogue: Sendable, Equatable {
     case gatedClip(add: Float, lo: Float, hi: Float)
 
     /// The arithmetic of a scalar step.
-    enum ScalarOp: Sendable, Equatable {
+    package enum ScalarOp: Sendable, Equatable {
         case add, sub, mul, div
 
         init?(_ op: String) {

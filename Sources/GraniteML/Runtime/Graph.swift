@@ -1,5 +1,5 @@
 /// An ONNX node's attribute value.
-enum Attribute: Sendable, Equatable {
+package enum Attribute: Sendable, Equatable {
     case int(Int)
     case ints([Int])
     case float(Float)
@@ -10,50 +10,50 @@ enum Attribute: Sendable, Equatable {
 }
 
 /// One operator application in the graph.
-struct Node: Sendable {
-    var name: String
-    var op: String
-    var domain: String
+package struct Node: Sendable {
+    package var name: String
+    package var op: String
+    package var domain: String
     /// Input value names; "" marks an omitted optional input.
-    var inputs: [String]
-    var outputs: [String]
-    var attributes: [String: Attribute]
+    package var inputs: [String]
+    package var outputs: [String]
+    package var attributes: [String: Attribute]
     /// Element-wise steps fused onto output 0 at load (activations, quantise-dequantise pairs).
-    var epilogue: [Epilogue] = []
+    package var epilogue: [Epilogue] = []
     /// Integer operands of a Conv whose input and weights are quantised (set by the optimizer;
     /// the Conv then runs on int8 kernels, see ``QuantizedConv``).
     var quantized: QuantizedConv?
 
-    func int(_ key: String, _ fallback: Int) -> Int {
+    package func int(_ key: String, _ fallback: Int) -> Int {
         if case let .int(v)? = attributes[key] { return v }
         return fallback
     }
 
-    func ints(_ key: String) -> [Int]? {
+    package func ints(_ key: String) -> [Int]? {
         if case let .ints(v)? = attributes[key] { return v }
         return nil
     }
 
-    func float(_ key: String, _ fallback: Float) -> Float {
+    package func float(_ key: String, _ fallback: Float) -> Float {
         if case let .float(v)? = attributes[key] { return v }
         return fallback
     }
 
-    func floats(_ key: String) -> [Float]? {
+    package func floats(_ key: String) -> [Float]? {
         if case let .floats(v)? = attributes[key] { return v }
         return nil
     }
 
-    func string(_ key: String, _ fallback: String) -> String {
+    package func string(_ key: String, _ fallback: String) -> String {
         if case let .string(v)? = attributes[key] { return v }
         return fallback
     }
 
     /// An error about this node.
-    func invalid(_ reason: String) -> MLError { .invalidNode(node: name, op: op, reason: reason) }
+    package func invalid(_ reason: String) -> MLError { .invalidNode(node: name, op: op, reason: reason) }
 
     /// An "unsupported variant" error about this node.
-    func unsupported(_ reason: String) -> MLError { .unsupportedOp(node: name, op: op, reason: reason) }
+    package func unsupported(_ reason: String) -> MLError { .unsupportedOp(node: name, op: op, reason: reason) }
 }
 
 /// A graph input or output as the model declares it: a name, a type and a shape whose

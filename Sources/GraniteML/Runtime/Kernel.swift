@@ -1,10 +1,10 @@
 /// What an op builder sees of one input: its shape and type, and its value when it is constant.
-struct OpInput {
-    let shape: [Int]
-    let type: Tensor.ElementType
-    let constant: Tensor?
+package struct OpInput {
+    package let shape: [Int]
+    package let type: Tensor.ElementType
+    package let constant: Tensor?
 
-    var count: Int { shape.reduce(1, *) }
+    package var count: Int { shape.reduce(1, *) }
 }
 
 /// Pointers a kernel reads and writes, fixed when a plan is bound to its arena.
@@ -17,7 +17,7 @@ struct KernelIO {
     let threads: Int
 
     /// The `i`th input, which the builder checked is present.
-    func input(_ i: Int) -> UnsafePointer<Float> { inputs[i]! }
+    package func input(_ i: Int) -> UnsafePointer<Float> { inputs[i]! }
 }
 
 /// A kernel: reads its inputs and writes its outputs; never allocates.
@@ -43,26 +43,26 @@ enum Prepared {
 
 /// The node and its inputs, with helpers that turn a missing or non-constant input into a
 /// typed error naming the node.
-struct BuildContext {
-    let node: Node
-    let inputs: [OpInput?]
-    let opset: Int
+package struct BuildContext {
+    package let node: Node
+    package let inputs: [OpInput?]
+    package let opset: Int
     /// Worker threads the kernel will run with (1 when folding constants at load).
     var threads: Int = 1
     /// The most elements one output (or scratch) may have: the model's memory limit in floats.
     var maxElements: Int = Model.defaultMemoryLimit / MemoryLayout<Float>.size
 
     /// A required input.
-    func input(_ i: Int) throws(MLError) -> OpInput {
+    package func input(_ i: Int) throws(MLError) -> OpInput {
         guard i < inputs.count, let value = inputs[i] else { throw node.invalid("input \(i) is required") }
         return value
     }
 
     /// An optional input, nil when omitted.
-    func optional(_ i: Int) -> OpInput? { i < inputs.count ? inputs[i] : nil }
+    package func optional(_ i: Int) -> OpInput? { i < inputs.count ? inputs[i] : nil }
 
     /// A required input that must be constant (weights, shapes, scales).
-    func constant(_ i: Int) throws(MLError) -> Tensor {
+    package func constant(_ i: Int) throws(MLError) -> Tensor {
         let value = try input(i)
         guard let tensor = value.constant else {
             throw node.unsupported("input \(i) ('\(node.inputs[i])') must be a constant")
@@ -71,7 +71,7 @@ struct BuildContext {
     }
 
     /// An optional input that, when present, must be constant.
-    func optionalConstant(_ i: Int) throws(MLError) -> Tensor? {
+    package func optionalConstant(_ i: Int) throws(MLError) -> Tensor? {
         guard optional(i) != nil else { return nil }
         return try constant(i)
     }
@@ -95,6 +95,6 @@ struct BuildContext {
         }
     }
 
-    func invalid(_ reason: String) -> MLError { node.invalid(reason) }
-    func unsupported(_ reason: String) -> MLError { node.unsupported(reason) }
+    package func invalid(_ reason: String) -> MLError { node.invalid(reason) }
+    package func unsupported(_ reason: String) -> MLError { node.unsupported(reason) }
 }

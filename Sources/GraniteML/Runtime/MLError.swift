@@ -28,6 +28,8 @@ public enum MLError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedImage(reason: String)
     /// The model's output is not what its description promised.
     case unexpectedOutput(reason: String)
+    /// The device a backend runs the model on failed (`device` names it).
+    case deviceFailed(device: String, reason: String)
 
     public var description: String {
         switch self {
@@ -52,6 +54,7 @@ public enum MLError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidDescription(path, reason): return "invalid model description \(path): \(reason)"
         case let .unsupportedImage(reason): return "unsupported image: \(reason)"
         case let .unexpectedOutput(reason): return "unexpected model output: \(reason)"
+        case let .deviceFailed(device, reason): return "\(device): \(reason)"
         }
     }
 }

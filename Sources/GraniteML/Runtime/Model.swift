@@ -13,7 +13,7 @@ import Synchronization
 /// let model = try Model(path: "ppocr-v4-det.onnx", threads: 2)
 /// let out = try model.run(["x": try Tensor(shape: [1, 3, 640, 640], values: pixels)])
 /// ```
-public final class Model: Sendable {
+public final class Model: ModelRunner {
     /// The file the model came from.
     public let path: String
     /// Declared inputs (initializers excluded).
@@ -76,15 +76,14 @@ public final class Model: Sendable {
         inputNormalization = parsed.inputs.count == 1 ? InputNormalization.detect(in: parsed, input: parsed.inputs[0].name) : nil
         graph = try Optimizer.optimize(parsed, memoryLimit: memoryLimit)
         plans = Mutex(PlanCache())
-        let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }
-        if fixed.count == inputs.count {
-            let plan = try Planner(graph: graph, threads: self.threads, memoryLimit: memoryLimit).plan(inputShapes: Dictionary(uniqueKeysWithValues: fixed))
+        if let fixed = fixedInputShapes {
+            let plan = try Planner(graph: graph, threads: self.threads, memoryLimit: memoryLimit).plan(inputShapes: fixed)
             plans.withLock { $0.insert(plan) }
         }
     }
 
-    /// Runs the model on `feeds` (one tensor per declared input) and returns every output.
-    public func run(_ feeds: [String: Tensor]) throws(MLError) -> [String: Tensor] {
+    /// Checks `feeds` against the declared inputs (names, shapes, element types) and returns their shapes.
+    package func checkFeeds(_ feeds: [String: Tensor]) throws(MLError) -> [String: [Int]] {
         for name in feeds.keys where !inputs.contains(where: { $0.name == name }) {
             throw .unknownInput(name: name, known: inputs.map(\.name))
         }
@@ -99,6 +98,12 @@ public final class Model: Sendable {
             }
             shapes[info.name] = tensor.shape
         }
+        return shapes
+    }
+
+    /// Runs the model on `feeds` (one tensor per declared input) and returns every output.
+    public func run(_ feeds: [String: Tensor]) throws(MLError) -> [String: Tensor] {
+        let shapes = try checkFeeds(feeds)
         let graph = self.graph, threads = self.threads, memoryLimit = self.memoryLimit
         let result: Result<[String: Tensor], MLError> = plans.withLock { cache in
             do throws(MLError) {
@@ -152,8 +157,20 @@ public final class Model: Sendable {
         return try result.get()
     }
 
+    /// The optimised graph lowered for these input shapes (for backends other than the CPU's).
+    package func lowered(inputShapes: [String: [Int]]) throws(MLError) -> Lowering {
+        try Planner(graph: graph, threads: threads, memoryLimit: memoryLimit).lower(inputShapes: inputShapes)
+    }
+
+    /// The input shapes a run needs, checked against the declared inputs (the declared shape
+    /// where it is fixed).
+    package var fixedInputShapes: [String: [Int]]? {
+        let fixed = inputs.compactMap { info in info.dimensions.allSatisfy { $0 != nil } ? (info.name, info.dimensions.map { $0! }) : nil }
+        return fixed.count == inputs.count ? Dictionary(uniqueKeysWithValues: fixed) : nil
+    }
+
     /// The ops of the optimised graph, in order (for tests and diagnostics).
-    var plannedOps: [String] { graph.nodes.map { $0.epilogue.isEmpty ? $0.op : "\($0.op)+\($0.epilogue.count)" } }
+    package var plannedOps: [String] { graph.nodes.map { $0.epilogue.isEmpty ? $0.op : "\($0.op)+\($0.epilogue.count)" } }
 
     /// The instruction set GraniteML's C kernels use on this machine ("avx512vnni", "avx2",
     /// "portable"), after any `GRANITE_ML_ISA` cap.
@@ -184,4 +201,11 @@ struct PlanCache: ~Copyable {
         insert(plan)
         return plan
     }
+}
+
+/// Something that runs a loaded model: the CPU ``Model`` itself, or a GPU backend built from
+/// one (GraniteMLVulkan's `VulkanModel`). ``GraniteML`` and ``DepthEstimator`` predict through one.
+public protocol ModelRunner: Sendable {
+    /// Runs on `feeds` (one tensor per declared input) and returns every output.
+    func run(_ feeds: [String: Tensor]) throws(MLError) -> [String: Tensor]
 }

@@ -44,7 +44,7 @@ public struct Tensor: Sendable, Equatable {
         public var isInteger: Bool { self != .float32 && self != .float64 }
 
         /// The representable range of an integer type, for saturating casts.
-        var range: ClosedRange<Float>? {
+        package var range: ClosedRange<Float>? {
             switch self {
             case .uint8: return 0...255
             case .int8: return -128...127
@@ -111,7 +111,7 @@ public struct Tensor: Sendable, Equatable {
     }
 
     /// Values converted to `Int` (exact for integer tensors; float values are truncated).
-    var intValues: [Int] {
+    package var intValues: [Int] {
         if let integers { return integers.map { Int(clamping: $0) } }
         return values.map { $0.isFinite ? Int(max(min($0, 9.0e18), -9.0e18)) : 0 }
     }

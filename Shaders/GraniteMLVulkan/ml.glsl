@@ -1,0 +1,48 @@
+// Shared by GraniteMLVulkan's network kernels. Every kernel binds the same two buffers, twice:
+//   binding 0: the activation arena (floats; every value at its planned offset, in floats), written
+//   binding 1: the model's constants (weights, biases, tables, epilogues), uploaded once
+//   bindings 2, 3: the same two as texel buffers, which every read goes through (A(i), K(i)): on CPU
+//   drivers a texel fetch at a per-invocation index is one gather, a storage-buffer read a loop
+//   over the SIMD lanes with a branch each (see Documentation/GPU.md); on GPUs either is fine
+// and takes its sizes and offsets (in floats) as 32 push-constant words, P(i). Integer
+// tables in the constants buffer are int32 bit patterns (read with CI).
+layout(std430, set = 0, binding = 0) writeonly buffer Arena { float act[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Constants { float cst[]; };
+layout(set = 0, binding = 2) uniform usamplerBuffer arenaTexels;
+layout(set = 0, binding = 3) uniform usamplerBuffer constantTexels;
+#define A(i) uintBitsToFloat(texelFetch(arenaTexels, (i)).x)
+#define K(i) uintBitsToFloat(texelFetch(constantTexels, (i)).x)
+layout(push_constant) uniform Push { int p[32]; } pc;
+#define P(i) pc.p[i]
+#define PF(i) intBitsToFloat(pc.p[i])
+#define CI(i) int(texelFetch(constantTexels, (i)).x)
+
+// An operand that may live in either buffer (flag 1: constants).
+float operand(int flag, int index) { return flag != 0 ? K(index) : A(index); }
+
+// The node's fused epilogue: `count` steps of 4 floats at `base` (op, a, b, c), the same
+// arithmetic as GraniteML's Epilogue and its C kernels (gk_epilogue).
+float epilogue(float v, int base, int count) {
+    for (int i = 0; i < count; i++) {
+        int o = base + 4 * i;
+        int op = int(K(o));
+        float a = K(o + 1), b = K(o + 2), c = K(o + 3);
+        switch (op) {
+        case 1: v = max(v, 0.0); break;                                   // Relu
+        case 2: v = min(max(v, a), b); break;                             // Clip
+        case 3: v = v < 0.0 ? v * a : v; break;                           // LeakyRelu
+        case 4: v = min(max(a * v + b, 0.0), 1.0); break;                 // HardSigmoid
+        case 5: v = v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v)); break;  // Sigmoid
+        case 6: v = roundEven(clamp(v / a, b, c)) * a; break;             // Q -> DQ (fake quantisation)
+        case 7: v = v + a; break;
+        case 8: v = v * a; break;
+        case 9: v = v - a; break;
+        case 10: v = a - v; break;
+        case 11: v = v / a; break;
+        case 12: v = a / v; break;
+        case 13: v = v * clamp(v + a, b, c); break;                       // HardSwish's body
+        default: break;
+        }
+    }
+    return v;
+}
