@@ -27,7 +27,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     /// The resampling kernel of `resize` (`--resize-filter`); nil: ``defaultResizeFilter``.
     public var resizeFilter: ResizeFilter?
 
-    /// Which damage stops an input (`--fail-on`); nil: ``FailOn/default`` (truncated files).
+    /// Which damage stops an input (`--fail-on`); nil: GraniteCodecs `FailOn.default` (truncated files).
     /// Not part of the fingerprint: it decides whether an input converts, not how.
     public var failOn: FailOn?
     /// Turn pixels upright from the Exif/XMP orientation and reset the tags to 1; nil: yes.

@@ -95,7 +95,7 @@ public struct PinOptions: ParsableArguments, Sendable {
     }
 
     /// The pinning session these options name (node, credentials, journal, wait, CID version),
-    /// with ``PinSession``'s one set of settings unless `granite pin` asks for other
+    /// with GraniteIPFS `PinSession`'s one set of settings unless `granite pin` asks for other
     /// attempts or concurrency.
     public func session(wrapWithDirectory: Bool = false, attempts: Int = PinSession.defaultAttempts,
                         concurrency: Int = PinSession.defaultConcurrency) throws(PinError) -> PinSession {

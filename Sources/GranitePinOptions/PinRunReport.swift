@@ -1,7 +1,7 @@
 import GraniteIPFS
 
 /// What a run that pinned the files it wrote says at the end, and whether that fails it: the one
-/// text `granite convert --pin` and `granite-cam --pin` print, built from ``PinSession/Outcome``.
+/// text `granite convert --pin` and `granite-cam --pin` print, built from GraniteIPFS `PinSession.Outcome`.
 ///
 /// ```
 /// pinned 3 of 3 files on http://127.0.0.1:5001
