@@ -44,6 +44,8 @@ public struct CaptureStats: Sendable, Equatable {
     public var droppedByConsumer: UInt64 = 0
     /// Successful reopenings after a fault.
     public var reconnects: UInt64 = 0
+    /// The longest time the source was gone before a reopening succeeded, in seconds (0: none).
+    public var longestGap: Double = 0
     /// Faults seen (recovered or not).
     public var faults: UInt64 = 0
     /// Driver timestamps that went backwards and were replaced by the dequeue time.
