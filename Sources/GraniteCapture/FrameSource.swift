@@ -76,3 +76,14 @@ extension AsyncStream where Element == CaptureEvent {
         }
     }
 }
+
+/// Time stamps from a producer that does not say which clock it used.
+enum CaptureClock {
+    /// `stamp` when it can be a time on this machine's monotonic clock — not in the future and at
+    /// most 5 s old — else `now`. Another clock (wall time, a pipeline's running time) lands far
+    /// outside that window, so it is never taken for a capture time.
+    static func plausible(_ stamp: UInt64, now: UInt64) -> UInt64 {
+        guard stamp > 0, stamp <= now, now - stamp < 5_000_000_000 else { return now }
+        return stamp
+    }
+}

@@ -237,8 +237,7 @@ final class PipeWireCapture: @unchecked Sendable {
     /// (granite-cam's node: the capture time; PipeWire's V4L2 and libcamera sources; GStreamer's
     /// `pipewiresink`: when it sent the buffer) and it is at most 5 s old, else `now`.
     static func captureTime(pts: Int64, now: UInt64) -> UInt64 {
-        guard pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 5_000_000_000 else { return now }
-        return UInt64(pts)
+        pts > 0 ? CaptureClock.plausible(UInt64(pts), now: now) : now
     }
 
     /// The buffer's picture as `yuyv`, `nv12` or `rgba8`, rows packed.
