@@ -13,7 +13,7 @@
 #     the producer stops mid-run and starts again: granite-cam waits, takes the new node up and
 #     finishes its --frames; stopped for good, the run ends after --reconnect-timeout with exit 1;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120).
-# About 20 s after the builds. Skips (77) without the packages unless CI=true.
+# About 25–30 s after the builds. Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
