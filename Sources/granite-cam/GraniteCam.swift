@@ -306,8 +306,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
             if let failure = summary.failure {
                 say("granite-cam: source ended: \(failure)")
                 // A camera or PipeWire node never ends by itself: it went away for good, or failed.
-                if case .device = try? settings().source { sourceFailed = failure }
-                if case .pipeWire = try? settings().source { sourceFailed = failure }
+                switch pipeline.settings.source {
+                case .device, .pipeWire: sourceFailed = failure
+                case .testPattern, .folder: break
+                }
             }
             // A run that lost frames to faults fails when every frame was meant to arrive (non-live),
             // or when none came through at all.
