@@ -39,6 +39,10 @@ public struct CamSummary: Sendable, Equatable {
     public var seconds: Double
     /// Why the source ended, if it failed.
     public var failure: String?
+    /// Times the source went away and came back (a camera reopened, a PipeWire node made anew).
+    public var reconnects: UInt64 = 0
+    /// The longest of those gaps, in seconds.
+    public var longestGap: Double = 0
     /// The live output whose reader went away, ending the run (`--pipe` into a closed pipe).
     public var closedSink: String?
     /// The last status line.
@@ -137,6 +141,8 @@ public final class CamApp: Sendable {
         summary.dropped += figures.lostToFaults
         summary.pinning = pinning
         summary.closedSink = state.closedBy
+        summary.reconnects = figures.sourceStats.reconnects
+        summary.longestGap = figures.sourceStats.longestGap
         if let failure = state.failure, figures.frames == 0 {
             throw .invalidOptions(failure)
         }

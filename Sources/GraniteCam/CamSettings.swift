@@ -96,6 +96,9 @@ public struct CamSettings: Sendable, Hashable {
     public var live: Bool?
     /// Loop a folder source.
     public var loopFolder = false
+    /// Seconds a source that went away is waited for before the run ends (`nil`: the source's
+    /// own default: 30 s for a PipeWire node, without end for a V4L2 camera).
+    public var reconnectTimeout: Double?
     /// Seconds between giving the allocator's free pages back to the kernel (`nil`: never).
     ///
     /// Frames are megabyte buffers freed on other threads than the ones that made them; glibc

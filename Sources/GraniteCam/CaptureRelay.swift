@@ -54,9 +54,12 @@ struct CaptureParts: Sendable {
         case let .folder(path):
             return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
         case let .device(path):
-            return V4L2Source(path: path, request: s.request, decoder: decoder)
+            return V4L2Source(path: path, request: s.request, decoder: decoder,
+                              reconnect: ReconnectPolicy(maximumWait: s.reconnectTimeout))
         case let .pipeWire(node):
-            return PipeWireSource(target: node)
+            var reconnect = PipeWireSource.defaultReconnect
+            if let wait = s.reconnectTimeout { reconnect.maximumWait = wait }
+            return PipeWireSource(target: node, reconnect: reconnect)
         }
     }
 

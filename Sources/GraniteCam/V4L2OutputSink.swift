@@ -53,7 +53,7 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
             // The GPU chain's bytes as they are, when it made the device's layout.
             if frame.width == even.width, let layout = V4L2OutputSink.layout(out.format, bytesPerLine: out.bytesPerLine),
                let converted = frame.yuv[layout] {
-                do throws(CaptureError) { try out.write(converted) } catch { throw .capture(error) }
+                do throws(CaptureError) { try out.write(converted, timestampNanos: frame.timestampNanos) } catch { throw .capture(error) }
                 return
             }
             let image: Image
@@ -66,7 +66,7 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
                 // Converted straight into the device's buffer (no frame-sized copy).
                 let count = ColorConversion.packedByteCount(width: image.width, height: image.height, as: out.format,
                                                             bytesPerLine: out.bytesPerLine)
-                try out.write(byteCount: count) { buffer in
+                try out.write(byteCount: count, timestampNanos: frame.timestampNanos) { buffer in
                     if buffer.count == count {
                         ColorConversion.pack(image, as: out.format, bytesPerLine: out.bytesPerLine, into: buffer)
                     } else {   // a device with smaller buffers than the format says: convert, then cut

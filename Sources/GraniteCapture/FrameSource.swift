@@ -44,6 +44,8 @@ public struct CaptureStats: Sendable, Equatable {
     public var droppedByConsumer: UInt64 = 0
     /// Successful reopenings after a fault.
     public var reconnects: UInt64 = 0
+    /// The longest time the source was gone before a reopening succeeded, in seconds (0: none).
+    public var longestGap: Double = 0
     /// Faults seen (recovered or not).
     public var faults: UInt64 = 0
     /// Driver timestamps that went backwards and were replaced by the dequeue time.
@@ -72,5 +74,16 @@ extension AsyncStream where Element == CaptureEvent {
             if case let .frame(frame) = event { return frame }
             return nil
         }
+    }
+}
+
+/// Time stamps from a producer that does not say which clock it used.
+enum CaptureClock {
+    /// `stamp` when it can be a time on this machine's monotonic clock — not in the future and at
+    /// most 5 s old — else `now`. Another clock (wall time, a pipeline's running time) lands far
+    /// outside that window, so it is never taken for a capture time.
+    static func plausible(_ stamp: UInt64, now: UInt64) -> UInt64 {
+        guard stamp > 0, stamp <= now, now - stamp < 5_000_000_000 else { return now }
+        return stamp
     }
 }

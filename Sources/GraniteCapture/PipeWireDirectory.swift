@@ -66,3 +66,55 @@ public enum PipeWireDirectory {
         return found.nodes
     }
 }
+
+/// Tells when one node leaves the graph (its producer stopped, the camera was unplugged): a
+/// registry listener on `loop` that calls `removed` (on the loop thread) when the registry drops
+/// the node's id. Made and closed with the loop locked.
+///
+/// A consumer's stream does not say so itself: when its producer goes, the stream only goes idle
+/// (WirePlumber keeps it, waiting for its target), and a node made again later may even get the
+/// same id, so the registry is the one witness.
+final class PipeWireNodeWatch {
+    private let registry: OpaquePointer
+    private let events: UnsafeMutablePointer<pw_registry_events>
+    private let hook: UnsafeMutablePointer<spa_hook>
+    private let box: Unmanaged<Box>
+    private var closed = false
+
+    private final class Box {
+        let id: UInt32
+        let removed: () -> Void
+        init(id: UInt32, removed: @escaping () -> Void) { self.id = id; self.removed = removed }
+    }
+
+    /// Watches `node`; `removed` runs once the registry drops it. Call locked.
+    init(loop: PipeWireLoop, node: PipeWireNode, removed: @escaping () -> Void) throws(CaptureError) {
+        guard let registry = cpw_core_get_registry(loop.core) else {
+            throw .pipeWire(node: node.name, detail: "cannot get the registry: \(CaptureError.message(for: cpw_errno()))")
+        }
+        self.registry = registry
+        box = Unmanaged.passRetained(Box(id: node.id, removed: removed))
+        var table = pw_registry_events()
+        table.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        table.global_remove = { data, id in
+            let box = Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue()
+            if id == box.id { box.removed() }
+        }
+        events = .allocate(capacity: 1)
+        events.initialize(to: table)
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        _ = cpw_registry_add_listener(registry, hook, events, box.toOpaque())
+    }
+
+    /// Stops watching. Idempotent; call locked.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        spa_hook_remove(hook)
+        cpw_registry_destroy(registry)
+        events.deallocate()
+        hook.deallocate()
+        box.release()
+    }
+}

@@ -12,20 +12,30 @@ import GraniteMedia
 ///  start: registry ─► the Video/Source named NODE (id, serial, node.name or description; none: the first)
 ///        ─► pw_stream INPUT, target.object = its serial; EnumFormat: YUY2 NV12 I420 RGBx BGRx RGBA BGRA, any size/rate
 ///  process (loop thread): dequeue ─► copy out (yuyv, nv12 or rgba8 rows, strides dropped) ─► emit ─► queue back
-///  sequence: the buffer header's (gaps: dropped by the source), else counted here
+///  sequence: the buffer header's (gaps: dropped by the source), else counted here; continued across reconnects
+///  the node leaves the registry ─► fault (.disconnected) ─► registry polled (`reconnect`'s back-off) until a node
+///        of that name is back ─► a new stream, `.started` again ─► frames; not back within `reconnect`'s limit:
+///        a last fault (.pipeWire naming the node) and the stream ends
 /// ```
 /// Live: a slow consumer loses the oldest frames (counted), never stalls the graph.
 public final class PipeWireSource: FrameSource, @unchecked Sendable {
     // @unchecked: the capture's state is used on the loop thread, or with the loop locked.
     /// The node asked for (nil: the first video source).
     public let target: String?
+    /// How a node that went away is waited for: the registry is polled with its back-off, up to its limits.
+    public let reconnect: ReconnectPolicy
     private let runner: SourceRunner
     /// Formats accepted, in order of preference (what the source gives with no conversion first).
     static let accepted: [PipeWireVideoFormat] = [.yuy2, .nv12, .i420, .rgbx, .bgrx, .rgba, .bgra]
+    /// The default wait for a node that went away: polled every 0.1–0.5 s for 30 s.
+    public static let defaultReconnect = ReconnectPolicy(initialDelay: 0.1, maximumDelay: 0.5, maximumWait: 30)
 
-    /// A source reading `target` (nil: the first `Video/Source` the daemon lists).
-    public init(target: String?) {
+    /// A source reading `target` (nil: the first `Video/Source` the daemon lists), waiting for it
+    /// as `reconnect` says when it goes away (by its `node.name` or description, it is found again
+    /// when its producer makes it anew; an id or serial names only the node that was).
+    public init(target: String?, reconnect: ReconnectPolicy = PipeWireSource.defaultReconnect) {
         self.target = target
+        self.reconnect = reconnect
         runner = SourceRunner(name: target.map { "pipewire:\($0)" } ?? "pipewire")
     }
 
@@ -34,29 +44,69 @@ public final class PipeWireSource: FrameSource, @unchecked Sendable {
 
     public func start(_ delivery: FrameDelivery = .live(buffering: 2)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let loop = try PipeWireLoop(client: "granite-cam")
-        let sources = try PipeWireDirectory.videoSources(loop: loop)
-        let node: PipeWireNode
+        let node = try choose(among: try PipeWireDirectory.videoSources(loop: loop))
+        let first = try PipeWireCapture(loop: loop, node: node, runner: runner, label: name, sequenceBase: nil)
+        return try runner.start(delivery) { runner in
+            var capture = first
+            while true {
+                while !runner.isStopping, capture.failure == nil {
+                    _ = runner.sleep(until: monotonicNanos() + 50_000_000)
+                }
+                capture.close()
+                guard !runner.isStopping, let failure = capture.failure else { return }
+                guard failure.isTransient else {
+                    runner.fault(failure)
+                    return
+                }
+                let gone = monotonicNanos()
+                let last = runner.lastSequence.map { " after frame \($0)" } ?? ""
+                runner.fault(.disconnected(device: self.name, detail: "the node went away\(last); waiting \(self.reconnect.limitDescription) for it to come back"))
+                guard let next = self.awaitReturn(loop: loop, since: gone, runner: runner) else { return }
+                capture = next
+                runner.reconnected(goneSince: gone)
+            }
+        }
+    }
+
+    public func stop() { runner.stop() }
+
+    /// The node `target` names among `sources` (none: the first).
+    private func choose(among sources: [PipeWireNode]) throws(CaptureError) -> PipeWireNode {
         if let target {
             guard let found = sources.first(where: { $0.isNamed(target) }) else {
                 throw .pipeWire(node: target, detail: "no such video source; the daemon has: "
                                 + (sources.isEmpty ? "none" : sources.map { "\($0.name) (\($0.id))" }.joined(separator: ", ")))
             }
-            node = found
-        } else {
-            guard let first = sources.first else { throw .pipeWire(node: "pipewire", detail: "the daemon has no video source") }
-            node = first
+            return found
         }
-        let capture = try PipeWireCapture(loop: loop, node: node, runner: runner, label: name)
-        return try runner.start(delivery) { runner in
-            while !runner.isStopping, capture.failure == nil {
-                _ = runner.sleep(until: monotonicNanos() + 50_000_000)
-            }
-            if let failure = capture.failure { runner.fault(failure) }
-            capture.close()
-        }
+        guard let first = sources.first else { throw .pipeWire(node: "pipewire", detail: "the daemon has no video source") }
+        return first
     }
 
-    public func stop() { runner.stop() }
+    /// Polls the registry until the node is back and streams from it again; nil when stopped or
+    /// past the policy's limits (reported as the last fault, naming the node).
+    private func awaitReturn(loop: PipeWireLoop, since gone: UInt64, runner: SourceRunner) -> PipeWireCapture? {
+        var attempt = 0
+        var lastError: CaptureError?
+        while true {
+            guard runner.sleep(until: monotonicNanos() + UInt64(reconnect.delay(attempt: attempt) * 1e9)) else { return nil }
+            attempt += 1
+            do throws(CaptureError) {
+                let node = try choose(among: try PipeWireDirectory.videoSources(loop: loop))
+                return try PipeWireCapture(loop: loop, node: node, runner: runner, label: name,
+                                           sequenceBase: runner.lastSequence.map { $0 + 1 } ?? 0)
+            } catch {
+                lastError = error
+            }
+            if reconnect.givesUp(attempts: attempt, since: gone) {
+                let waited = ReconnectPolicy.seconds(reconnect.maximumWait ?? Double(monotonicNanos() - gone) / 1e9)
+                var detail = "the node went away and did not come back within \(waited) s"
+                if case let .pipeWire(_, why)? = lastError, !why.hasPrefix("no such video source") { detail += " (last try: \(why))" }
+                runner.fault(.pipeWire(node: name, detail: detail))
+                return nil
+            }
+        }
+    }
 }
 
 /// The input stream of a ``PipeWireSource``: negotiation and copying out, on the loop thread.
@@ -67,18 +117,30 @@ final class PipeWireCapture: @unchecked Sendable {
     private var stream: PipeWireStream?
     private var format: (format: PipeWireVideoFormat, size: FrameSize, fps: Double?)?
     private var counted: UInt64 = 0
+    /// Where this stream's numbering starts when it follows another (a reconnect: the producer's
+    /// numbers restart); nil: the producer's own numbers as they are.
+    private let sequenceBase: UInt64?
+    /// The producer's first header sequence number on this stream (the numbers restart with a new producer).
+    private var firstHeaderSequence: UInt64?
     private var streamed = false
+    private var nodeGone = false
+    private var watch: PipeWireNodeWatch?
     private var storage = RecycledBytes(slots: 8)
     private var failed: CaptureError?
 
-    /// Why the capture ended (the source left, a stream error), read by the source's thread.
-    var failure: CaptureError? { loop.locked { failed } }
+    /// Why the capture ended (the node left the graph, a stream error), read by the source's
+    /// thread. The node leaving wins over the stream error it may cause: that one is worth waiting out.
+    var failure: CaptureError? {
+        loop.locked { nodeGone ? .disconnected(device: label, detail: "the node went away") : failed }
+    }
 
-    init(loop: PipeWireLoop, node: PipeWireNode, runner: SourceRunner, label: String) throws(CaptureError) {
+    init(loop: PipeWireLoop, node: PipeWireNode, runner: SourceRunner, label: String, sequenceBase: UInt64?) throws(CaptureError) {
         self.loop = loop
         self.runner = runner
         self.label = label
+        self.sequenceBase = sequenceBase
         try loop.locked { () throws(CaptureError) in
+            watch = try PipeWireNodeWatch(loop: loop, node: node) { [unowned self] in self.nodeGone = true }
             let properties = [("media.type", "Video"), ("media.category", "Capture"), ("media.role", "Camera"),
                               ("node.name", "granite-cam.input"), ("target.object", node.serial ?? String(node.id))]
             let made = try PipeWireStream(loop: loop, name: "granite-cam", node: label, properties: properties,
@@ -117,6 +179,8 @@ final class PipeWireCapture: @unchecked Sendable {
 
     func close() {
         loop.locked {
+            watch?.close()
+            watch = nil
             stream?.destroy()
             stream = nil
         }
@@ -155,7 +219,14 @@ final class PipeWireCapture: @unchecked Sendable {
         defer { pw_stream_queue_buffer(stream, buffer) }
         guard let format else { return }
         var seq: UInt64 = 0, pts: Int64 = 0
-        let sequence = cpw_buffer_header(buffer, &seq, &pts) != 0 ? seq : counted
+        let sequence: UInt64
+        if cpw_buffer_header(buffer, &seq, &pts) != 0 {
+            let first = firstHeaderSequence ?? seq
+            firstHeaderSequence = first
+            sequence = sequenceBase.map { $0 &+ (seq &- first) } ?? seq
+        } else {
+            sequence = (sequenceBase ?? 0) &+ counted
+        }
         counted += 1
         guard let image = copyOut(buffer, format.format, format.size) else { return }
         runner.emit(Frame(image: image, sequence: sequence, timestampNanos: PipeWireCapture.captureTime(pts: pts, now: monotonicNanos()),
@@ -166,8 +237,7 @@ final class PipeWireCapture: @unchecked Sendable {
     /// (granite-cam's node: the capture time; PipeWire's V4L2 and libcamera sources; GStreamer's
     /// `pipewiresink`: when it sent the buffer) and it is at most 5 s old, else `now`.
     static func captureTime(pts: Int64, now: UInt64) -> UInt64 {
-        guard pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 5_000_000_000 else { return now }
-        return UInt64(pts)
+        pts > 0 ? CaptureClock.plausible(UInt64(pts), now: now) : now
     }
 
     /// The buffer's picture as `yuyv`, `nv12` or `rgba8`, rows packed.

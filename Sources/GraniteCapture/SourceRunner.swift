@@ -120,9 +120,15 @@ final class SourceRunner: Sendable {
         state.withLock { $0.stats.repairedTimestamps += 1 }
     }
 
-    /// Counts a successful reopen.
-    func reconnected() {
-        state.withLock { $0.stats.reconnects += 1 }
+    /// Counts a successful reopen of a source gone since `gone` (monotonic ns); returns the gap in seconds.
+    @discardableResult
+    func reconnected(goneSince gone: UInt64) -> Double {
+        let gap = Double(monotonicNanos() &- gone) / 1e9
+        state.withLock { s in
+            s.stats.reconnects += 1
+            s.stats.longestGap = max(s.stats.longestGap, gap)
+        }
+        return gap
     }
 
     /// The last sequence number emitted, if any.

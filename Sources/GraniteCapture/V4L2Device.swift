@@ -213,10 +213,14 @@ final class V4L2Device {
         let used = min(Int(buf.bytesused), mapped.length)
         let payload = [UInt8](UnsafeRawBufferPointer(start: mapped.pointer, count: used))
         let stamp: UInt64
-        if buf.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC, buf.timestamp.tv_sec > 0 || buf.timestamp.tv_usec > 0 {
-            stamp = UInt64(buf.timestamp.tv_sec) * 1_000_000_000 + UInt64(buf.timestamp.tv_usec) * 1_000
+        let given = buf.timestamp.tv_sec > 0 || buf.timestamp.tv_usec > 0
+            ? UInt64(buf.timestamp.tv_sec) * 1_000_000_000 + UInt64(buf.timestamp.tv_usec) * 1_000 : 0
+        if buf.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC, given > 0 {
+            stamp = given
         } else {
-            stamp = monotonicNanos()
+            // No clock named (v4l2loopback hands on its writer's stamp, granite-cam's capture time,
+            // without saying so): taken when it can be a monotonic time, else the dequeue time.
+            stamp = CaptureClock.plausible(given, now: monotonicNanos())
         }
         let sequence = UInt64(buf.sequence)
         try v4l2Ioctl(fd, CV4L2_VIDIOC_QBUF, "VIDIOC_QBUF", device: path, &buf)

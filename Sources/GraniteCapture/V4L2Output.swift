@@ -145,8 +145,8 @@ public final class V4L2Output {
 
     /// Writes one frame of ``frameBytes`` bytes (shorter is padded with zeros, longer cut);
     /// waits up to `timeoutMillis` for the device to hand a buffer back.
-    public func write(_ bytes: [UInt8], timeoutMillis: Int32 = 2000) throws(CaptureError) {
-        try write(byteCount: bytes.count, timeoutMillis: timeoutMillis) { buffer in
+    public func write(_ bytes: [UInt8], timestampNanos: UInt64? = nil, timeoutMillis: Int32 = 2000) throws(CaptureError) {
+        try write(byteCount: bytes.count, timestampNanos: timestampNanos, timeoutMillis: timeoutMillis) { buffer in
             bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<buffer.count])) }
         }
     }
@@ -155,7 +155,9 @@ public final class V4L2Output {
     /// copy of the frame) or into a scratch buffer for `write()`: `fill` gets `byteCount` bytes
     /// (fewer if the device's buffers are smaller) and must set all of them; the rest of the
     /// buffer, up to ``frameBytes``, is zeroed. Waits up to `timeoutMillis` for a free buffer.
-    public func write(byteCount: Int, timeoutMillis: Int32 = 2000,
+    /// The buffer's time stamp is `timestampNanos` (`CLOCK_MONOTONIC`: the frame's capture time,
+    /// which v4l2loopback hands to its readers, so they can tell capture-to-reader latency), else now.
+    public func write(byteCount: Int, timestampNanos: UInt64? = nil, timeoutMillis: Int32 = 2000,
                       fill: (UnsafeMutableRawBufferPointer) -> Void) throws(CaptureError) {
         guard fd >= 0 else { throw .systemCall(device: path, call: "write (closed)", errno: EBADF) }
         if !streams {
@@ -186,10 +188,9 @@ public final class V4L2Output {
         var buf = mmapBuffer(type: CV4L2_BUF_TYPE_VIDEO_OUTPUT, index: index)
         buf.bytesused = UInt32(min(max(count, frameBytes), mapped.length))
         buf.field = CV4L2_FIELD_NONE
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        buf.timestamp.tv_sec = now.tv_sec
-        buf.timestamp.tv_usec = now.tv_nsec / 1000
+        let stamp = timestampNanos ?? monotonicNanos()
+        buf.timestamp.tv_sec = Int(stamp / 1_000_000_000)
+        buf.timestamp.tv_usec = Int(stamp % 1_000_000_000 / 1000)
         buf.sequence = UInt32(truncatingIfNeeded: written)
         try v4l2Ioctl(fd, CV4L2_VIDIOC_QBUF, "VIDIOC_QBUF", device: path, &buf)
         written += 1

@@ -9,12 +9,35 @@ public struct ReconnectPolicy: Sendable, Hashable {
     public var maximumDelay: Double
     /// Give up after this many failed attempts in a row (`nil`: keep trying until stopped).
     public var maximumAttempts: Int?
+    /// Give up when the source has been gone this many seconds (`nil`: no time limit).
+    public var maximumWait: Double?
 
     /// A policy.
-    public init(initialDelay: Double = 0.1, maximumDelay: Double = 2, maximumAttempts: Int? = nil) {
+    public init(initialDelay: Double = 0.1, maximumDelay: Double = 2, maximumAttempts: Int? = nil, maximumWait: Double? = nil) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.maximumAttempts = maximumAttempts
+        self.maximumWait = maximumWait
+    }
+
+    /// Whether a source gone since `since` (monotonic ns) after `attempts` failed tries should give up.
+    public func givesUp(attempts: Int, since: UInt64, now: UInt64 = monotonicNanos()) -> Bool {
+        if let limit = maximumAttempts, attempts >= limit { return true }
+        if let wait = maximumWait, now >= since, Double(now - since) / 1e9 >= wait { return true }
+        return false
+    }
+
+    /// What the limits are, for messages: `30 s`, `5 attempts`, `without end`.
+    public var limitDescription: String {
+        var parts: [String] = []
+        if let maximumWait { parts.append("\(ReconnectPolicy.seconds(maximumWait)) s") }
+        if let maximumAttempts { parts.append("\(maximumAttempts) attempts") }
+        return parts.isEmpty ? "without end" : "up to " + parts.joined(separator: " or ")
+    }
+
+    /// Seconds for a message: `30`, `2.3`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String((value * 10).rounded() / 10)
     }
 
     /// The delay before attempt `n` (0-based).
@@ -126,15 +149,16 @@ public final class V4L2Source: FrameSource {
             } catch {
                 current.close()
                 device = nil
+                let gone = monotonicNanos()
                 runner.fault(error)
                 guard error.isTransient else { return }
                 assembler.sequenceBase = (runner.lastSequence ?? 0) + 1
-                guard let (reopened, newFormat) = reopen(chosen, runner: runner) else { return }
+                guard let (reopened, newFormat) = reopen(chosen, since: gone, runner: runner) else { return }
                 device = reopened
                 format = newFormat
                 negotiatedFormat.withLock { $0 = newFormat }
                 lastFrameAt = monotonicNanos()
-                runner.reconnected()
+                runner.reconnected(goneSince: gone)
                 runner.announce(newFormat)
             }
         }
@@ -142,7 +166,7 @@ public final class V4L2Source: FrameSource {
     }
 
     /// Reopen attempts with back-off; `nil` when stopped or out of attempts (reported as a fault).
-    private func reopen(_ chosen: CaptureFormat, runner: SourceRunner) -> (V4L2Device, StreamFormat)? {
+    private func reopen(_ chosen: CaptureFormat, since gone: UInt64, runner: SourceRunner) -> (V4L2Device, StreamFormat)? {
         var attempt = 0
         while true {
             let delay = UInt64(reconnect.delay(attempt: attempt) * 1e9)
@@ -152,8 +176,9 @@ public final class V4L2Source: FrameSource {
                 return (device, format)
             } catch {
                 attempt += 1
-                if let limit = reconnect.maximumAttempts, attempt >= limit {
-                    runner.fault(.disconnected(device: path, detail: "gave up after \(attempt) reopen attempts; last: \(error)"))
+                if reconnect.givesUp(attempts: attempt, since: gone) {
+                    let waited = Double(monotonicNanos() - gone) / 1e9
+                    runner.fault(.disconnected(device: path, detail: "gave up after \(attempt) reopen attempts in \(ReconnectPolicy.seconds(waited)) s; last: \(error)"))
                     return nil
                 }
             }

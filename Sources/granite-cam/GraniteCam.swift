@@ -100,6 +100,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Live: drop frames at the source when the pipeline is behind (latest wins); --no-live: make the source wait, lose nothing. Default: live for a camera and the paced test pattern, non-live for a folder and --unpaced.")
     var live: Bool?
 
+    @Option(name: .customLong("reconnect-timeout"), help: ArgumentHelp("How long a source that went away (a PipeWire node whose producer stopped, an unplugged camera) is waited for before the run ends with an error (default: 30 for a PipeWire node; a V4L2 camera is waited for without end).", valueName: "seconds"))
+    var reconnectTimeout: Double?
+
     @Option(help: "Status renders per second.")
     var statusHz: Double = 4
 
@@ -129,6 +132,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         if pipeWireOutFormat != nil && pipeWireOut == nil { throw ValidationError("--pipewire-out-format needs --pipewire-out NAME") }
         if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
+        if let reconnectTimeout, !(reconnectTimeout >= 0) { throw ValidationError("--reconnect-timeout takes seconds, 0 or more") }
     }
 
     func settings() throws -> CamSettings {
@@ -155,6 +159,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.paced = !unpaced
         s.live = live
         s.depthEvery = depth ? depthEvery : nil
+        s.reconnectTimeout = reconnectTimeout
         return s
     }
 
@@ -286,6 +291,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { snapshot.cancel() }
         var lostFrames: String?
         var pinningFailed = false
+        var sourceFailed: String?
         do {
             let summary = try await app.run()
             if tty { writeStandardError("\n") }
@@ -305,7 +311,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 if report.failed { pinningFailed = true }
             }
             if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
-            if let failure = summary.failure { say("granite-cam: source ended: \(failure)") }
+            if summary.reconnects > 0 {
+                say("granite-cam: the source went away \(summary.reconnects) time\(summary.reconnects == 1 ? "" : "s") and came back "
+                      + "(the longest gap \(CamStateFormat.seconds(summary.longestGap)) s)")
+            }
+            if let failure = summary.failure {
+                say("granite-cam: source ended: \(failure)")
+                // A camera or PipeWire node never ends by itself: it went away for good, or failed.
+                switch pipeline.settings.source {
+                case .device, .pipeWire: sourceFailed = failure
+                case .testPattern, .folder: break
+                }
+            }
             // A run that lost frames to faults fails when every frame was meant to arrive (non-live),
             // or when none came through at all.
             if summary.lostToFaults > 0 && (!summary.live || summary.frames == 0) {
@@ -322,6 +339,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if pinningFailed { throw ExitCode(1) }
+        if let sourceFailed {
+            writeStandardError("granite-cam: error: \(sourceFailed)\n")
+            throw ExitCode(1)
+        }
     }
 }
 

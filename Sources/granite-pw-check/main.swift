@@ -4,10 +4,12 @@
 //       raw RGBA frames (what `gst-launch-1.0 … ! videoconvert ! video/x-raw,format=RGBA ! filesink`
 //       recorded): reads each one's drawn test-pattern counter; fails unless every frame has one,
 //       they rise strictly, and there are at least N
-//   granite-pw-check consume [NODE] [--frames N] [--seconds S] [--counters WxH] [--min N]
+//   granite-pw-check consume [NODE | /dev/videoN] [--frames N] [--seconds S] [--counters WxH] [--min N]
 //       reads a PipeWire video source through GraniteCapture's PipeWireSource (the same code as
-//       `granite-cam --source pipewire:NODE`); prints frames, fps, latency capture→here p50/p99
-//       (when the producer stamps monotonic capture times), drops and CPU time per frame
+//       `granite-cam --source pipewire:NODE`), or a V4L2 capture node through V4L2Source (a
+//       v4l2loopback camera that `granite-cam --v4l2-out` writes: the benchmark's other side);
+//       prints frames, fps, latency capture→here p50/p99 (when the producer stamps monotonic
+//       capture times), drops and CPU time per frame
 //   granite-pw-check publish NAME WxH [--fps N | --unpaced] [--seconds S] [--format yuy2]
 //       publishes the test pattern through GraniteCapture's PipeWireOutput (the node of
 //       `granite-cam --pipewire-out`, without the rest of granite-cam's pipeline), converting each
@@ -83,7 +85,9 @@ case "consume":
     let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 30
     let counterSize = option("--counters", in: &arguments).flatMap { FrameSize(parsing: $0) }
     let minimum = option("--min", in: &arguments).flatMap(Int.init) ?? want
-    let source = PipeWireSource(target: arguments.first)
+    let source: any FrameSource = arguments.first.map { $0.hasPrefix("/dev/") } == true
+        ? V4L2Source(path: arguments[0], reconnect: ReconnectPolicy(maximumAttempts: 1))
+        : PipeWireSource(target: arguments.first)
     let stream: AsyncStream<CaptureEvent>
     do { stream = try source.start(.live(buffering: 4)) } catch { fail("\(error)") }
     let pattern = counterSize.map { TestPattern(size: $0) }

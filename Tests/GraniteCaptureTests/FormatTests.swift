@@ -44,6 +44,23 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(ReconnectPolicy(initialDelay: 0.1, maximumDelay: 1).delay(attempt: 30), 1)
     }
 
+    /// A source that went away gives up at the first limit it reaches: attempts or seconds gone.
+    func testReconnectLimits() {
+        let second: UInt64 = 1_000_000_000
+        let forever = ReconnectPolicy()
+        XCTAssertFalse(forever.givesUp(attempts: 1_000, since: 0, now: 3_600 * second))
+        XCTAssertEqual(forever.limitDescription, "without end")
+        let timed = ReconnectPolicy(maximumWait: 30)
+        XCTAssertFalse(timed.givesUp(attempts: 500, since: 10 * second, now: 39 * second))
+        XCTAssertTrue(timed.givesUp(attempts: 1, since: 10 * second, now: 40 * second))
+        XCTAssertEqual(timed.limitDescription, "up to 30 s")
+        let both = ReconnectPolicy(maximumAttempts: 3, maximumWait: 2.5)
+        XCTAssertTrue(both.givesUp(attempts: 3, since: 0, now: 0))
+        XCTAssertFalse(both.givesUp(attempts: 2, since: 0, now: 2 * second))
+        XCTAssertEqual(both.limitDescription, "up to 2.5 s or 3 attempts")
+        XCTAssertEqual(PipeWireSource.defaultReconnect.maximumWait, 30)
+    }
+
     func testUnpackDropsRowPadding() throws {
         let format = StreamFormat(format: .yuyv, size: FrameSize(width: 4, height: 2), bytesPerLine: 12, fps: 30)
         let payload: [UInt8] = Array(0..<8) + [0xEE, 0xEE, 0xEE, 0xEE] + Array(8..<16) + [0xEE, 0xEE, 0xEE, 0xEE]

@@ -10,8 +10,10 @@
 #  3. granite-pw-check reads the same node through GraniteCapture's PipeWireSource, counters in order;
 #  4. `gst-launch-1.0 videotestsrc ! pipewiresink` publishes a source: `granite devices` lists it
 #     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
+#     the producer stops mid-run and starts again: granite-cam waits, takes the new node up and
+#     finishes its --frames; stopped for good, the run ends after --reconnect-timeout with exit 1;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120).
-# About 20 s after the builds. Skips (77) without the packages unless CI=true.
+# About 25–30 s after the builds. Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -104,10 +106,15 @@ done
 grep -q "in order" "$work/consume.log" || fail "PipeWireSource counters"
 
 # 4. A GStreamer source read by granite-cam; both listed by `granite devices`.
-gst-launch-1.0 -q videotestsrc is-live=true ! video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 \
-  ! pipewiresink mode=provide stream-properties=props,media.class=Video/Source,node.name=gst-test-source,node.description=GStreamer-test-source \
-  >"$work/gst-source.log" 2>&1 & pids+=($!)
-wait_node node.name gst-test-source || { cat "$work/gst-source.log"; fail "pipewiresink's node did not appear"; }
+# Starts GStreamer's source node (gst-test-source); its pid in $gst.
+start_gst_source() {
+  gst-launch-1.0 -q videotestsrc is-live=true ! video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 \
+    ! pipewiresink mode=provide stream-properties=props,media.class=Video/Source,node.name=gst-test-source,node.description=GStreamer-test-source \
+    >>"$work/gst-source.log" 2>&1 & gst=$!; pids+=($gst)
+  wait_node node.name gst-test-source || { cat "$work/gst-source.log"; fail "pipewiresink's node did not appear"; }
+}
+stop_gst_source() { kill "$gst"; wait "$gst" 2>/dev/null || true; }
+start_gst_source
 "$bin/granite" devices --directory "$work" >"$work/devices.log" 2>&1 || true
 cat "$work/devices.log"
 grep -q "gst-test-source" "$work/devices.log" || fail "granite devices does not list pipewiresink's source"
@@ -118,6 +125,41 @@ frames=$(ls "$work/in"/*.ppm 2>/dev/null | wc -l)
 grep "frames in" "$work/cam-in.log"
 [ "$frames" -ge 30 ] || fail "granite-cam wrote $frames frames from the PipeWire source, wanted 30"
 echo "pipewire: granite-cam --source pipewire:gst-test-source wrote $frames frames"
+
+# 4b. The producer stops mid-run and starts again: granite-cam waits for the node, takes it up
+#     again and finishes its --frames; one that never comes back ends the run (exit 1, naming it).
+# Waits until granite-cam's status lines in $1 count at least $2 frames.
+wait_frames() {
+  for _ in $(seq 1 100); do
+    n=$(tr '\r' '\n' <"$1" | sed -nE 's/^frames ([0-9]+) .*/\1/p' | tail -1)
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# A fresh producer for each reader: pipewiresink (0.3.65) stalls after a few readers in a row.
+stop_gst_source; start_gst_source
+timeout 60 "$bin/granite-cam" --source pipewire:gst-test-source --frames 120 --status-hz 10 \
+  >"$work/cam-back.log" 2>&1 & back=$!; pids+=($back)
+wait_frames "$work/cam-back.log" 30 || { cat "$work/cam-back.log"; fail "granite-cam read no frames before the producer stopped"; }
+stop_gst_source
+sleep 1.5
+grep -q "the node went away after frame" "$work/cam-back.log" \
+  || { tr '\r' '\n' <"$work/cam-back.log" | tail -3; fail "granite-cam did not report the node going away"; }
+start_gst_source
+wait $back || { tr '\r' '\n' <"$work/cam-back.log" | tail -5; fail "granite-cam did not finish its 120 frames after the producer came back"; }
+grep -q "^granite-cam: 120 frames in" "$work/cam-back.log" || { tail -5 "$work/cam-back.log"; fail "granite-cam did not finish 120 frames"; }
+grep "went away 1 time and came back" "$work/cam-back.log" || { tail -5 "$work/cam-back.log"; fail "no reconnect in granite-cam's summary"; }
+
+stop_gst_source; start_gst_source
+timeout 60 "$bin/granite-cam" --source pipewire:gst-test-source --frames 1000 --reconnect-timeout 1 --status-hz 10 \
+  >"$work/cam-gone.log" 2>&1 & gone=$!; pids+=($gone)
+wait_frames "$work/cam-gone.log" 10 || { cat "$work/cam-gone.log"; fail "granite-cam read no frames before the producer stopped"; }
+stop_gst_source
+code=0; wait $gone || code=$?
+[ "$code" = 1 ] || { tr '\r' '\n' <"$work/cam-gone.log" | tail -3; fail "a node that never came back: exit $code, wanted 1"; }
+grep "error: pipewire:gst-test-source: PipeWire: the node went away and did not come back within 1 s" "$work/cam-gone.log" \
+  || { tr '\r' '\n' <"$work/cam-gone.log" | tail -3; fail "no error naming the node that never came back"; }
 
 # 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --cpu-filters --filter resize:width=160,height=120 \
