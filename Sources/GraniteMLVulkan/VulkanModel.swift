@@ -13,11 +13,10 @@ import GraniteML
 /// ```
 ///
 /// Activations share one device-local arena placed by liveness, as the CPU plan's arena is
-/// (``Lowering/place(_:)``). Int8 models run dequantised: their weights are the float values
-/// GraniteML's load-time folding already made of them, and the fake-quantisation steps stay as
-/// epilogues, so results agree with the CPU's int8 kernels up to a rounding step now and then.
-/// Int8 arithmetic would need `shaderInt8` and integer dot products, which lavapipe (the test
-/// device) does not promise; fp32 is what every device runs the same.
+/// (``Lowering/place(_:)``). Int8 models: the convolutions GraniteML's CPU runtime runs on its
+/// int8 kernels run here on the same integers, accumulated in 32-bit and requantised the same way
+/// (`conv.comp`), so they agree with the CPU bit for bit without needing `shaderInt8` or integer
+/// dot products (which lavapipe, the test device, does not promise); every other step is fp32.
 ///
 /// Runs are serialised (the arena is one); the model's inputs must have fixed shapes, or
 /// the shapes are given at creation.
