@@ -154,14 +154,44 @@ enum JXLCodec {
         }
     }
 
+    /// The ICC profile of the pixels ``decode(_:path:options:)`` returns (libjxl's profile of its
+    /// output: the file's own profile for a lossless image, the space it renders an XYB image
+    /// into otherwise), so an image in Display P3 or linear light keeps saying so; nil when those
+    /// pixels are sRGB (no profile needed), gray, or the header cannot be read.
+    static func pixelProfile(_ bytes: [UInt8]) -> [UInt8]? {
+        guard let dec = JxlDecoderCreate(nil) else { return nil }
+        defer { JxlDecoderDestroy(dec) }
+        guard JxlDecoderSubscribeEvents(dec, Int32(JXL_DEC_COLOR_ENCODING.rawValue)) == JXL_DEC_SUCCESS else { return nil }
+        return bytes.withUnsafeBufferPointer { raw -> [UInt8]? in
+            guard JxlDecoderSetInput(dec, raw.baseAddress, raw.count) == JXL_DEC_SUCCESS else { return nil }
+            JxlDecoderCloseInput(dec)
+            guard JxlDecoderProcessInput(dec) == JXL_DEC_COLOR_ENCODING else { return nil }
+            var encoding = JxlColorEncoding()
+            if JxlDecoderGetColorAsEncodedProfile(dec, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) == JXL_DEC_SUCCESS,
+               encoding.color_space == JXL_COLOR_SPACE_RGB, encoding.white_point == JXL_WHITE_POINT_D65,
+               encoding.primaries == JXL_PRIMARIES_SRGB, encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB {
+                return nil
+            }
+            var size = 0
+            guard JxlDecoderGetICCProfileSize(dec, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS, size > 0 else { return nil }
+            var icc = [UInt8](repeating: 0, count: size)
+            let got = icc.withUnsafeMutableBufferPointer { JxlDecoderGetColorAsICCProfile(dec, nil, JXL_COLOR_PROFILE_TARGET_DATA, $0.baseAddress, size) }
+            // The decoder's pixels are RGBA: a gray profile would not describe them.
+            guard got == JXL_DEC_SUCCESS, (try? ICCProfile.parse(icc))?.colorSpace == "RGB" else { return nil }
+            return icc
+        }
+    }
+
     /// The container's signature box (a bare codestream, `FF 0A`, holds no metadata).
     static let containerSignature: [UInt8] = [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
 
-    /// The Exif (`Exif` box, after its 4-byte offset field, or from its start when a writer left
-    /// that field out, as pillow-jxl-plugin does) and XMP (`xml ` box) of a JPEG XL
-    /// container, read from its top-level boxes (bounds-checked; brotli-compressed `brob` boxes are not read).
+    /// The ICC profile of the decoded pixels (``pixelProfile(_:)``), and the Exif (`Exif` box,
+    /// after its 4-byte offset field, or from its start when a writer left that field out, as
+    /// pillow-jxl-plugin does) and XMP (`xml ` box) of a JPEG XL container, read from its
+    /// top-level boxes (bounds-checked; brotli-compressed `brob` boxes are not read).
     static func metadata(_ b: [UInt8]) -> ImageMetadata {
         var out = ImageMetadata()
+        out.icc = pixelProfile(b)
         guard b.starts(with: containerSignature) else { return out }
         func be(_ at: Int, _ n: Int) -> Int { b[at..<at + n].reduce(0) { $0 << 8 | Int($1) } }
         var i = 0

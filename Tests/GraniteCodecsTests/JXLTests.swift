@@ -59,4 +59,44 @@ final class JXLTests: XCTestCase {
         XCTAssertEqual(String(decoding: make, as: UTF8.self), "ABC\n")
         XCTAssertThrowsError(try Codecs.encodeJXL(TestSupport.gradient(width: 4, height: 4), quality: 0))
     }
+
+    /// An RGB profile that is not sRGB: lcms's sRGB profile with Display P3's colorants (D50) in
+    /// its rXYZ/gXYZ/bXYZ tags and no profile ID.
+    static func wideProfile() -> [UInt8] {
+        var icc = ColorTransform.sRGBProfile
+        for i in 84..<100 { icc[i] = 0 }
+        func be32(_ at: Int) -> Int { icc[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let colorants: [String: [Double]] = ["rXYZ": [0.5151, 0.2412, -0.0011], "gXYZ": [0.2920, 0.6922, 0.0419],
+                                             "bXYZ": [0.1571, 0.0666, 0.7841]]
+        for entry in 0..<be32(128) {
+            let at = 132 + entry * 12
+            let signature = String(decoding: icc[at..<at + 4], as: UTF8.self)
+            guard let xyz = colorants[signature] else { continue }
+            let offset = be32(at + 4) + 8
+            for (k, value) in xyz.enumerated() {
+                let fixed = UInt32(bitPattern: Int32((value * 65536).rounded()))
+                for b in 0..<4 { icc[offset + k * 4 + b] = UInt8(truncatingIfNeeded: fixed >> (24 - 8 * UInt32(b))) }
+            }
+        }
+        return icc
+    }
+
+    /// The profile of the decoded pixels comes with the metadata: a wide-gamut lossless JPEG XL
+    /// keeps its profile (bytes as written), one encoded as plain sRGB needs none.
+    func testTheDecodedPixelsKeepTheirICCProfile() throws {
+        let wide = Self.wideProfile()
+        XCTAssertEqual(try ICCProfile.parse(wide).colorSpace, "RGB")
+        XCTAssertNotEqual(wide, ColorTransform.sRGBProfile)
+        let image = TestSupport.gradient(width: 24, height: 16)
+        let lossless = try Codecs.encodeJXL(image, quality: 100, metadata: ImageMetadata(icc: wide))
+        let read = try XCTUnwrap(ImageMetadata.read(lossless).metadata.icc, "the wide profile is read back")
+        XCTAssertEqual(read, wide, "a lossless image's pixels are in the file's own profile")
+        XCTAssertEqual(try Codecs.decode(lossless), image, "lossless pixels as written")
+        // A file that carries an ICC profile keeps it (libjxl does not take lcms's sRGB profile
+        // for its own sRGB encoding); one encoded as plain sRGB needs none.
+        let srgb = try Codecs.encodeJXL(image, quality: 100, metadata: ImageMetadata(icc: ColorTransform.sRGBProfile))
+        XCTAssertEqual(ImageMetadata.read(srgb).metadata.icc, ColorTransform.sRGBProfile)
+        XCTAssertNil(ImageMetadata.read(try Codecs.encodeJXL(image, quality: 80)).metadata.icc, "plain sRGB: no profile")
+        XCTAssertNil(ImageMetadata.read(try Codecs.encodeJXL(image, quality: 100)).metadata.icc, "plain sRGB, lossless: no profile")
+    }
 }
