@@ -188,7 +188,10 @@ public struct BatchConverter: Sendable {
         }
         // An animated GIF or WebP stays animated into WebP (every frame resized and filtered); any
         // other output takes its first frame.
+        // Its metadata goes along as a still's does (the frames are not turned, so an orientation
+        // tag stays as the input had it).
         if format == .webp, let frames = try Codecs.decodeAnimation(bytes, path: item.input, options: options) {
+            metadata.keepOrientationTag()
             var out = [AnimationFrame]()
             for frame in frames {
                 var image = frame.image
@@ -196,10 +199,13 @@ public struct BatchConverter: Sendable {
                     image = try Resampler.resize(image, width: target.width, height: target.height, filter: settings.effectiveResizeFilter,
                                                  alpha: .premultiplied)
                 }
+                image = metadata.convertColor(image, path: item.input)
                 out.append(AnimationFrame(image: try processor.process(image), durationMs: frame.durationMs))
             }
             let bytes = try Codecs.encodeAnimatedWebP(out, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
-            return (bytes, out[0].image.width, out[0].image.height, out[0].image, [])
+            let (w, h) = (out[0].image.width, out[0].image.height)
+            let (tagged, kept) = metadata.embed(in: bytes, size: (w, h))
+            return (tagged, w, h, out[0].image, kept)
         }
         var image = try Codecs.decode(bytes, path: item.input, options: options, warnings: &warnings)
         if let target {

@@ -14,7 +14,7 @@ struct MetadataPlan: Sendable {
     /// What the input carried (validated blocks only).
     let source: ImageMetadata
     /// Whether decoding turned the pixels (auto-orientation on, and an Exif or XMP orientation other than 1).
-    let rotated: Bool
+    private(set) var rotated: Bool
     let settings: ConvertSettings
     /// Problems to report with the input's path (each drops a block, never the image).
     private(set) var warnings: [String]
@@ -30,6 +30,9 @@ struct MetadataPlan: Sendable {
         warnings = problems.filter { needed.contains($0.kind) }.map(\.description)
         rotated = settings.autoOrients && EXIFOrientation.read(bytes) != .up
     }
+
+    /// The pixels were not turned (an animation's frames): the orientation tags are kept as they are.
+    mutating func keepOrientationTag() { rotated = false }
 
     /// The pixels in sRGB when `--colorspace srgb` asks for it and the input has a profile; else unchanged.
     mutating func convertColor(_ image: Image, path: String) -> Image {

@@ -79,7 +79,7 @@ final class ConvertFormatMetadataTests: XCTestCase {
     }
 
     /// A GIF's XMP (exiftool writes it as the "XMP DataXMP" application extension) reaches JPEG and
-    /// PNG outputs.
+    /// PNG outputs, and an animated GIF's reaches its animated WebP.
     func testGIFXMPIsKept() throws {
         let dir = ConvertFixtures.folder("meta-gif")
         try M.write(try Codecs.encodePNG(ConvertFixtures.photo(width: 32, height: 24, seed: 5)), dir + "/in.png")
@@ -92,6 +92,14 @@ final class ConvertFormatMetadataTests: XCTestCase {
             XCTAssertEqual(tags["XMP-dc:Title"] as? String, "Granite GIF", format)
             XCTAssertEqual(tags["XMP-dc:Creator"] as? String, "Gif Author", format)
         }
+        // An animated GIF stays animated into WebP, its XMP with it.
+        try M.write(try Codecs.encodePNG(ConvertFixtures.photo(width: 32, height: 24, seed: 9)), dir + "/in2.png")
+        try M.run(try M.tool("convert", package: "imagemagick"), ["-delay", "10", dir + "/in.png", dir + "/in2.png", dir + "/moving.gif"])
+        try M.run(try exiftool(), ["-q", "-overwrite_original", "-XMP-dc:Title=Moving GIF", dir + "/moving.gif"])
+        let tags = try convertedTags(dir + "/moving.gif", to: dir + "/webp", format: "webp")
+        XCTAssertEqual(tags["XMP-dc:Title"] as? String, "Moving GIF", "animated WebP")
+        let webp = try FileBytes.read(dir + "/webp/moving.webp")
+        XCTAssertEqual(try Codecs.decodeAnimation(webp)?.count, 2, "still animated, two frames")
     }
 
     /// A JPEG XL written by pillow-jxl-plugin (its own libjxl) with Exif and XMP boxes: both reach
