@@ -176,6 +176,11 @@ extension TIFFReader {
                 }
                 valueAt = pointer
             }
+            // A tag twice in one IFD: the first is kept (a second IFD pointer would aim at nothing).
+            guard !entries.contains(where: { $0.tag == UInt16(tag) }) else {
+                dropped.append(.badField(what: what, reason: "the tag again in the same IFD (the first is kept)"))
+                continue
+            }
             entries.append(EXIFBlock.SalvagedEntry(tag: UInt16(tag), type: UInt16(type), count: count,
                                                    value: Array(bytes[valueAt..<valueAt + size]), field: Array(bytes[at + 8..<at + 12])))
         }

@@ -20,6 +20,7 @@ enum PNGCodec {
 
     /// The header's size (the simplified API reads up to the first IDAT).
     static func decodeHeader(_ bytes: [UInt8], path: String) throws(CodecError) -> (width: Int, height: Int) {
+        let bytes = cuttingOverrunningChunk(bytes)
         var image = newImage()
         let begun = bytes.withUnsafeBytes { raw in
             png_image_begin_read_from_memory(&image, raw.baseAddress, raw.count)
@@ -34,7 +35,8 @@ enum PNGCodec {
     static func decode(_ bytes: [UInt8], path: String, options: DecodeOptions, warnings: inout [String]) throws(CodecError) -> Image {
         // gAMA and cHRM are not applied: the stored values are the pixels, as libvips, Pillow and
         // ImageMagick read them (libpng's simplified API would re-encode a gAMA other than 1/2.2).
-        let bytes = hasGammaChunks(bytes) ? removingChunk("gAMA", "cHRM", from: bytes) : bytes
+        let whole = cuttingOverrunningChunk(bytes)
+        let bytes = hasGammaChunks(whole) ? removingChunk("gAMA", "cHRM", from: whole) : whole
         var image = newImage()
         let begun = bytes.withUnsafeBytes { raw in
             png_image_begin_read_from_memory(&image, raw.baseAddress, raw.count)
@@ -143,6 +145,24 @@ enum PNGCodec {
         }
         result += png[i...]
         return result
+    }
+
+    /// `png` cut before the first chunk other than IDAT whose declared length runs past the end
+    /// of the data: libpng allocates such a chunk's whole declared length before it reads it (a
+    /// 184-byte file declaring a 1.3 GB text chunk), and the chunk cannot be whole anyway. What
+    /// libpng then sees is a file that ends there — the same error, or the same "IEND cut off"
+    /// warning, it gave before, without the allocation. IDAT is streamed, not allocated: a cut-off
+    /// IDAT is left for libpng to report.
+    static func cuttingOverrunningChunk(_ png: [UInt8]) -> [UInt8] {
+        var i = 8
+        while i + 8 <= png.count {
+            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+            if length > png.count - i - 12 {
+                return png[i + 4..<i + 8].elementsEqual("IDAT".utf8) ? png : Array(png[..<i])
+            }
+            i += 12 + length
+        }
+        return png
     }
 
     /// Whether a `gAMA` or `cHRM` chunk comes before the image data (where PNG requires them).

@@ -182,4 +182,15 @@ final class MetadataSalvageTests: XCTestCase {
         let adler = b << 16 | a
         return out + [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
     }
+
+    /// A tag twice in one IFD (here IFD0's Exif pointer, found by the fuzzer): the first is kept,
+    /// the second dropped with a warning, and the salvaged block parses strictly (a second
+    /// pointer used to stay behind aimed at nothing).
+    func testATagTwiceInOneIFDKeepsTheFirst() throws {
+        let bytes = try XCTUnwrap(Data(base64Encoded: "SUkqAAgAAAAACAAAABMAAQMAAAEAAAAIAAAAAQEDAAFLAAAGAAAAAgEDAAMAAADyAAAAAwEDAAEAAAApAQMAAgAASW50AAAAAQA9AcwAAAAAAAAAAwABAABTdWJzdHJpbgACAAAA/gAAAD8BBQAGAAAADgEAAGmHBAABAAAAPgEHAAAAJYj8//78AACUAQAAAAAAABAAEAAQAFNlZWQAADcaoAAAAAACK4cKAAAAIACF61EAAACAAAEDAAEAAAAGAAAAAgEDAAMAAADyAAAAAwEDAAEAAAApAQMAAgAASW50AAAAAQA9AcwAAAAAAAAAAwABAAAAAgAAFAAAAAACAAAA/gAAAD8BBQAGAAAADgEAAGmHBAABAAAAPgEAACWI/P9TZXF1ZW5j/vwAAJRJSSoACAAAABMVAAEDAAEAAAAIAAAAAQAAAAAAABAAEAAQAFNlZQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAGQAADcaoAAAAAACK4cKwvUAAAAAEAUAAJAHAAQAAAAwMgIADwEAKAACACPw/wAAEiAgICAgw/WoAAAAAALNzEwAAAAAAc3MTAAAAIAAzcxMAAAAAAKPwvUAAAAAEAUAAJAHAAQAAAAwMgIADwEAKAACACPw/wAAEiBdICAgICAB")).map { $0 }
+        let (salvaged, dropped) = EXIFBlock.salvage(bytes)
+        let block = try XCTUnwrap(salvaged)
+        XCTAssertNoThrow(try EXIFBlock.parse(block))
+        XCTAssertTrue(dropped.contains { "\($0)".contains("the tag again in the same IFD") }, "\(dropped)")
+    }
 }

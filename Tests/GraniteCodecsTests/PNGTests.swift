@@ -1,5 +1,5 @@
 import Foundation
-import GraniteCodecs
+@testable import GraniteCodecs
 import GraniteMedia
 import XCTest
 
@@ -82,5 +82,18 @@ final class PNGTests: XCTestCase {
         let dir = TestSupport.temporaryDirectory("png-im")
         try AtomicFile.write(try Codecs.encodePNG(image), to: dir + "/x.png")
         XCTAssertEqual(try TestSupport.magickRGBA(dir + "/x.png"), image.bytes)
+    }
+
+    /// A 184-byte PNG whose text chunk declares 1.3 GB (found by the fuzzer: libpng allocated the
+    /// declared length first): the chunk cannot be whole, so the file reads as ending there —
+    /// a typed error or the picture, never the allocation.
+    func testAChunkLongerThanTheFileIsNotAllocated() throws {
+        let bytes = try XCTUnwrap(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAAAAADRSSBWY0hSTXRFWHRSYXcgcHJvZmlsZSB0eXBlIGV4aWYACmV4aWYKICAgICAgzs31yzU3ODY5NjYwMDAwNTk0OTJhMDD/xDA4MDAwMDAwMDEwMDEyMDEwMzAwMDEwMDAwMDAwODAwMDAwMDAwMDAwMDAwCj32wwMAAAALSURBVHicYxBQAAAAQwAx6t2zzQAAAABJRU5ErkJggg==")).map { $0 }
+        XCTAssertEqual(PNGCodec.cuttingOverrunningChunk(bytes).count, 33, "cut after IHDR, before the overlong chunk")
+        let outcome = Result { () throws(CodecError) -> Image in try Codecs.decode(bytes, path: "overlong.png") }
+        switch outcome {
+        case let .success(image): XCTAssertEqual(image.width, 2)
+        case let .failure(error): XCTAssertEqual(error.path, "overlong.png")
+        }
     }
 }
