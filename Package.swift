@@ -150,7 +150,7 @@ let package = Package(
         ]),
         // The Vulkan execution provider: the same optimised graph as recorded compute dispatches
         // (its own module so GraniteML keeps no Vulkan dependency; shaders in Shaders/GraniteMLVulkan).
-        .target(name: "GraniteMLVulkan", dependencies: ["GraniteML", "GraniteGPU"], plugins: ["SPIRVEmbed"]),
+        .target(name: "GraniteMLVulkan", dependencies: ["GraniteML", "GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteMLVulkanTests", dependencies: ["GraniteMLVulkan", "GraniteML", "GraniteGPU", "GraniteTesting",
                                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "GraniteMLTests", dependencies: [
@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [
-            "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteIPFS",
+            "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteMLVulkan", "GraniteIPFS",
             .product(name: "Crypto", package: "swift-crypto"),  // the preview page's CSP hashes
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -180,6 +180,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
-                                                           "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess", "Marble", "GraniteGPU"]),
+                                                           "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess", "Marble", "GraniteGPU",
+                                                           "GraniteML", "GraniteMLVulkan"]),
     ]
 )

@@ -2,6 +2,7 @@ import GraniteCapture
 import GraniteCodecs
 import GraniteMedia
 import GraniteML
+import GraniteMLVulkan
 import Marble
 
 /// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
@@ -69,13 +70,19 @@ public struct MarbleStage: FrameStage {
             frame = try chain.frame(image, depth: .resident(map, version: version), modelInput: modelInput)
         case let .own(model):
             if let size = model.modelInputSize {
-                // The model's input made from the frame on the device; its map goes back up.
                 frame = try chain.frame(image, depth: .estimated, modelInput: size)
-                let small = try frame.modelInput()
-                do {
-                    result.depth = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
-                } catch {
-                    result.depthFailure = "\(error)"
+                if !job.depthOnHost && frame.depthOnDevice != nil {
+                    // The model on the device too: the picture and the map never leave it.
+                    do { result.depthOnDevice = try model.estimate(onDevice: frame) } catch { result.depthFailure = "\(error)" }
+                }
+                if !result.depthOnDevice && result.depthFailure == nil {
+                    // The model's input made from the frame on the device; its map goes back up.
+                    let small = try frame.modelInput()
+                    do {
+                        result.depth = try model.estimateMaps(modelInput: small, width: image.width, height: image.height)
+                    } catch {
+                        result.depthFailure = "\(error)"
+                    }
                 }
             } else {
                 do { result.depth = try model.estimateMaps(image) } catch { result.depthFailure = "\(error)" }
@@ -83,7 +90,9 @@ public struct MarbleStage: FrameStage {
             }
         }
         do {
-            if case .own = job.depth {
+            if result.depthOnDevice {
+                try frame.runWithDepthOnDevice()
+            } else if case .own = job.depth {
                 try frame.run(depth: result.depth?.map)
             } else {
                 if job.modelInput != nil { result.modelInput = try frame.modelInput() }
@@ -196,6 +205,18 @@ public struct DepthEstimatorStage: DepthStage {
     public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         let result = try estimator.estimate(modelInput, size: .exactly(width: width, height: height))
         return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
+    }
+
+    /// On the device when the model runs on the frame's device (a `VulkanModel`: `--depth-device
+    /// gpu`, or `auto` on a GPU): the chain's picture in, the map (metres, at the frame's size, as
+    /// ``estimateMaps(modelInput:width:height:)`` makes it) left where the filters read it.
+    public func estimate(onDevice frame: ChainFrame) throws -> Bool {
+        guard let model = estimator.runner as? VulkanModel, model.context === frame.context,
+              let target = frame.depthOnDevice else { return false }
+        let picture = try frame.modelInputOnDevice()
+        try model.run(picture: picture, feed: estimator.feed, output: estimator.outputName,
+                      scale: estimator.description.output.metricScale, into: target.buffer, width: target.width, height: target.height)
+        return true
     }
 
     /// One run of the model, as the float map and the 16-bit image GraniteML writes.

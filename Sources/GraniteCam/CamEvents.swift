@@ -22,6 +22,8 @@ enum CamEvents {
         let sourceStats: CaptureStats
         /// This frame's own depth (a non-live run with depth due on it).
         var depth: DepthEstimate? = nil
+        /// This frame's own map was made and read on the device (not in ``depth``).
+        var depthOnDevice = false
         /// How many frames old the depth map the chain saw is (nil: none yet).
         var depthAge: UInt64? = nil
         /// A live run: this frame goes to the depth relay (its model input, made by the chain).

@@ -27,6 +27,9 @@ struct CaptureParts: Sendable {
     /// Whether any outlet reads frames as `rgba8` (files, the preview, a sink that takes RGB):
     /// when none does, a GPU chain reads back only the sinks' YUV.
     let readsRGBA: Bool
+    /// Whether frames' own depth maps are read on the host (written as depth PNGs, shown in the
+    /// preview): when not, a model on the chain's device leaves them there.
+    let depthOnHost: Bool
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -39,6 +42,7 @@ struct CaptureParts: Sendable {
         yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
         readsRGBA = pipeline.writer != nil || pipeline.preview != nil || pipeline.sinks.isEmpty
             || pipeline.sinks.contains { $0.readsRGBA }
+        depthOnHost = pipeline.writer != nil || pipeline.preview != nil
     }
 
     /// Whether a stage reads a depth map.
@@ -95,7 +99,7 @@ struct CaptureParts: Sendable {
     func job(_ image: Image, depth: FrameDepth, modelInput: Bool = false) -> FrameJob {
         FrameJob(image: image, depth: depth,
                  modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil,
-                 yuv: yuvLayouts, rgba: readsRGBA)
+                 yuv: yuvLayouts, rgba: readsRGBA, depthOnHost: depthOnHost)
     }
 }
 
@@ -438,7 +442,7 @@ enum CapturePump {
                 var out = frame
                 (out.image, out.yuv) = (result.image, result.yuv)
                 var depthAge = item.depthAge
-                if result.depth != nil { depthAge = 0 }
+                if result.depth != nil || result.depthOnDevice { depthAge = 0 }
                 if let failure = result.depthFailure {
                     connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                 }
@@ -447,7 +451,8 @@ enum CapturePump {
                                            width: frame.image.width, height: frame.image.height)
                 }
                 connection.request(CamEvents.FrameReady(frame: out, processedNanos: monotonicNanos(),
-                                                        sourceStats: source.stats, depth: result.depth, depthAge: depthAge,
+                                                        sourceStats: source.stats, depth: result.depth,
+                                                        depthOnDevice: result.depthOnDevice, depthAge: depthAge,
                                                         depthRequest: request, depthSkipped: item.depthSkipped),
                                    .broadcast)
                 sent += 1

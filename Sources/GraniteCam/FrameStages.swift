@@ -1,6 +1,7 @@
 import GraniteCapture
 import GraniteMedia
 import GraniteML
+import Marble
 
 /// The processing a frame goes through on its way out (a Marble filter chain on the GPU or its
 /// CPU reference, a colour conversion): one job in, one result out.
@@ -87,10 +88,16 @@ public struct FrameJob: Sendable {
     /// device reads back only them, and ``FrameResult/image`` is the first unpadded one as an
     /// image (`yuyv`, `i420`, `nv12`) instead of `rgba8` — 1.5 or 2 bytes a pixel, not 4.
     public var rgba: Bool
+    /// Whether the run reads this frame's own map (``FrameDepth/own(_:)``) on the host (a depth
+    /// PNG, the preview's depth view). False: a stage whose model runs on its device leaves the
+    /// map there, where its filters read it (``FrameResult/depthOnDevice``).
+    public var depthOnHost: Bool
 
     /// A job.
-    public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = [], rgba: Bool = true) {
+    public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = [], rgba: Bool = true,
+                depthOnHost: Bool = true) {
         (self.image, self.depth, self.modelInput, self.yuv, self.rgba) = (image, depth, modelInput, yuv, rgba)
+        self.depthOnHost = depthOnHost
     }
 
     /// The job done on the CPU around `filter` (the image and the map it should read, nil for
@@ -125,8 +132,12 @@ public struct FrameResult: Sendable {
     public var yuv: [YUVLayout: [UInt8]] = [:]
     /// The frame resized to the depth model's input, when the job asked for it (`rgba8`).
     public var modelInput: Image?
-    /// This frame's own depth maps (``FrameDepth/own(_:)``), nil when the model failed.
+    /// This frame's own depth maps (``FrameDepth/own(_:)``), nil when the model failed or left
+    /// the map on the device.
     public var depth: DepthEstimate?
+    /// This frame's own map was made on the device and read there by the filters, never crossing
+    /// to the host (a job that did not want it there, ``FrameJob/depthOnHost``).
+    public var depthOnDevice = false
     /// Why the model failed, when it did (the frame was still processed, reading luma).
     public var depthFailure: String?
 
@@ -162,6 +173,11 @@ public protocol DepthStage: Sendable {
     /// `width`×`height` (the frame's size). Default: `modelInput` scaled up to the frame and
     /// ``estimateMaps(_:)``.
     func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate
+    /// Runs the model on the device inside `frame` — from the picture the chain makes there
+    /// (``ChainFrame/modelInputOnDevice()``), the map written where its filters read it
+    /// (``ChainFrame/depthOnDevice``) — and returns true; returns false, doing nothing, when the
+    /// model does not run on that device (the default).
+    func estimate(onDevice frame: ChainFrame) throws -> Bool
 }
 
 /// One depth estimate in the two shapes the run uses.
@@ -193,6 +209,8 @@ extension DepthStage {
     public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         try estimateMaps(try Resampler.resize(modelInput, width: width, height: height, filter: .bilinear))
     }
+
+    public func estimate(onDevice frame: ChainFrame) throws -> Bool { false }
 }
 
 /// Camera formats to `rgba8` on the CPU (BT.601 limited range for YUV), the working format.

@@ -80,8 +80,8 @@ struct StatusFrameExpedition: GraniteExpedition {
         state.rate.tick(now)
         state.latency.add(now >= event.frame.timestampNanos ? now - event.frame.timestampNanos : 0)
         if event.depthAge != nil { state.depthAge = event.depthAge }
-        if event.depth != nil {
-            // Non-live: the frame's own map, made before the chain.
+        if event.depth != nil || event.depthOnDevice {
+            // Non-live: the frame's own map, made before the chain (on the host or the device).
             state.depthFrames += 1
             state.depthRate.tick(now)
         }

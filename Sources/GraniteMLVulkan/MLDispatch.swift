@@ -37,8 +37,13 @@ struct MLDispatch {
     /// A dispatch of one invocation per value, `count` values, 64 an invocation group
     /// (wrapping into y past the 65535-group limit of x, as the shaders index).
     init(_ kernel: Kernel, node: String, push: [Int], count: Int) {
+        self.init(kernel, node: node, push: push, groups: Self.groups(count: count))
+    }
+
+    /// The workgroups of one invocation per value, `count` values, 64 an invocation group.
+    static func groups(count: Int) -> (x: Int, y: Int, z: Int) {
         let groups = (count + 63) / 64
-        self.init(kernel, node: node, push: push, groups: groups <= 65535 ? (max(groups, 1), 1, 1) : (65535, (groups + 65534) / 65535, 1))
+        return groups <= 65535 ? (max(groups, 1), 1, 1) : (65535, (groups + 65534) / 65535, 1)
     }
 
     init(_ kernel: Kernel, node: String, push: [Int], groups: (x: Int, y: Int, z: Int)) {

@@ -32,16 +32,22 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
     /// Bytes of constants uploaded at load and of the activation arena.
     public let constantBytes: Int, arenaBytes: Int
 
-    private let lock = NSLock()
+    let lock = NSLock()
     private let sequence: CommandSequence
-    private let arena: GPUBuffer
-    private let constants: GPUBuffer
+    let arena: GPUBuffer
+    let constants: GPUBuffer
     private let upload: GPUBuffer?
     private let readback: GPUBuffer?
-    private let inputs: [(name: String, offset: Int, count: Int, staged: Int)]
-    private let outputs: [(name: String, shape: [Int], type: Tensor.ElementType, source: Source)]
+    let inputs: [(name: String, offset: Int, count: Int, staged: Int)]
+    let outputs: [(name: String, shape: [Int], type: Tensor.ElementType, source: Source)]
+    /// The inference's dispatches and their pipelines (recorded again, between the bridge
+    /// kernels, for runs inside another user's frame: `VulkanModel+Frame.swift`).
+    let dispatches: [MLDispatch]
+    let pipelines: [MLDispatch.Kernel: ComputePipeline]
+    /// The runs inside other users' frames recorded so far (see `VulkanModel+Frame.swift`).
+    var bridges: [FrameBridge] = []
 
-    private enum Source {
+    enum Source {
         case constant(Tensor)
         /// Offset in the arena (floats) and in the read-back buffer (bytes).
         case arena(offset: Int, staged: Int)
@@ -122,10 +128,12 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
             let pipelines = try Dictionary(uniqueKeysWithValues: MLDispatch.Kernel.allCases.map { (kernel) throws(GPUError) in
                 (kernel, try context.pipeline(named: "ml_\(kernel.rawValue)", spirv: kernel.spirv, layout: MLDispatch.layout))
             })
+            self.pipelines = pipelines
             sequence = try CommandSequence(context: context)
             let (arena, constants, upload, readback) = (arena, constants, upload, readback)
             let (inputs, outputs) = (inputs, outputs)
             let dispatches = builder.dispatches
+            self.dispatches = dispatches
             try sequence.record { (recorder) throws(GPUError) in
                 if let upload {
                     for input in inputs {
@@ -133,12 +141,7 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
                     }
                     recorder.barrier()
                 }
-                let bindings: [GPUBinding] = [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
-                                              .texels(BufferSlice(arena)), .texels(BufferSlice(constants))]
-                for dispatch in dispatches {
-                    try recorder.dispatch(pipelines[dispatch.kernel]!, bindings: bindings, push: dispatch.push, groups: dispatch.groups)
-                    recorder.barrier()
-                }
+                try Self.recordInference(&recorder, dispatches: dispatches, pipelines: pipelines, arena: arena, constants: constants)
                 if let readback {
                     for case let (_, shape, _, .arena(offset, staged)) in outputs {
                         try recorder.copy(from: arena, to: readback, size: shape.reduce(1, *) * 4, sourceOffset: offset * 4, destinationOffset: staged)
@@ -148,6 +151,17 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
             }
         } catch {
             throw failed(error)
+        }
+    }
+
+    /// Every dispatch of one inference, a barrier after each.
+    static func recordInference(_ recorder: inout CommandRecorder, dispatches: [MLDispatch], pipelines: [MLDispatch.Kernel: ComputePipeline],
+                                arena: GPUBuffer, constants: GPUBuffer) throws(GPUError) {
+        let bindings: [GPUBinding] = [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
+                                      .texels(BufferSlice(arena)), .texels(BufferSlice(constants))]
+        for dispatch in dispatches {
+            try recorder.dispatch(pipelines[dispatch.kernel]!, bindings: bindings, push: dispatch.push, groups: dispatch.groups)
+            recorder.barrier()
         }
     }
 

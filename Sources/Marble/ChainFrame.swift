@@ -24,6 +24,8 @@ public enum ChainDepth: Sendable {
 /// ```
 ///  chain.frame(image, depth:, modelInput:)      lease a recorded plan for the frame's shape
 ///    └─ modelInput()    up ─► convert ─► resize ─► small rgba8 back     (optional, before run)
+///       or modelInputOnDevice()  … ─► small rgba8 left on the device for a model there, which
+///          writes the map into depthOnDevice; then runWithDepthOnDevice()
 ///    └─ run(depth:)     (up) ─► filters ─► result on the device          (one submission)
 ///    └─ rgba() / yuv()  result ─► (yuv_out) ─► back                       (each optional)
 ///    └─ end()           the plan goes back to the chain                   (also on deinit)
@@ -61,6 +63,39 @@ public final class ChainFrame: @unchecked Sendable {
         precondition(plan.prelude != nil, "the frame was made without a modelInput size")
         uploaded = true
         return try plan.startDepthInput(image, transfers: chain.transferCounter)
+    }
+
+    /// The depth model's input made from the frame on the device as ``modelInput()`` makes it, but
+    /// left there for a model that runs on the same device (GraniteMLVulkan's `VulkanModel`): the
+    /// buffer holds the picture as packed `rgba8` (R in the low byte), the size given to
+    /// ``FilterChain/frame(_:time:depth:modelInput:)``. Nothing is read back. The frame is
+    /// uploaded here, once; the buffer is the frame's until it ends.
+    public func modelInputOnDevice() throws(MarbleError) -> GPUBuffer {
+        precondition(!submitted, "modelInputOnDevice() after run()")
+        precondition(plan.prelude != nil, "the frame was made without a modelInput size")
+        uploaded = true
+        return try plan.startDepthInputOnDevice(image, transfers: chain.transferCounter)
+    }
+
+    /// Where the filters read this frame's own map (``ChainDepth/estimated``) on the device, for a
+    /// model that writes it there: `width`×`height` floats (the frame's size), row by row; then
+    /// ``runWithDepthOnDevice()``. Nil when the chain reads no depth or the frame has no map of its own.
+    public var depthOnDevice: (buffer: GPUBuffer, width: Int, height: Int)? {
+        guard case .estimated = depth, chain.readsDepth, plan.ownsDepth else { return nil }
+        return (plan.depth.device, plan.key.depthWidth, plan.key.depthHeight)
+    }
+
+    /// The device the frame runs on (a model writing ``depthOnDevice`` must run there too).
+    public var context: GPUContext { plan.sequence.context }
+
+    /// Submits the chain reading the map a model wrote into ``depthOnDevice`` (no map goes up);
+    /// the frame is uploaded unless ``modelInputOnDevice()`` or ``modelInput()`` did.
+    public func runWithDepthOnDevice() throws(MarbleError) {
+        precondition(!submitted, "run() twice")
+        precondition(depthOnDevice != nil, "the frame has no map on the device to read")
+        try plan.start(image, depth: nil, kernels: chain.kernels, time: time, transfers: chain.transferCounter, uploaded: uploaded)
+        uploaded = true
+        submitted = true
     }
 
     /// Submits the chain (uploading the frame unless ``modelInput()`` did). `map` is the frame's

@@ -55,6 +55,9 @@ final class ChainPlan {
     let pong: GPUBuffer
     /// Converts the frame and resizes it to the depth model's input (`Key.depthInputWidth`), when asked.
     let prelude: CommandSequence?
+    /// The same without the copy for the host: the model's input stays on the device for a model
+    /// that runs there (``ChainFrame/modelInputOnDevice()``).
+    let preludeOnDevice: CommandSequence?
     /// The depth model's input, `rgba8`, written by `prelude` (and copied for the host).
     let modelInput: StagedBuffer?
     /// How many filters were recorded as steps (fewer than the chain's filters when some were fused).
@@ -93,7 +96,7 @@ final class ChainPlan {
         slot = (StepIO.floatCapacity * 4 + alignment - 1) / alignment * alignment
         let depthInput = key.depthInputWidth > 0 && key.depthInputHeight > 0
             ? (width: key.depthInputWidth, height: key.depthInputHeight) : nil
-        let sequence: CommandSequence, small: GPUBuffer?, prelude: CommandSequence?
+        let sequence: CommandSequence, small: GPUBuffer?, prelude: CommandSequence?, preludeOnDevice: CommandSequence?
         do throws(GPUError) {
             params = try pool.take(size: slot * max(1, kernels.count + 1))
             if let sharedDepth {
@@ -105,8 +108,9 @@ final class ChainPlan {
             if let depthInput {
                 small = try pool.take(size: depthInput.width * depthInput.height * 4, role: .device)
                 prelude = try CommandSequence(context: context, timed: timed)
+                preludeOnDevice = try CommandSequence(context: context, timed: timed)
             } else {
-                (small, prelude) = (nil, nil)
+                (small, prelude, preludeOnDevice) = (nil, nil, nil)
             }
         } catch { throw .gpu(error) }
         self.sequence = sequence
@@ -118,6 +122,7 @@ final class ChainPlan {
         }
         let modelInput = self.modelInput
         self.prelude = prelude
+        self.preludeOnDevice = preludeOnDevice
         outputSize = sizes.last!
         self.sizes = sizes
 
@@ -152,10 +157,11 @@ final class ChainPlan {
             }
         }
         try MarbleError.gpu { () throws(GPUError) in
-        if let prelude, let depthInput, let small, let modelInput {
+        if let prelude, let preludeOnDevice, let depthInput, let small, let modelInput {
             // The frame converted into ping (which the chain then starts from), resized for the model
             // with the shared resampler's antialiased bilinear (what GraniteML's own resize does).
-            try prelude.record { (recorder) throws(GPUError) in
+            for (made, forHost) in [(prelude, true), (preludeOnDevice, false)] {
+            try made.record { (recorder) throws(GPUError) in
                 var io = makeIO()
                 try input.recordCopy(&recorder, size: inputBytes)
                 try convert(&recorder, io)
@@ -165,7 +171,8 @@ final class ChainPlan {
                 io.destinationSize = depthInput
                 recorder.section = "depth input"
                 try Resize(width: depthInput.width, height: depthInput.height, filter: .bilinear).record(&recorder, io)
-                try modelInput.recordCopy(&recorder)
+                if forHost { try modelInput.recordCopy(&recorder) } else { recorder.barrier() }
+            }
             }
         }
         try sequence.record { (recorder) throws(GPUError) in
@@ -228,12 +235,14 @@ final class ChainPlan {
     func settle() {
         _ = try? sequence.wait()
         _ = try? prelude?.wait()
+        _ = try? preludeOnDevice?.wait()
         _ = try? readback?.wait()
     }
 
     /// Hands every buffer back to `pool` once the last submission is done; the plan is unusable after.
     func recycle(into pool: BufferPool) {
-        guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil, (try? readback?.wait()) != nil else { return }
+        guard (try? sequence.wait()) != nil, (try? prelude?.wait()) != nil, (try? preludeOnDevice?.wait()) != nil,
+              (try? readback?.wait()) != nil else { return }
         let staging = [input.staging, result.staging, modelInput?.staging, ownsDepth ? depth.staging : nil].compactMap { $0 }
         let all = [ping, pong, params] + (ownsDepth ? [depth.device] : []) + (input.device === ping ? [] : [input.device])
             + (modelInput.map { [$0.device] } ?? []) + scratch + staging
@@ -260,6 +269,18 @@ final class ChainPlan {
         }
         transfers.download(bytes.count)
         return try MarbleError.image { () throws(MediaError) in try Image(width: w, height: h, format: .rgba8, bytes: bytes) }
+    }
+
+    /// Uploads the frame and runs the prelude that leaves the depth model's input on the device
+    /// (nothing read back); returns that buffer (`rgba8`, the plan's depth input size).
+    func startDepthInputOnDevice(_ image: Image, transfers: TransferCounter) throws(MarbleError) -> GPUBuffer {
+        guard let preludeOnDevice, let modelInput else { preconditionFailure("plan without a depth input") }
+        try MarbleError.gpu { () throws(GPUError) in
+            try input.host.write(image.bytes)
+            transfers.upload(image.bytes.count)
+            try preludeOnDevice.run()
+        }
+        return modelInput.device
     }
 
     /// Writes the frame's pixels (unless `uploaded`: the prelude already has them) and floats

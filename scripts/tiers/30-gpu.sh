@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Vulkan compute tier (GraniteGPU, Marble, GraniteMLVulkan):
-#  1. the GPU tests (granite-cam's GPU chain, DepthChainTests, and GraniteML's Vulkan backend op by op and on
+#  1. the GPU tests (granite-cam's GPU chain, DepthChainTests, DepthOnDeviceTests (the depth model inside the chain's frame), and GraniteML's Vulkan backend op by op and on
 #     FastDepth and the MiDaS replica against ONNX Runtime, GraniteMLVulkanTests) again under the Khronos
 #     validation layer; any validation message fails; when none ran (no device)
 #     the tier exits 77 at once (it checked nothing), and when some skipped it runs the checks
@@ -14,7 +14,7 @@ layer=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
 validated=false
 if [ -e "$layer" ]; then
   log="$(mktemp)"
-  VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation swift test --skip-build --filter 'GraniteGPUTests|MarbleTests|DepthChainTests|GraniteMLVulkanTests' >"$log" 2>&1 || {
+  VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation swift test --skip-build --filter 'GraniteGPUTests|MarbleTests|DepthChainTests|DepthOnDeviceTests|GraniteMLVulkanTests' >"$log" 2>&1 || {
     tail -40 "$log"; echo "gpu tier: tests failed under the validation layer" >&2; exit 1; }
   if grep -q "Validation Error\|VUID-" "$log"; then
     grep -m 20 "Validation Error\|VUID-" "$log"; echo "gpu tier: validation layer reported errors" >&2; exit 1

@@ -35,6 +35,13 @@ public final class DepthEstimator: Sendable {
         try ml.predict(image, size: size)
     }
 
+    /// The input preparation actually applied to a picture at ``inputSize`` (the description's,
+    /// less a normalisation the model does itself).
+    public var feed: ModelDescription.Input { ml.feed }
+
+    /// The output the map is read from (the description's, else the model's first).
+    public var outputName: String { description.output.name ?? ml.model.outputs[0].name }
+
     /// The model's input size (images are resized to it).
     public var inputSize: (width: Int, height: Int) { (description.input.width, description.input.height) }
 }

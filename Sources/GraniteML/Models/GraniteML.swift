@@ -62,8 +62,8 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
     /// same description serves both kinds of export without normalising twice.
     public let normalizesInside: Bool
     /// The input preparation actually applied (the description's, less a normalisation the
-    /// model does itself).
-    let feed: ModelDescription.Input
+    /// model does itself): what a backend that makes the input on a device must do too.
+    public let feed: ModelDescription.Input
 
     /// Loads the model at `modelPath`, described by `description` (looked up by file name when nil).
     public init(_ modelPath: String, description: ModelDescription? = nil, input: InputKind = .frame,
