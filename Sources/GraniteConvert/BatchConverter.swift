@@ -225,18 +225,18 @@ public struct BatchConverter: Sendable {
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         case .tiff:
             // TIFF keeps ICC, XMP and Exif as tags of its IFD (Exif's IFD a sub-IFD), set while encoding.
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .tiff)
             let bytes = try Codecs.encodeTIFF(image, metadata: blocks, path: item.output)
-            return (bytes, image.width, image.height, image, blocks.kinds)
+            return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         case .jxl:
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .jxl)
             let bytes = try Codecs.encodeJXL(image, quality: settings.quality, metadata: blocks, path: item.output)
             return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         case .heic, .gif:
             throw CodecError.encode(path: item.output, reason: "\(format) can be read but not written")
         case .avif:
             // AVIF takes its metadata inside the encoder call, not inserted afterwards.
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .avif)
             let bytes = try Codecs.encodeAVIF(image, quality: settings.quality, metadata: blocks,
                                               threads: ProcessInfo.processInfo.activeProcessorCount, path: item.output)
             return (bytes, image.width, image.height, image, blocks.kinds.sorted())
