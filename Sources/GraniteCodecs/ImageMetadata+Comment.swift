@@ -23,6 +23,9 @@ extension ImageMetadata {
 }
 
 extension ImageFormat {
+    /// Whether an output in this format carries comments (JPEG COM, PNG text chunks).
+    public var holdsComments: Bool { noCommentPlace == nil }
+
     /// Why the format cannot carry a comment; nil for JPEG (COM) and PNG (text chunks).
     ///
     /// A comment is not moved into XMP (`dc:description` is a caption, shown as one) or Exif

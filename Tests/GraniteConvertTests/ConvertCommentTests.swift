@@ -142,4 +142,28 @@ final class ConvertCommentTests: XCTestCase {
         let animated = try FileBytes.read(dir + "/anim.gif-webp/anim.webp")
         XCTAssertEqual(try Codecs.decodeAnimation(animated)?.count, 2, "still animated")
     }
+
+    /// An output converted before comments were kept (its manifest entry lists no comment, its
+    /// settings fingerprint still matches) is converted again when its input has one, once; an
+    /// input without a comment is still skipped.
+    func testAnOutputMadeBeforeCommentsWereKeptIsRedoneOnce() async throws {
+        let dir = ConvertFixtures.folder("comment-upgrade"), input = dir + "/in", out = dir + "/out"
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        let jpeg = try Codecs.encodeJPEG(ConvertFixtures.photo(width: 16, height: 16, seed: 6), quality: 90)
+        try M.write(Self.withComments(jpeg, [Array("said before".utf8)]), input + "/said.jpg")
+        try M.write(try Codecs.encodeJPEG(ConvertFixtures.photo(width: 16, height: 16, seed: 7), quality: 90), input + "/plain.jpg")
+        let settings = ConvertSettings(quality: 85)
+        let first = try await BatchConverter(inputs: [input], outputDirectory: out, settings: settings).run { _ in nil }
+        XCTAssertEqual(first.converted, 2)
+        // The manifest an earlier version wrote: no comment kept anywhere.
+        let url = URL(fileURLWithPath: out + "/manifest.json")
+        var manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
+        for i in manifest.entries.indices { manifest.entries[i].metadata = manifest.entries[i].metadata?.filter { $0 != .comment } }
+        try JSONEncoder().encode(manifest).write(to: url)
+        let again = try await BatchConverter(inputs: [input], outputDirectory: out, settings: settings).run { _ in nil }
+        XCTAssertEqual([again.converted, again.skipped], [1, 1], "the commented input is converted again, the plain one skipped")
+        XCTAssertEqual(ImageMetadata.read(try FileBytes.read(out + "/said.jpg")).metadata.comments, [Array("said before".utf8)])
+        let third = try await BatchConverter(inputs: [input], outputDirectory: out, settings: settings).run { _ in nil }
+        XCTAssertEqual([third.converted, third.skipped], [0, 2], "then both are done")
+    }
 }
