@@ -11,9 +11,13 @@ struct DispatchBuilder {
     let lowering: Lowering
     var constants = ConstantPool()
     var dispatches: [MLDispatch] = []
+    /// The device's `fma()` rounds twice: float convolutions whose output is quantised emulate
+    /// the single rounding (``FusedMultiplyAdd``).
+    let emulateFMA: Bool
 
-    init(lowering: Lowering) {
+    init(lowering: Lowering, emulateFMA: Bool = false) {
         self.lowering = lowering
+        self.emulateFMA = emulateFMA
     }
 
     /// Where an operand is: in the constants (flag 1) or the arena (0), at an offset in floats.
@@ -93,7 +97,14 @@ struct DispatchBuilder {
         let push = [x.offset, out.offset, weights, bias, epilogue.offset, epilogue.count,
                     x.shape[1], x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
                     g.strides[0], g.strides[1], g.padBegin[0], g.padBegin[1], g.dilations[0], g.dilations[1], group] + quantised
+            + [emulateFMA && quantises(c.node) ? 1 : 0]
         dispatches.append(MLDispatch(.conv, node: c.node.name, push: push, groups: ((oh * ow + 63) / 64, group * quads, n)))
+    }
+
+    /// Whether `node`'s output is rounded onto a quantisation grid, where an ulp can decide a
+    /// tie (elsewhere a float sum rounded twice a tap is close enough, and faster).
+    private func quantises(_ node: Node) -> Bool {
+        node.epilogue.contains { if case .fakeQuant = $0 { true } else { false } }
     }
 
     private mutating func convTranspose(_ step: Lowering.Step) throws(MLError) {

@@ -85,15 +85,17 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
         } else {
             arenaFloats = Lowering.place(&lowering.activations)
         }
-        var builder = DispatchBuilder(lowering: lowering)
+        let device = "Vulkan device \(context.deviceName)"
+        func failed(_ error: GPUError) -> MLError { .deviceFailed(device: device, reason: error.description) }
+        let emulateFMA: Bool
+        do throws(GPUError) { emulateFMA = try FusedMultiplyAdd.roundsTwice(on: context) } catch { throw failed(error) }
+        var builder = DispatchBuilder(lowering: lowering, emulateFMA: emulateFMA)
         try builder.build()
         self.model = model
         self.context = context
         self.lowering = keepingActivations ? lowering : nil
         self.inputShapes = shapes
         dispatchCount = builder.dispatches.count
-        let device = "Vulkan device \(context.deviceName)"
-        func failed(_ error: GPUError) -> MLError { .deviceFailed(device: device, reason: error.description) }
         do throws(GPUError) {
             let pool = BufferPool(context: context)
             arena = try pool.take(size: max(arenaFloats, 1) * 4, role: .device)
