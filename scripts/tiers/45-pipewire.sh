@@ -12,7 +12,9 @@
 #     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
 #     the producer stops mid-run and starts again: granite-cam waits, takes the new node up and
 #     finishes its --frames; stopped for good, the run ends after --reconnect-timeout with exit 1;
-#  5. a run whose filters change the frame size offers the new size (read at 160x120).
+#  5. a run whose filters change the frame size offers the new size (read at 160x120);
+#  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
+#     consumer's buffer: counters in order, the direct reads counted.
 # About 25–30 s after the builds. Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -170,6 +172,26 @@ timeout 30 gst-launch-1.0 -q pipewiresrc target-object=granite.granite-small num
   || { cat "$work/gst-small.log"; tail -3 "$work/cam-small.log"; fail "no 160x120 frames from a resized run"; }
 echo "pipewire: a 320x240 run resized to 160x120 is read at 160x120"
 kill -INT $small; wait $small || true
+
+# 6. A GPU chain that converts its result to YUV on the device (GRANITE_GPU_YUV=1: on lavapipe
+#    too): the bytes are read from the device straight into the consumer's buffer. Per format the
+#    device makes (YUY2, I420), the recorded counters rise in order (grayscale keeps the caption)
+#    and granite-cam's summary counts at least as many direct reads as frames recorded.
+for format in YUY2 I420; do
+  lower=$(echo "$format" | tr 'A-Z' 'a-z')
+  GRANITE_GPU_YUV=1 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --filter grayscale \
+    --pipewire-out "Granite Device $format" --pipewire-out-format "$lower" --status-hz 1 >"$work/cam-device.log" 2>&1 & device=$!; pids+=($device)
+  wait_node node.name "granite.granite-device-$lower" || { cat "$work/cam-device.log"; fail "the $format device node did not appear"; }
+  timeout 30 gst-launch-1.0 -q pipewiresrc target-object="granite.granite-device-$lower" num-buffers=20 \
+    ! "video/x-raw,format=$format,width=320,height=240" ! videoconvert ! video/x-raw,format=RGBA \
+    ! filesink location="$work/device-$format.rgba" >"$work/gst-device.log" 2>&1 \
+    || { cat "$work/gst-device.log"; tail -3 "$work/cam-device.log"; fail "pipewiresrc ($format, read from the device) failed"; }
+  line=$("$bin/granite-pw-check" counters "$work/device-$format.rgba" $size --min 20) || { echo "$line"; fail "$format frames read from the device"; }
+  kill -INT $device; wait $device || true
+  reads=$(sed -nE "s/.* ([0-9]+) read from the device straight into the consumer's buffer.*/\1/p" "$work/cam-device.log")
+  echo "pipewire: $format from the device: $line; ${reads:-0} frames read straight into the consumer's buffer"
+  [ "${reads:-0}" -ge 20 ] || { grep "PipeWire camera" "$work/cam-device.log"; fail "$format: ${reads:-0} frames read from the device into the buffer, wanted 20"; }
+done
 
 # granite-cam's camera kept running through it all; stop it and read its counters.
 kill -INT $cam; wait $cam || true
