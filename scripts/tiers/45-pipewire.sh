@@ -201,10 +201,11 @@ for format in YUY2 I420; do
 done
 
 # 7. Firefox's PipeWire camera backend, through the desktop portal, reads granite-cam's camera.
-display=$(for n in $(seq 90 99); do [ -e /tmp/.X11-unix/X$n ] || [ -e /tmp/.X$n-lock ] || { echo $n; break; }; done)
-[ -n "$display" ] || fail "no free X display number for Xvfb (90-99 taken)"
-Xvfb ":$display" -nolisten tcp -screen 0 640x480x24 >"$work/xvfb.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X$display" ] && break; sleep 0.1; done
+# Xvfb picks a free display itself and writes its number once it is ready.
+Xvfb -displayfd 3 -nolisten tcp -screen 0 640x480x24 3>"$work/display" >"$work/xvfb.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 100); do [ -s "$work/display" ] && break; sleep 0.1; done
+display=$(head -1 "$work/display")
+[ -n "$display" ] || { cat "$work/xvfb.log"; fail "Xvfb did not start"; }
 export DISPLAY=":$display" XDG_CURRENT_DESKTOP=gnome
 # The portal and its GTK backend start on demand (D-Bus activation), in this display, desktop and
 # PipeWire runtime folder; the bus ends with the tier's session and takes them along.
