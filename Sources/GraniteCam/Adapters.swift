@@ -213,9 +213,9 @@ public struct DepthEstimatorStage: DepthStage {
     }
 }
 
-/// A GPU chain's result left on the device for the sinks (``Frame/deviceYUV``): each read
+/// A GPU chain's result left on the device for the sinks (`Frame.deviceYUV`): each read
 /// converts it to the layout there and copies the bytes straight into the sink's buffer
-/// (``ChainFrame/yuv(_:into:)``). The chain's plan stays the frame's until this goes.
+/// (`ChainFrame.yuv(_:into:)`). The chain's plan stays the frame's until this goes.
 final class ChainYUV: DeviceYUV, @unchecked Sendable {
     // @unchecked: the ChainFrame is driven by one caller at a time (the lock).
     private let frame: Mutex<ChainFrame>

@@ -22,7 +22,7 @@ public protocol FrameSink: AnyObject, Sendable {
     /// sinks all say no (and that writes no files and shows no preview) reads back only YUV.
     var readsRGBA: Bool { get }
     /// Whether it reads ``gpuLayout`` from the device straight into a buffer of its own
-    /// (``Frame/deviceYUV``) rather than taking ``Frame/yuv``'s bytes. Default: no.
+    /// (`Frame.deviceYUV`) rather than taking ``Frame/yuv``'s bytes. Default: no.
     var readsDeviceYUV: Bool { get }
 }
 

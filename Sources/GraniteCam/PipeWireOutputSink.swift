@@ -9,7 +9,7 @@ import Synchronization
 /// converted straight into the buffer shared with it (``ColorConversion/yuv(_:layout:into:vectorised:)``
 /// for YUV, rows copied or red and blue swapped for RGB), or, when a GPU chain made the layout on
 /// the device, read from the device's staging straight into the shared buffer
-/// (``Frame/deviceYUV``: one copy, no array of ours in between; ``deviceReads`` counts them), or
+/// (`Frame.deviceYUV`: one copy, no array of ours in between; ``deviceReads`` counts them), or
 /// those bytes (``Frame/yuv``) copied in. No consumer, a slow one, or one that
 /// renegotiates only skips frames (counted in ``PipeWireOutput/stats``); the run goes on, also when
 /// the daemon goes away (one fault on the status line, the other outputs carry on). An odd
@@ -43,7 +43,7 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
     /// shared with the consumer, when the consumer took that layout.
     public var readsDeviceYUV: Bool { true }
 
-    /// Frames read from the device straight into a consumer's buffer (``Frame/deviceYUV``).
+    /// Frames read from the device straight into a consumer's buffer (`Frame.deviceYUV`).
     public var deviceReads: UInt64 { readFromDevice.load(ordering: .relaxed) }
 
     /// The node id and what a consumer fixed, for the start-up line (`node 42, formats YUY2, NV12…`).
