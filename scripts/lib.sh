@@ -28,6 +28,7 @@ GRANITE_APT_TEST_PACKAGES=(
   libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg
   slurm-wlm munge
   pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
+  firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin
 )
 # Only scripts/bundle adds these: patchelf sets the RPATHs, strip; libglvnd's libGL and libEGL go in.
 GRANITE_APT_BUNDLE_PACKAGES=(patchelf binutils libgl1 libegl1)

@@ -4,6 +4,7 @@ import GraniteMedia
 import GraniteML
 import GraniteMLVulkan
 import Marble
+import Synchronization
 
 /// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
 /// Marble converts camera formats (YUYV, NV12, RGB24) itself, so no `ToRGBA` is needed before it.
@@ -120,8 +121,14 @@ public struct MarbleStage: FrameStage {
         let yuvOnDevice = !job.yuv.isEmpty && chain.convertsYUVOnDevice
         let (width, height) = (frame.width, frame.height)
         let finish = {
-            defer { frame.end() }
-            if yuvOnDevice { result.yuv = try frame.yuv(job.yuv) }
+            // The YUV left on the device for the sinks: the handle holds the frame until they read it.
+            let inPlace = yuvOnDevice && job.yuvInPlace && job.rgba
+            defer { if !inPlace { frame.end() } }
+            if inPlace {
+                result.deviceYUV = ChainYUV(frame, layouts: job.yuv)
+            } else if yuvOnDevice {
+                result.yuv = try frame.yuv(job.yuv)
+            }
             if !job.rgba, yuvOnDevice, let (layout, format) = job.yuv.lazy.compactMap({ l in l.pixelFormat(width: width).map { (l, $0) } }).first,
                let bytes = result.yuv[layout] {
                 result.image = try Image(width: width, height: height, format: format, bytes: bytes)
@@ -242,4 +249,29 @@ public struct DepthEstimatorStage: DepthStage {
         let result = try estimator.estimate(input)
         return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
     }
+}
+
+/// A GPU chain's result left on the device for the sinks (`Frame.deviceYUV`): each read
+/// converts it to the layout there and copies the bytes straight into the sink's buffer
+/// (`ChainFrame.yuv(_:into:)`). The chain's plan stays the frame's until this goes.
+final class ChainYUV: DeviceYUV, @unchecked Sendable {
+    // @unchecked: the ChainFrame is driven by one caller at a time (the lock).
+    private let frame: Mutex<ChainFrame>
+    let layouts: [YUVLayout]
+
+    init(_ frame: ChainFrame, layouts: [YUVLayout]) {
+        self.frame = Mutex(frame)
+        self.layouts = layouts
+    }
+
+    func read(_ layout: YUVLayout, into destination: UnsafeMutableRawBufferPointer) -> Bool {
+        guard layouts.contains(layout) else { return false }
+        return frame.withLock { frame in
+            guard destination.count == layout.byteCount(width: frame.width, height: frame.height) else { return false }
+            do { try frame.yuv(layout, into: destination) } catch { return false }
+            return true
+        }
+    }
+
+    deinit { frame.withLock { $0.end() } }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Granite
 import GraniteCapture
 import GraniteMedia
@@ -33,6 +34,8 @@ struct CaptureParts: Sendable {
     /// Whether frames' own depth maps are read on the host (written as depth PNGs, shown in the
     /// preview): when not, a model on the chain's device leaves them there.
     let depthOnHost: Bool
+    /// Whether every sink with a YUV layout reads the device's YUV into its own buffer.
+    let yuvInPlace: Bool
 
     /// The capture relay's share of `pipeline`.
     init(_ pipeline: CamPipeline) {
@@ -50,6 +53,10 @@ struct CaptureParts: Sendable {
         liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil && inStreamDepth == nil ? pipeline.settings.depthEvery : nil
         liveDepthInput = liveDepthEvery == nil ? nil : pipeline.depth?.modelInputSize
         yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
+        // GRANITE_YUV_IN_PLACE=0: the bytes come back into an array first and are copied from there
+        // (the way before sinks read in place; scripts/bench-pipewire compares the two).
+        yuvInPlace = pipeline.sinks.allSatisfy { $0.gpuLayout == nil || $0.readsDeviceYUV }
+            && ProcessInfo.processInfo.environment["GRANITE_YUV_IN_PLACE"] != "0"
         readsRGBA = pipeline.writer != nil || pipeline.preview != nil || pipeline.sinks.isEmpty
             || pipeline.sinks.contains { $0.readsRGBA }
         depthOnHost = onHost
@@ -64,7 +71,9 @@ struct CaptureParts: Sendable {
         let fps = s.paced ? s.request.fps : nil
         switch s.source {
         case .testPattern:
-            return TestPatternSource(size: s.request.size ?? FrameSize(width: 640, height: 480), fps: fps, frameLimit: s.frameLimit)
+            // GRANITE_CAPTURE_LOG=FILE: when each frame was made, by its drawn counter (the benchmark's latency).
+            return TestPatternSource(size: s.request.size ?? FrameSize(width: 640, height: 480), fps: fps, frameLimit: s.frameLimit,
+                                     captureLog: ProcessInfo.processInfo.environment["GRANITE_CAPTURE_LOG"])
         case let .folder(path):
             return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
         case let .device(path):
@@ -94,9 +103,11 @@ struct CaptureParts: Sendable {
         }
         for (index, stage) in stages.enumerated().dropFirst() {
             let last = index == stages.count - 1
-            let next = try stage.process(FrameJob(image: result.image, depth: map.map(FrameDepth.map) ?? .none,
-                                                  yuv: last ? job.yuv : [], rgba: last ? job.rgba : true))
-            (result.image, result.yuv) = (next.image, next.yuv)
+            var nextJob = FrameJob(image: result.image, depth: map.map(FrameDepth.map) ?? .none,
+                                   yuv: last ? job.yuv : [], rgba: last ? job.rgba : true)
+            nextJob.yuvInPlace = last && job.yuvInPlace
+            let next = try stage.process(nextJob)
+            (result.image, result.yuv, result.deviceYUV) = (next.image, next.yuv, next.deviceYUV)
         }
         return StartedFrame { result }
     }
@@ -107,9 +118,11 @@ struct CaptureParts: Sendable {
     /// A frame's job as this run wants it: `depth` for the stages, the model's input when the frame
     /// goes to the depth relay (`modelInput`), the sinks' YUV layouts.
     func job(_ image: Image, depth: FrameDepth, modelInput: Bool = false) -> FrameJob {
-        FrameJob(image: image, depth: depth,
-                 modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil,
-                 yuv: yuvLayouts, rgba: readsRGBA, depthOnHost: depthOnHost)
+        var job = FrameJob(image: image, depth: depth,
+                           modelInput: modelInput ? liveDepthInput.map { FrameSize(width: $0.width, height: $0.height) } : nil,
+                           yuv: yuvLayouts, rgba: readsRGBA, depthOnHost: depthOnHost)
+        job.yuvInPlace = yuvInPlace
+        return job
     }
 }
 
@@ -456,7 +469,7 @@ enum CapturePump {
             do {
                 let result = try item.work.get().result()
                 var out = frame
-                (out.image, out.yuv) = (result.image, result.yuv)
+                (out.image, out.yuv, out.deviceYUV) = (result.image, result.yuv, result.deviceYUV)
                 var depthAge = item.depthAge
                 if result.depth != nil || result.depthOnDevice { depthAge = 0 }
                 if result.depthOnDevice && parts.settings.isLive { resources.deviceDepthSequence.withLock { $0 = frame.sequence } }

@@ -21,11 +21,15 @@ public protocol FrameSink: AnyObject, Sendable {
     /// a layout other than ``gpuLayout``). Default: when it has no ``gpuLayout``. A run whose
     /// sinks all say no (and that writes no files and shows no preview) reads back only YUV.
     var readsRGBA: Bool { get }
+    /// Whether it reads ``gpuLayout`` from the device straight into a buffer of its own
+    /// (`Frame.deviceYUV`) rather than taking ``Frame/yuv``'s bytes. Default: no.
+    var readsDeviceYUV: Bool { get }
 }
 
 extension FrameSink {
     public var gpuLayout: YUVLayout? { nil }
     public var readsRGBA: Bool { gpuLayout == nil }
+    public var readsDeviceYUV: Bool { false }
 }
 
 /// Why a sink could not take a frame.

@@ -97,6 +97,10 @@ public struct FrameJob: Sendable {
     /// PNG, the preview's depth view). False: a stage whose model runs on its device leaves the
     /// map there, where its filters read it (``FrameResult/depthOnDevice``).
     public var depthOnHost: Bool
+    /// Whether every sink that takes ``yuv`` reads it straight from the device into a buffer of
+    /// its own (``FrameSink/readsDeviceYUV``): a stage that converts on the device then hands back
+    /// ``FrameResult/deviceYUV`` instead of the bytes (when the job also wants ``rgba``).
+    public var yuvInPlace: Bool = false
 
     /// A job.
     public init(image: Image, depth: FrameDepth = .none, modelInput: FrameSize? = nil, yuv: [YUVLayout] = [], rgba: Bool = true,
@@ -136,6 +140,9 @@ public struct FrameResult: Sendable {
     /// The result in the YUV layouts the job asked for that the stage made (none: the sinks
     /// convert on the CPU).
     public var yuv: [YUVLayout: [UInt8]] = [:]
+    /// The result's YUV left on the device for the sinks to read into their own buffers
+    /// (``FrameJob/yuvInPlace``), in place of ``yuv``.
+    public var deviceYUV: (any DeviceYUV)?
     /// The frame resized to the depth model's input, when the job asked for it (`rgba8`).
     public var modelInput: Image?
     /// This frame's own depth maps (``FrameDepth/own(_:)``), nil when the model failed or left

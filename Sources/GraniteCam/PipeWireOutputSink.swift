@@ -8,7 +8,9 @@ import Synchronization
 /// Each consumer negotiates YUY2, NV12, I420, BGRx or RGBx at the frames' size; the frame is
 /// converted straight into the buffer shared with it (``ColorConversion/yuv(_:layout:into:vectorised:)``
 /// for YUV, rows copied or red and blue swapped for RGB), or, when a GPU chain made the layout on
-/// the device (``Frame/yuv``), those bytes are copied in. No consumer, a slow one, or one that
+/// the device, read from the device's staging straight into the shared buffer
+/// (`Frame.deviceYUV`: one copy, no array of ours in between; ``deviceReads`` counts them), or
+/// those bytes (``Frame/yuv``) copied in. No consumer, a slow one, or one that
 /// renegotiates only skips frames (counted in ``PipeWireOutput/stats``); the run goes on, also when
 /// the daemon goes away (one fault on the status line, the other outputs carry on). An odd
 /// frame side loses its last column or row (4:2:0 and 4:2:2 need pairs).
@@ -16,6 +18,7 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `PipeWireOutput` does its own locking; the sink relay calls from one executor.
     private let output: PipeWireOutput
     private let failed = Atomic<Bool>(false)
+    private let readFromDevice = Atomic<UInt64>(0)
     private let width: Int
     public var name: String { "pipewire:\(output.name)" }
 
@@ -35,6 +38,13 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
 
     /// Always: each consumer negotiates its own format, RGB ones too.
     public var readsRGBA: Bool { true }
+
+    /// Yes: a frame whose YUV a GPU chain left on the device is read straight into the buffer
+    /// shared with the consumer, when the consumer took that layout.
+    public var readsDeviceYUV: Bool { true }
+
+    /// Frames read from the device straight into a consumer's buffer (`Frame.deviceYUV`).
+    public var deviceReads: UInt64 { readFromDevice.load(ordering: .relaxed) }
 
     /// The node id and what a consumer fixed, for the start-up line (`node 42, formats YUY2, NV12…`).
     public var summary: String {
@@ -58,7 +68,9 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
                         return nil
                     }
                 }
-                PipeWireOutputSink.fill(buffer, format: format, from: frame, size: size, rgba: rgba)
+                if PipeWireOutputSink.fill(buffer, format: format, from: frame, size: size, rgba: rgba) {
+                    readFromDevice.add(1, ordering: .relaxed)
+                }
             }
         } catch {
             failed.store(true, ordering: .relaxed)
@@ -69,21 +81,26 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
 
     public func finish() { output.close() }
 
-    /// `buffer` in `format`, `size` (the frame's sides made even): the GPU's bytes when the frame
-    /// carries that layout, else converted from `rgba()` (the frame cropped to `size`; nil: it
-    /// could not be made, the buffer is left as it is).
+    /// `buffer` in `format`, `size` (the frame's sides made even): read from the device when the
+    /// frame left that layout there (returns true), else the GPU's bytes when the frame carries
+    /// them, else converted from `rgba()` (the frame cropped to `size`; nil: it could not be made,
+    /// the buffer is left as it is).
+    @discardableResult
     static func fill(_ buffer: UnsafeMutableRawBufferPointer, format: PipeWireVideoFormat, from frame: Frame, size: FrameSize,
-                     rgba makeRGBA: () -> Image?) {
+                     rgba makeRGBA: () -> Image?) -> Bool {
         let out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
         if let layout = format.yuvLayout(width: size.width) {
-            if size.width == frame.width, size.height == frame.height, let made = frame.yuv[layout], made.count == buffer.count {
+            let whole = size.width == frame.width && size.height == frame.height
+            if whole, let device = frame.deviceYUV, device.read(layout, into: buffer) {
+                return true
+            } else if whole, let made = frame.yuv[layout], made.count == buffer.count {
                 made.withUnsafeBytes { buffer.copyMemory(from: $0) }
             } else if let rgba = makeRGBA() {
                 ColorConversion.yuv(rgba, layout: layout, into: out, vectorised: ColorConversion.vectorised)
             }
-            return
+            return false
         }
-        guard let rgba = makeRGBA() else { return }
+        guard let rgba = makeRGBA() else { return false }
         rgba.bytes.withUnsafeBytes { source in
             if !format.isBGR {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<buffer.count]))
@@ -97,6 +114,7 @@ public final class PipeWireOutputSink: FrameSink, @unchecked Sendable {
                 to.storeBytes(of: (p & 0xFF00_FF00) | ((p & 0xFF) << 16) | ((p >> 16) & 0xFF), toByteOffset: i * 4, as: UInt32.self)
             }
         }
+        return false
     }
 
     /// `size` with odd sides made even (at least 2).

@@ -127,10 +127,28 @@ public struct TestPattern: Sendable {
         }
     }
 
-    /// Reads the caption's frame number back from the pixels of an `rgba8` frame of this
-    /// pattern; `nil` when the glyphs do not match (a damaged or foreign image).
+    /// Reads the caption's frame number back from the pixels of a frame of this pattern: `rgba8`
+    /// (red), or as a camera format carries it (`yuyv`, `nv12`, `i420`: luma, read in place, no
+    /// conversion); `nil` when the glyphs do not match (a damaged or foreign image) or the format
+    /// is another.
     public func readCounter(_ image: Image) -> UInt64? {
-        guard image.format == .rgba8, image.width == size.width, image.height == size.height else { return nil }
+        guard image.width == size.width, image.height == size.height else { return nil }
+        let w = image.width
+        // The channel that is bright for white glyphs and dark for the caption's black box.
+        let offset: (Int, Int) -> Int
+        switch image.format {
+        case .rgba8: offset = { x, y in (y * w + x) * 4 }
+        case .yuyv: offset = { x, y in y * image.bytesPerRow + x * 2 }
+        case .nv12, .i420: offset = { x, y in y * w + x }
+        default: return nil
+        }
+        return image.bytes.withUnsafeBufferPointer { bytes in
+            readCounter { x, y in bytes[offset(x, y)] > 127 }
+        }
+    }
+
+    /// The counter read through `bright(x, y)` (whether the pixel at x, y is lit).
+    private func readCounter(_ bright: (Int, Int) -> Bool) -> UInt64? {
         let s = scale, (ox, oy) = captionOrigin, cell = (GlyphFont.width + 1) * s
         var digits = ""
         for n in 1...6 {
@@ -138,8 +156,8 @@ public struct TestPattern: Sendable {
                 (0..<GlyphFont.height).allSatisfy { gy in
                     (0..<GlyphFont.width).allSatisfy { gx in
                         let x = ox + s + n * cell + gx * s, y = oy + s + gy * s
-                        guard x < image.width, y < image.height else { return false }
-                        return (image.bytes[(y * image.width + x) * 4] > 127) == GlyphFont.isSet(character, x: gx, y: gy)
+                        guard x < size.width, y < size.height else { return false }
+                        return bright(x, y) == GlyphFont.isSet(character, x: gx, y: gy)
                     }
                 }
             }

@@ -166,6 +166,16 @@ public final class ChainFrame: @unchecked Sendable {
         return try chain.convertResult(of: plan, to: layouts)
     }
 
+    /// The result converted on the device to `layout`, read back straight into `destination` (at
+    /// least `layout.byteCount(width:height:)` bytes at the result's size, rows at the layout's
+    /// strides): a caller that owns the place the bytes must end up in — a buffer mapped from
+    /// another process, a device's mmap buffer — gets one copy from the device's staging into it,
+    /// not an array it copies again. Runs the chain first if needed.
+    public func yuv(_ layout: YUVLayout, into destination: UnsafeMutableRawBufferPointer) throws(MarbleError) {
+        if !submitted { try run() }
+        try chain.convertResult(of: plan, to: layout, into: destination)
+    }
+
     /// Waits for the frame's work and hands the plan back to the chain (idempotent).
     public func end() {
         guard !ended else { return }

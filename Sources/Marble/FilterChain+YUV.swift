@@ -28,6 +28,27 @@ extension FilterChain {
         }
         return yuv
     }
+
+    /// Waits for `plan`'s submission, converts its output on the device to `layout` and reads the
+    /// bytes straight into `destination` (at least `layout.byteCount` bytes: e.g. a buffer shared
+    /// with another process), not into an array first (``ChainFrame/yuv(_:into:)``).
+    func convertResult(of plan: ChainPlan, to layout: YUVLayout, into destination: UnsafeMutableRawBufferPointer) throws(MarbleError) {
+        let (w, h) = plan.outputSize
+        let need = layout.byteCount(width: w, height: h)
+        guard destination.count >= need else {
+            throw MarbleError.gpu(.invalidPipeline(name: "yuv_out", reason: "\(layout) \(w)x\(h) needs \(need) bytes, the destination holds \(destination.count)"))
+        }
+        try MarbleError.gpu { () throws(GPUError) in try plan.sequence.wait() }
+        let counter = transferCounter
+        try lock.locked { () throws(MarbleError) in
+            let pool = try bufferPool()
+            try MarbleError.gpu { () throws(GPUError) in
+                try yuvOutputs.convert(plan.output, width: w, height: h, layout: layout, pool: pool,
+                                       into: UnsafeMutableRawBufferPointer(rebasing: destination[..<need]))
+            }
+            counter.download(need)
+        }
+    }
 }
 
 extension FilterChain {
@@ -98,6 +119,23 @@ final class YUVOutputs: @unchecked Sendable {
     /// Converts the `width`×`height` `rgba8` pixels in `source` (written by a finished
     /// submission) to `layout` and reads the bytes back.
     func convert(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> [UInt8] {
+        return try run(source, width: width, height: height, layout: layout, pool: pool) { entry throws(GPUError) in
+            try entry.output.host.read(count: entry.bytes)
+        }
+    }
+
+    /// The same conversion, its bytes read into `destination` (exactly the layout's byte count).
+    func convert(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool,
+                 into destination: UnsafeMutableRawBufferPointer) throws(GPUError) {
+        try run(source, width: width, height: height, layout: layout, pool: pool) { entry throws(GPUError) in
+            try entry.output.host.read(into: destination)
+        }
+    }
+
+    /// Runs the recorded conversion of `source` to `layout` (recording it the first time) and
+    /// hands its entry to `read`.
+    private func run<T>(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool,
+                        read: (Recorded) throws(GPUError) -> T) throws(GPUError) -> T {
         let key = Key(source: ObjectIdentifier(source), width: width, height: height, layout: layout)
         let entry: Recorded
         if let known = recorded[key] {
@@ -108,7 +146,7 @@ final class YUVOutputs: @unchecked Sendable {
             recorded[key] = entry
         }
         try entry.sequence.run()
-        return try entry.output.host.read(count: entry.bytes)
+        return try read(entry)
     }
 
     private func record(_ source: GPUBuffer, width: Int, height: Int, layout: YUVLayout, pool: BufferPool) throws(GPUError) -> Recorded {

@@ -300,7 +300,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
             say("granite-cam: \(summary.modeLine)")
             if let stats = pipeWireSink?.stats {
                 say("granite-cam: PipeWire camera: \(stats.sent) frames sent, \(stats.noConsumer) with no consumer, "
-                      + "\(stats.busy) skipped while the consumer held every buffer, \(stats.negotiations) formats negotiated")
+                      + "\(stats.busy) skipped while the consumer held every buffer, \(stats.negotiations) formats negotiated, "
+                      + "\(pipeWireSink?.deviceReads ?? 0) read from the device straight into the consumer's buffer")
             }
             if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
             if let outcome = summary.pinning {

@@ -5,15 +5,27 @@
 //       recorded): reads each one's drawn test-pattern counter; fails unless every frame has one,
 //       they rise strictly, and there are at least N
 //   granite-pw-check consume [NODE | /dev/videoN] [--frames N] [--seconds S] [--counters WxH] [--min N]
+//                            [--arrivals FILE]
 //       reads a PipeWire video source through GraniteCapture's PipeWireSource (the same code as
 //       `granite-cam --source pipewire:NODE`), or a V4L2 capture node through V4L2Source (a
 //       v4l2loopback camera that `granite-cam --v4l2-out` writes: the benchmark's other side);
-//       prints frames, fps, latency capture→here p50/p99 (when the producer stamps monotonic
-//       capture times), drops and CPU time per frame
+//       prints frames, fps, latency capture→here p50/p99 by the time stamp the transport carried
+//       (only where it is a monotonic capture time), drops and CPU time per frame. --arrivals:
+//       one line `COUNTER ARRIVAL_NS` per frame (CLOCK_MONOTONIC when it reached this loop), the
+//       counter read from the pixels with --counters, else the frame's sequence (the header's)
+//   granite-pw-check latency CAPTURES ARRIVALS
+//       joins a producer's capture times with a consumer's arrivals by frame counter: latency
+//       p50/p99 from capture to the consumer's hands, on one clock, whatever time stamps the
+//       transport carried. CAPTURES: `COUNTER CAPTURE_NS` lines (granite-cam's
+//       GRANITE_CAPTURE_LOG), or the log of `GST_DEBUG=basesrc:6 gst-launch-1.0 videotestsrc
+//       is-live=true …` (frame k, the buffer offset pipewiresink sends as the header's sequence,
+//       is released at base time + its start, on the monotonic system clock: the k-th
+//       "waiting for clock" line)
 //   granite-pw-check publish NAME WxH [--fps N | --unpaced] [--seconds S] [--format yuy2]
 //       publishes the test pattern through GraniteCapture's PipeWireOutput (the node of
 //       `granite-cam --pipewire-out`, without the rest of granite-cam's pipeline), converting each
-//       frame into the shared buffer; prints frames sent and CPU time per frame sent
+//       frame into the shared buffer; prints frames sent and CPU time per frame sent;
+//       GRANITE_CAPTURE_LOG=FILE: each frame's counter and drawing time, as granite-cam's
 //   granite-pw-check list
 //       the daemon's video sources
 import GraniteCapture
@@ -63,6 +75,70 @@ func cpuSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+/// Writes `bytes` to `path` (atomically), or fails naming it.
+func writeFile(_ bytes: [UInt8], to path: String) {
+    do {
+        let file = try AtomicWriter(path: path) { path, call, code in CaptureError.systemCall(device: path, call: call, errno: code) }
+        try file.append(bytes)
+        try file.commit()
+    } catch { fail("\(error)") }
+}
+
+/// The whole file at `path` as text, nil when it cannot be read.
+func readText(_ path: String) -> String? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n == 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A producer's capture times by frame counter (monotonic ns).
+enum CaptureTimes {
+    /// `COUNTER NS` lines, or GStreamer basesrc's debug log (frame k: the k-th "waiting for
+    /// clock, base time B, stream_start S" line, captured at B + S).
+    static func parse(_ text: String) -> [UInt64: UInt64] {
+        var times: [UInt64: UInt64] = [:]
+        var k: UInt64 = 0
+        for line in text.split(separator: "\n") {
+            if let base = after("waiting for clock, base time ", in: line).flatMap(clockTime),
+               let start = after("stream_start ", in: line).flatMap(clockTime) {
+                times[k] = base + start
+                k += 1
+                continue
+            }
+            let fields = line.split(separator: " ")
+            if fields.count == 2, let counter = UInt64(fields[0]), let ns = UInt64(fields[1]) { times[counter] = ns }
+        }
+        return times
+    }
+
+    /// What follows the first `marker` in `line`, nil without one.
+    static func after(_ marker: String, in line: Substring) -> Substring? {
+        let m = Array(marker.utf8), bytes = Array(line.utf8)
+        guard bytes.count >= m.count else { return nil }
+        for i in 0...(bytes.count - m.count) where bytes[i..<(i + m.count)].elementsEqual(m) {
+            return Substring(String(decoding: bytes[(i + m.count)...], as: UTF8.self))
+        }
+        return nil
+    }
+
+    /// GStreamer's `H:MM:SS.NNNNNNNNN` at the start of `text`, in nanoseconds.
+    static func clockTime(_ text: Substring) -> UInt64? {
+        let token = text.prefix { $0.isNumber || $0 == ":" || $0 == "." }
+        let parts = token.split(separator: ":")
+        guard parts.count == 3, let h = UInt64(parts[0]), let m = UInt64(parts[1]) else { return nil }
+        let second = parts[2].split(separator: ".")
+        guard second.count == 2, let s = UInt64(second[0]), second[1].count == 9, let ns = UInt64(second[1]) else { return nil }
+        return ((h * 60 + m) * 60 + s) * 1_000_000_000 + ns
+    }
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first else { fail("usage: granite-pw-check counters|consume|list …", code: 64) }
 arguments.removeFirst()
@@ -85,6 +161,7 @@ case "consume":
     let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 30
     let counterSize = option("--counters", in: &arguments).flatMap { FrameSize(parsing: $0) }
     let minimum = option("--min", in: &arguments).flatMap(Int.init) ?? want
+    let arrivalsPath = option("--arrivals", in: &arguments)
     let source: any FrameSource = arguments.first.map { $0.hasPrefix("/dev/") } == true
         ? V4L2Source(path: arguments[0], reconnect: ReconnectPolicy(maximumAttempts: 1))
         : PipeWireSource(target: arguments.first)
@@ -93,6 +170,7 @@ case "consume":
     let pattern = counterSize.map { TestPattern(size: $0) }
     var latencies: [Double] = []
     var counters: [UInt64?] = []
+    var arrivals: [UInt8] = []
     var frames = 0, format = "?"
     var first: UInt64?, last: UInt64 = 0, cpuAtFirst = 0.0
     let deadline = monotonicNanos() + UInt64(seconds * 1e9)
@@ -107,7 +185,14 @@ case "consume":
             last = now
             frames += 1
             if frame.timestampNanos < now { latencies.append(Double(now - frame.timestampNanos) / 1e6) }
-            if let pattern { counters.append(pattern.readCounter(try! ColorConversion.rgba(frame.image))) }
+            if let pattern {
+                // Read in place (luma) where the format allows, else from the frame made rgba8.
+                let counter = pattern.readCounter(frame.image) ?? pattern.readCounter(try! ColorConversion.rgba(frame.image))
+                counters.append(counter)
+                if let counter, arrivalsPath != nil { arrivals += Array("\(counter) \(now)\n".utf8) }
+            } else if arrivalsPath != nil {
+                arrivals += Array("\(frame.sequence) \(now)\n".utf8)
+            }
             if frames >= want { break loop }
         }
     }
@@ -124,7 +209,16 @@ case "consume":
           + "\(fixed(span > 0 ? Double(frames - 1) / span : 0, 1)) fps, latency ms p50 \(quantile(0.5)) p99 \(quantile(0.99)), "
           + "dropped \(stats.droppedBySource) by the source + \(stats.droppedByConsumer) here, "
           + "consumer CPU \(fixed(frames > 1 ? cpu * 1000 / Double(frames - 1) : 0)) ms/frame")
-    if pattern != nil { print("granite-pw-check: \(checkCounters(counters, min: minimum))") }
+    if let arrivalsPath {
+        // The arrivals are a measurement, not a check: frames without a readable counter (a
+        // loopback's buffer before the writer filled it) are left out and counted.
+        writeFile(arrivals, to: arrivalsPath)
+        if pattern != nil {
+            print("granite-pw-check: \(counters.filter { $0 != nil }.count) arrivals logged, \(counters.filter { $0 == nil }.count) frames without a readable counter")
+        }
+    } else if pattern != nil {
+        print("granite-pw-check: \(checkCounters(counters, min: minimum))")
+    }
     if frames < minimum { fail("\(frames) frames, wanted at least \(minimum)") }
 case "publish":
     let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 10
@@ -137,6 +231,9 @@ case "publish":
     do { output = try PipeWireOutput(name: arguments[0], size: size, fps: fps, formats: [format]) } catch { fail("\(error)") }
     let pattern = TestPattern(size: size, fps: fps)
     var storage = RecycledBytes(slots: 2)
+    // GRANITE_CAPTURE_LOG=FILE: each frame's counter and the time it was drawn (as granite-cam's).
+    let captureLog = getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }
+    var captures: [UInt8] = []
     let start = monotonicNanos(), cpuAtStart = cpuSeconds()
     var index: UInt64 = 0
     while monotonicNanos() < start + UInt64(seconds * 1e9) {
@@ -144,8 +241,9 @@ case "publish":
             let due = start + UInt64(Double(index) * 1e9 / fps), now = monotonicNanos()
             if due > now { var t = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000)); nanosleep(&t, nil) }
         }
-        let taken = monotonicNanos()
         let image = pattern.render(index: index, recycling: &storage)
+        let taken = monotonicNanos()
+        if captureLog != nil { captures += Array("\(index) \(taken)\n".utf8) }
         do {
             _ = try output.write(size: size, sequence: index, timestampNanos: taken) { chosen, buffer in
                 if let layout = chosen.yuvLayout(width: size.width) {
@@ -159,8 +257,26 @@ case "publish":
     }
     let stats = output.stats
     output.close()
+    if let captureLog { writeFile(captures, to: captureLog) }
     print("granite-pw-check: published \(index) frames: \(stats.sent) sent, \(stats.noConsumer) with no consumer, \(stats.busy) busy; "
           + "CPU \(fixed(stats.sent > 0 ? (cpuSeconds() - cpuAtStart) * 1000 / Double(stats.sent) : 0)) ms per frame sent")
+case "latency":
+    guard arguments.count == 2 else { fail("usage: latency CAPTURES ARRIVALS", code: 64) }
+    guard let captureText = readText(arguments[0]), let arrivalText = readText(arguments[1]) else {
+        fail("cannot read \(arguments[0]) or \(arguments[1])")
+    }
+    let captures = CaptureTimes.parse(captureText)
+    var latencies: [Double] = [], unmatched = 0
+    for line in arrivalText.split(separator: "\n") {
+        let fields = line.split(separator: " ")
+        guard fields.count == 2, let counter = UInt64(fields[0]), let arrival = UInt64(fields[1]) else { continue }
+        guard let taken = captures[counter], taken <= arrival else { unmatched += 1; continue }
+        latencies.append(Double(arrival - taken) / 1e6)
+    }
+    guard !latencies.isEmpty else { fail("no arrival matches a capture (\(captures.count) captures, \(unmatched) arrivals unmatched)") }
+    latencies.sort()
+    let quantile = { (q: Double) in fixed(latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))]) }
+    print("granite-pw-check: latency ms p50 \(quantile(0.5)) p99 \(quantile(0.99)) over \(latencies.count) frames, \(unmatched) unmatched")
 case "list":
     do {
         for node in try PipeWireDirectory.videoSources() { print(node) }

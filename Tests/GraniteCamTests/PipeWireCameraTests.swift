@@ -1,7 +1,9 @@
 import XCTest
 @testable import GraniteCam
 import GraniteCapture
+import GraniteGPU
 import GraniteMedia
+import GraniteTesting
 
 /// The PipeWire camera's pieces that need no daemon (the tier `45-pipewire` runs the rest against
 /// a real one): `--source pipewire[:NODE]`, and how the sink fills a consumer's buffer.
@@ -61,6 +63,43 @@ final class PipeWireCameraTests: XCTestCase {
         }
         XCTAssertEqual(out, marker)
         XCTAssertFalse(asked, "no rgba8 frame made for a layout the GPU made")
+    }
+
+    /// A GPU chain's YUV left on the device (a job whose sinks read in place) is read straight into
+    /// the consumer's buffer: the device's conversion of the chain's result, the rgba8 frame not
+    /// asked for, each layout's bytes downloaded once; a layout the device did not make is converted.
+    func testTheDevicesYUVIsReadStraightIntoTheBuffer() throws {
+        do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
+        setenv("GRANITE_GPU_YUV", "1", 1)
+        defer { unsetenv("GRANITE_GPU_YUV") }
+        let stage = try MarbleStage(specs: ["invert"])
+        let image = TestPattern(size: FrameSize(width: 34, height: 18)).render(index: 5)
+        let expected = try MarbleStage(specs: ["invert"]).process(image)
+        let layout = try XCTUnwrap(PipeWireVideoFormat.yuy2.yuvLayout(width: 34))
+        var job = FrameJob(image: image, yuv: [layout], rgba: true)
+        job.yuvInPlace = true
+        let result = try stage.process(job)
+        XCTAssertTrue(result.yuv.isEmpty, "no bytes of ours: they stay on the device")
+        XCTAssertEqual(result.image, expected)
+        var frame = Frame(image: result.image, sequence: 5, timestampNanos: 1, source: "test")
+        frame.deviceYUV = try XCTUnwrap(result.deviceYUV)
+        let before = stage.chain.transfers.downloadBytes
+        var out = [UInt8](repeating: 0xAA, count: layout.byteCount(width: 34, height: 18))
+        var asked = false
+        let read = out.withUnsafeMutableBytes {
+            PipeWireOutputSink.fill($0, format: .yuy2, from: frame, size: FrameSize(width: 34, height: 18), rgba: { asked = true; return nil })
+        }
+        XCTAssertTrue(read)
+        XCTAssertFalse(asked, "no rgba8 frame made")
+        XCTAssertEqual(out, ColorConversion.yuv(expected, layout: layout, vectorised: false))
+        XCTAssertEqual(stage.chain.transfers.downloadBytes - before, out.count, "one download, into the buffer")
+        // I420 was not made on the device: converted from the rgba8 result.
+        let i420 = try XCTUnwrap(PipeWireVideoFormat.i420.yuvLayout(width: 34))
+        var planar = [UInt8](repeating: 0xAA, count: i420.byteCount(width: 34, height: 18))
+        XCTAssertFalse(planar.withUnsafeMutableBytes {
+            PipeWireOutputSink.fill($0, format: .i420, from: frame, size: FrameSize(width: 34, height: 18), rgba: { expected })
+        })
+        XCTAssertEqual(planar, ColorConversion.yuv(expected, layout: i420))
     }
 
     func testOddSidesLoseTheirLastColumnAndRow() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import GraniteMedia
 import XCTest
 
@@ -30,6 +31,20 @@ final class TestPatternSourceTests: XCTestCase {
         XCTAssertEqual(formats.map(\.size), [FrameSize(width: 160, height: 120)])
         XCTAssertEqual(source.stats.delivered, 50)
         XCTAssertEqual(source.stats.dropped, 0)
+    }
+
+    /// The capture log (GRANITE_CAPTURE_LOG): each frame's counter and its time stamp, written
+    /// when the source stops.
+    func testCaptureLogHasEachFramesCounterAndTime() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("granite-capture-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let source = TestPatternSource(size: FrameSize(width: 64, height: 48), fps: nil, frameLimit: 12, captureLog: path)
+        let (frames, faults, _) = await drain(try source.start(buffering: 32))
+        source.stop()
+        XCTAssertTrue(faults.isEmpty)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines, frames.map { "\($0.sequence) \($0.timestampNanos)"[...] })
+        XCTAssertEqual(lines.count, 12)
     }
 
     func testPacingHoldsTheRate() async throws {

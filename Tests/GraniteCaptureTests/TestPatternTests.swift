@@ -37,6 +37,18 @@ final class TestPatternTests: XCTestCase {
         }
     }
 
+    /// The counter reads in place from the camera formats a consumer receives (the luma plane).
+    func testCounterReadsFromYUVFrames() throws {
+        let pattern = TestPattern(size: FrameSize(width: 320, height: 240))
+        let frame = pattern.render(index: 4321)
+        for (layout, format) in [(YUVLayout.yuyv(stride: 0), PixelFormat.yuyv), (.i420, .i420), (.nv12, .nv12)] {
+            let yuv = try Image(width: 320, height: 240, format: format, bytes: ColorConversion.yuv(frame, layout: layout, vectorised: false))
+            XCTAssertEqual(pattern.readCounter(yuv), 4321, "\(format)")
+        }
+        XCTAssertNil(pattern.readCounter(try Image(width: 320, height: 240, format: .gray8,
+                                                   bytes: [UInt8](repeating: 0, count: 320 * 240))), "a format it does not read")
+    }
+
     func testCounterRejectsForeignImage() throws {
         let pattern = TestPattern(size: FrameSize(width: 160, height: 120))
         XCTAssertNil(pattern.readCounter(try Image(width: 160, height: 120, format: .rgba8)))

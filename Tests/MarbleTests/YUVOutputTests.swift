@@ -58,6 +58,31 @@ struct YUVOutputTests {
         }
     }
 
+    /// The read-back straight into a caller's buffer (a PipeWire buffer shared with a consumer):
+    /// the same bytes as the array, every byte of the destination's layout written, one download.
+    @Test func readBackIntoACallersBuffer() throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain(FilterSpec.parseChain("grayscale"), context: context)
+        let image = Fixtures.image(34, 20)
+        let frame = try chain.frame(image)
+        defer { frame.end() }
+        let rgba = try frame.rgba()
+        for layout in [YUVLayout.yuyv(stride: 0), .i420, .planar420(lumaStride: 40, chromaStride: 24)] {
+            let count = layout.byteCount(width: 34, height: 20)
+            let before = chain.transfers.downloadBytes
+            // One byte past the layout's end stays as it was.
+            var destination = [UInt8](repeating: 0xA5, count: count + 1)
+            try destination.withUnsafeMutableBytes { try frame.yuv(layout, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count])) }
+            #expect(Array(destination[..<count]) == ColorConversion.yuv(rgba, layout: layout, vectorised: false), "\(layout)")
+            #expect(destination[count] == 0xA5)
+            #expect(chain.transfers.downloadBytes - before == count, "\(layout): only its bytes come back")
+        }
+        var short = [UInt8](repeating: 0, count: 10)
+        #expect(throws: MarbleError.self) {
+            try short.withUnsafeMutableBytes { try frame.yuv(.i420, into: $0) }
+        }
+    }
+
     @Test func vectorisedAndScalarCPUAgree() {
         let image = Fixtures.image(53, 9)
         for layout in YUVOutputTests.layouts {

@@ -12,7 +12,13 @@
 #     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
 #     the producer stops mid-run and starts again: granite-cam waits, takes the new node up and
 #     finishes its --frames; stopped for good, the run ends after --reconnect-timeout with exit 1;
-#  5. a run whose filters change the frame size offers the new size (read at 160x120).
+#  5. a run whose filters change the frame size offers the new size (read at 160x120);
+#  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
+#     consumer's buffer: counters in order, the direct reads counted;
+#  7. Firefox (headless, media.webrtc.camera.allow-pipewire) finds granite-cam's camera through the
+#     desktop portal's Camera interface (xdg-desktop-portal, with the GTK backend's Access on a
+#     private Xvfb: without an Access backend the portal offers no Camera), getUserMedia gets it,
+#     and two frames Firefox drew carry the test pattern's counters, rising.
 # About 25–30 s after the builds. Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -24,8 +30,9 @@ fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
 
 if [ -z "${GRANITE_PW_SESSION:-}" ]; then
   ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base dbus-daemon \
-    || cannot_run "could not install pipewire, wireplumber and GStreamer's PipeWire elements"
-  for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session; do
+    firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin \
+    || cannot_run "could not install pipewire, wireplumber, GStreamer's PipeWire elements, Firefox and the desktop portal"
+  for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session firefox-esr Xvfb gdbus /usr/libexec/xdg-desktop-portal /usr/libexec/xdg-desktop-portal-gtk; do
     command -v "$tool" >/dev/null || cannot_run "$tool is missing"
   done
   for product in granite-cam granite granite-pw-check; do
@@ -43,6 +50,8 @@ unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
 pids=()
 cleanup() {
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; wait "${pids[i]}" 2>/dev/null || true; done
+  # The document portal (started with the desktop portal, section 7) mounts its FUSE file system here.
+  if grep -q " $XDG_RUNTIME_DIR/doc " /proc/mounts; then fusermount3 -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || fusermount -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -170,6 +179,93 @@ timeout 30 gst-launch-1.0 -q pipewiresrc target-object=granite.granite-small num
   || { cat "$work/gst-small.log"; tail -3 "$work/cam-small.log"; fail "no 160x120 frames from a resized run"; }
 echo "pipewire: a 320x240 run resized to 160x120 is read at 160x120"
 kill -INT $small; wait $small || true
+
+# 6. A GPU chain that converts its result to YUV on the device (GRANITE_GPU_YUV=1: on lavapipe
+#    too): the bytes are read from the device straight into the consumer's buffer. Per format the
+#    device makes (YUY2, I420), the recorded counters rise in order (grayscale keeps the caption)
+#    and granite-cam's summary counts at least as many direct reads as frames recorded.
+for format in YUY2 I420; do
+  lower=$(echo "$format" | tr 'A-Z' 'a-z')
+  GRANITE_GPU_YUV=1 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --filter grayscale \
+    --pipewire-out "Granite Device $format" --pipewire-out-format "$lower" --status-hz 1 >"$work/cam-device.log" 2>&1 & device=$!; pids+=($device)
+  wait_node node.name "granite.granite-device-$lower" || { cat "$work/cam-device.log"; fail "the $format device node did not appear"; }
+  timeout 30 gst-launch-1.0 -q pipewiresrc target-object="granite.granite-device-$lower" num-buffers=20 \
+    ! "video/x-raw,format=$format,width=320,height=240" ! videoconvert ! video/x-raw,format=RGBA \
+    ! filesink location="$work/device-$format.rgba" >"$work/gst-device.log" 2>&1 \
+    || { cat "$work/gst-device.log"; tail -3 "$work/cam-device.log"; fail "pipewiresrc ($format, read from the device) failed"; }
+  line=$("$bin/granite-pw-check" counters "$work/device-$format.rgba" $size --min 20) || { echo "$line"; fail "$format frames read from the device"; }
+  kill -INT $device; wait $device || true
+  reads=$(sed -nE "s/.* ([0-9]+) read from the device straight into the consumer's buffer.*/\1/p" "$work/cam-device.log")
+  echo "pipewire: $format from the device: $line; ${reads:-0} frames read straight into the consumer's buffer"
+  [ "${reads:-0}" -ge 20 ] || { grep "PipeWire camera" "$work/cam-device.log"; fail "$format: ${reads:-0} frames read from the device into the buffer, wanted 20"; }
+done
+
+# 7. Firefox's PipeWire camera backend, through the desktop portal, reads granite-cam's camera.
+# Xvfb picks a free display itself and writes its number once it is ready.
+Xvfb -displayfd 3 -nolisten tcp -screen 0 640x480x24 3>"$work/display" >"$work/xvfb.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 100); do [ -s "$work/display" ] && break; sleep 0.1; done
+display=$(head -1 "$work/display")
+[ -n "$display" ] || { cat "$work/xvfb.log"; fail "Xvfb did not start"; }
+export DISPLAY=":$display" XDG_CURRENT_DESKTOP=gnome
+# The portal and its GTK backend start on demand (D-Bus activation), in this display, desktop and
+# PipeWire runtime folder; the bus ends with the tier's session and takes them along.
+gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+  --method org.freedesktop.DBus.UpdateActivationEnvironment \
+  "{'DISPLAY': '$DISPLAY', 'XDG_CURRENT_DESKTOP': 'gnome', 'XDG_RUNTIME_DIR': '$XDG_RUNTIME_DIR'}" >/dev/null \
+  || fail "could not set the session bus's activation environment"
+for _ in $(seq 1 100); do
+  gdbus introspect --session --dest org.freedesktop.portal.Desktop --object-path /org/freedesktop/portal/desktop 2>/dev/null \
+    | grep -q "interface org.freedesktop.portal.Camera" && break
+  sleep 0.1
+done
+mkdir -p "$work/firefox"
+cat >"$work/firefox/user.js" <<'PREFS'
+user_pref("media.webrtc.camera.allow-pipewire", true);
+user_pref("media.navigator.permission.disabled", true);
+user_pref("browser.dom.window.dump.enabled", true);
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+PREFS
+# The page takes the camera, then dumps two frames (300 ms apart) as base64 RGBA on stdout.
+cat >"$work/camera.html" <<'PAGE'
+<!doctype html><html><body><video id="v" autoplay muted playsinline></video><canvas id="c"></canvas><script>
+const say = s => window.dump("GRANITE-FF " + s + "\n");
+(async () => {
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 320, height: 240 } });
+    const track = stream.getVideoTracks()[0], v = document.getElementById("v");
+    say("camera " + track.label + " " + track.getSettings().width + "x" + track.getSettings().height);
+    v.srcObject = stream;
+    await new Promise(r => { v.onloadeddata = r; });
+    const c = document.getElementById("c"), g = c.getContext("2d");
+    c.width = v.videoWidth; c.height = v.videoHeight;
+    for (let i = 0; i < 2; i++) {
+      await new Promise(r => setTimeout(r, 300));
+      g.drawImage(v, 0, 0);
+      const px = g.getImageData(0, 0, c.width, c.height).data;
+      let s = ""; for (let j = 0; j < px.length; j += 32768) s += String.fromCharCode.apply(null, px.subarray(j, j + 32768));
+      say("frame " + btoa(s));
+    }
+    say("done");
+  } catch (e) { say("error " + e.name + ": " + e.message); }
+})();
+</script></body></html>
+PAGE
+HOME="$work/firefox" timeout 120 firefox-esr --headless --no-remote --profile "$work/firefox" "file://$work/camera.html" >"$work/firefox.log" 2>&1 & firefox=$!; pids+=($firefox)
+for _ in $(seq 1 1200); do grep -q "^GRANITE-FF \(done\|error\)" "$work/firefox.log" && break; kill -0 $firefox 2>/dev/null || break; sleep 0.1; done
+kill $firefox 2>/dev/null; wait $firefox 2>/dev/null || true
+grep "^GRANITE-FF \(camera\|error\)" "$work/firefox.log" | sed 's/^GRANITE-FF /pipewire: firefox: /'
+grep -q "^GRANITE-FF camera Granite Test Camera 320x240" "$work/firefox.log" \
+  || { grep -v "^GRANITE-FF frame" "$work/firefox.log" | tail -5; fail "Firefox did not open granite-cam's camera through the portal"; }
+python3 - "$work/firefox.log" "$work/firefox.rgba" <<'PY' || fail "Firefox's frames"
+import base64, sys
+frames = [base64.b64decode(l.split(" ", 2)[2]) for l in open(sys.argv[1]) if l.startswith("GRANITE-FF frame ")]
+assert len(frames) == 2 and all(len(f) == 320 * 240 * 4 for f in frames), [len(f) for f in frames]
+open(sys.argv[2], "wb").write(b"".join(frames))
+PY
+line=$("$bin/granite-pw-check" counters "$work/firefox.rgba" $size --min 2) || { echo "$line"; fail "the frames Firefox drew carry no rising counters"; }
+echo "pipewire: firefox: $line"
 
 # granite-cam's camera kept running through it all; stop it and read its counters.
 kill -INT $cam; wait $cam || true
