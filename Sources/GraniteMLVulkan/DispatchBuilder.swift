@@ -69,6 +69,13 @@ struct DispatchBuilder {
 
     // MARK: Convolution
 
+    /// conv_pointwise's tile: output channels per workgroup (`BLOCK`), and pixels per invocation
+    /// (`PIXELS`) there and in conv_depthwise (64 invocations a workgroup).
+    static let pointwiseBlock = 4, tilePixels = 4
+
+    /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
+    /// group-1 convolution without padding `conv_pointwise`, every other `conv` (the general
+    /// direct convolution). All three take the same push constants (conv.comp's list).
     private mutating func conv(_ step: Lowering.Step) throws(MLError) {
         let c = step.context
         let x = try activation(step, 0)
@@ -77,23 +84,58 @@ struct DispatchBuilder {
         let g = try ConvGeometry(c, input: [x.shape[2], x.shape[3]], kernel: [w.shape[2], w.shape[3]])
         let out = output(step)
         let group = c.node.int("group", 1)
-        var weights: Int, bias: Int, quantised = [0, 0, 0, 0, 0, 0]
-        if let form = Conv.integerForm(c) {
+        let (n, channels, m, oh, ow) = (out.shape[0], x.shape[1], out.shape[1], out.shape[2], out.shape[3])
+        let kernel: MLDispatch.Kernel = if group == channels && m == channels && w.shape[1] == 1 {
+            .convDepthwise
+        } else if group == 1 && g.kernel == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0] {
+            .convPointwise
+        } else {
+            .conv
+        }
+        let form = Conv.integerForm(c)
+        // The weights as the kernel reads them: conv's as floats (int8: the centred integers as
+        // floats), the tiled kernels' int8 weights as int32 bits, conv_pointwise's in blocks.
+        var weights: Int
+        switch (kernel, form) {
+        case (.convPointwise, _):
+            let values = form.map { $0.weights.map { Float(bitPattern: UInt32(bitPattern: $0)) } } ?? w.values
+            weights = constants.add(Self.pointwiseBlocks(values, outputs: m, inputs: channels))
+        case let (.convDepthwise, form?): weights = constants.add(ints: form.weights.map { Int($0) })
+        case let (_, form?): weights = constants.add(form.weights.map { Float($0) })
+        case (_, nil): weights = constants.add(w, name: c.node.inputs[1])
+        }
+        var bias: Int, quantised = [0, 0, 0, 0, 0, 0]
+        if let form {
             // Where GraniteML's CPU runtime runs int8 kernels, the same integers (see conv.comp).
-            weights = constants.add(form.weights.map { Float($0) })
             bias = constants.add(ints: form.bias.map { Int($0) })
             quantised = [1, constants.add(form.scales), bits(form.inverseInputScale), bits(form.lo), bits(form.hi), bits(form.outScale)]
         } else {
-            weights = constants.add(w, name: c.node.inputs[1])
             bias = try c.optionalConstant(2).map { constants.add($0, name: c.node.inputs[2]) } ?? -1
         }
         let epilogue = constants.add(epilogue: c.node.epilogue)
-        let (n, m, oh, ow) = (out.shape[0], out.shape[1], out.shape[2], out.shape[3])
-        let quads = (m / group + 3) / 4
         let push = [x.offset, out.offset, weights, bias, epilogue.offset, epilogue.count,
-                    x.shape[1], x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
+                    channels, x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
                     g.strides[0], g.strides[1], g.padBegin[0], g.padBegin[1], g.dilations[0], g.dilations[1], group] + quantised
-        dispatches.append(MLDispatch(.conv, node: c.node.name, push: push, groups: ((oh * ow + 63) / 64, group * quads, n)))
+        let tiles = (oh * ow + 64 * Self.tilePixels - 1) / (64 * Self.tilePixels)
+        let groups = switch kernel {
+        case .convDepthwise: (tiles, m, n)
+        case .convPointwise: (tiles, (m + Self.pointwiseBlock - 1) / Self.pointwiseBlock, n)
+        default: ((oh * ow + 63) / 64, group * ((m / group + 3) / 4), n)
+        }
+        dispatches.append(MLDispatch(kernel, node: c.node.name, push: push, groups: groups))
+    }
+
+    /// [M][C] weights in conv_pointwise's order: block of `pointwiseBlock` output channels,
+    /// input channel, then the block's channels (zeros past `outputs`).
+    static func pointwiseBlocks(_ weights: [Float], outputs: Int, inputs: Int) -> [Float] {
+        let block = pointwiseBlock
+        let blocks = (outputs + block - 1) / block
+        var laid = [Float](repeating: 0, count: blocks * inputs * block)
+        for m in 0..<outputs {
+            let (b, j) = m.quotientAndRemainder(dividingBy: block)
+            for ci in 0..<inputs { laid[(b * inputs + ci) * block + j] = weights[m * inputs + ci] }
+        }
+        return laid
     }
 
     private mutating func convTranspose(_ step: Lowering.Step) throws(MLError) {

@@ -1,0 +1,61 @@
+#version 450
+#include "ml.glsl"
+// Depthwise convolution (group = C = M: one input channel per output channel; any kernel size,
+// strides, pads, dilations) with bias and epilogue, NCHW. Conv's other shapes run conv.comp;
+// DispatchBuilder.conv picks.
+//
+// A workgroup computes 64·PIXELS output pixels of one channel (gl_WorkGroupID.y: the channel,
+// z: the batch), each invocation PIXELS of them (64 apart, so neighbouring invocations read
+// neighbouring pixels). The channel's weights are the same for the whole workgroup: each tap's
+// weight is read once per invocation for its PIXELS pixels (conv.comp reads it once per
+// multiply-add), the inputs one read per tap and pixel.
+// With 21 set, the int8 form (see conv.comp): centred weights as int32 bits, quantiseInput and
+// requantise of ml.glsl, so the sums and outputs are the CPU's to the bit.
+// P: as conv.comp.
+#define PIXELS 4
+layout(local_size_x = 64) in;
+
+void main() {
+    int C = P(6), H = P(7), W = P(8), OH = P(10), OW = P(11), KH = P(12), KW = P(13);
+    int n = int(gl_WorkGroupID.z), m = int(gl_WorkGroupID.y);
+    int pixels = OH * OW;
+    int first = int(gl_WorkGroupID.x) * 64 * PIXELS + int(gl_LocalInvocationID.x);
+    int DH = P(18), DW = P(19);
+    // Each pixel's top-left tap; pixels past the last compute pixel 0 and write nothing.
+    int y0[PIXELS], x0[PIXELS];
+    for (int r = 0; r < PIXELS; r++) {
+        int p = first + 64 * r;
+        p = p < pixels ? p : 0;
+        int oy = p / OW, ox = p - oy * OW;
+        y0[r] = oy * P(14) - P(16);
+        x0[r] = ox * P(15) - P(17);
+    }
+    int plane = P(0) + (n * C + m) * H * W;
+    int wbase = P(2) + m * KH * KW;
+    bool quantised = P(21) != 0;
+    float inv = PF(23);
+    int iacc[PIXELS];
+    float acc[PIXELS];
+    for (int r = 0; r < PIXELS; r++) { iacc[r] = 0; acc[r] = 0.0; }
+    for (int ky = 0; ky < KH; ky++) {
+        for (int kx = 0; kx < KW; kx++) {
+            int t = wbase + ky * KW + kx;
+            float w = K(t);
+            int iw = CI(t);
+            for (int r = 0; r < PIXELS; r++) {
+                int iy = y0[r] + ky * DH, ix = x0[r] + kx * DW;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                float v = A(plane + iy * W + ix);
+                if (quantised) iacc[r] += quantiseInput(v, inv) * iw;
+                else acc[r] += v * w;
+            }
+        }
+    }
+    for (int r = 0; r < PIXELS; r++) {
+        int p = first + 64 * r;
+        if (p >= pixels) break;
+        float result = quantised ? requantise(iacc[r], CI(P(3) + m), K(P(22) + m), PF(24), PF(25), PF(26))
+                                 : epilogue(acc[r] + (P(3) >= 0 ? K(P(3) + m) : 0.0), P(4), P(5));
+        act[P(1) + (n * C + m) * pixels + p] = result;
+    }
+}
