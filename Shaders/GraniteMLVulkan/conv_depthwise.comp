@@ -8,7 +8,7 @@
 // z: the batch), each invocation PIXELS of them (64 apart, so neighbouring invocations read
 // neighbouring pixels). The channel's weights are the same for the whole workgroup: each tap's
 // weight is read once per invocation for its PIXELS pixels (conv.comp reads it once per
-// multiply-add), the inputs one read per tap and pixel.
+// multiply-add), the inputs one read per tap and pixel, branch-free.
 // With 21 set, the int8 form (see conv.comp): centred weights as int32 bits, quantiseInput and
 // requantise of ml.glsl, so the sums and outputs are the CPU's to the bit.
 // P: as conv.comp.
@@ -32,30 +32,41 @@ void main() {
     }
     int plane = P(0) + (n * C + m) * H * W;
     int wbase = P(2) + m * KH * KW;
-    bool quantised = P(21) != 0;
-    float inv = PF(23);
-    int iacc[PIXELS];
-    float acc[PIXELS];
-    for (int r = 0; r < PIXELS; r++) { iacc[r] = 0; acc[r] = 0.0; }
-    for (int ky = 0; ky < KH; ky++) {
-        for (int kx = 0; kx < KW; kx++) {
-            int t = wbase + ky * KW + kx;
-            float w = K(t);
-            int iw = CI(t);
+    float result[PIXELS];
+    // Two loops, one a form: a branch inside would run both sides on CPU drivers. Taps outside
+    // the input read a clamped address and add zero (no branch either).
+    if (P(21) != 0) {
+        float inv = PF(23);
+        int acc[PIXELS];
+        for (int r = 0; r < PIXELS; r++) acc[r] = 0;
+        for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++) {
+            int w = CI(wbase + ky * KW + kx);
             for (int r = 0; r < PIXELS; r++) {
                 int iy = y0[r] + ky * DH, ix = x0[r] + kx * DW;
-                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                float v = A(plane + iy * W + ix);
-                if (quantised) iacc[r] += quantiseInput(v, inv) * iw;
-                else acc[r] += v * w;
+                bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                int q = quantiseInput(A(plane + clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)), inv);
+                acc[r] += inside ? q * w : 0;
             }
         }
+        for (int r = 0; r < PIXELS; r++) result[r] = requantise(acc[r], CI(P(3) + m), K(P(22) + m), PF(24), PF(25), PF(26));
+    } else {
+        float acc[PIXELS];
+        for (int r = 0; r < PIXELS; r++) acc[r] = 0.0;
+        for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++) {
+            float w = K(wbase + ky * KW + kx);
+            for (int r = 0; r < PIXELS; r++) {
+                int iy = y0[r] + ky * DH, ix = x0[r] + kx * DW;
+                bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                float v = A(plane + clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1));
+                acc[r] += inside ? v * w : 0.0;
+            }
+        }
+        float bias = P(3) >= 0 ? K(P(3) + m) : 0.0;
+        for (int r = 0; r < PIXELS; r++) result[r] = epilogue(acc[r] + bias, P(4), P(5));
     }
     for (int r = 0; r < PIXELS; r++) {
         int p = first + 64 * r;
         if (p >= pixels) break;
-        float result = quantised ? requantise(iacc[r], CI(P(3) + m), K(P(22) + m), PF(24), PF(25), PF(26))
-                                 : epilogue(acc[r] + (P(3) >= 0 ? K(P(3) + m) : 0.0), P(4), P(5));
-        act[P(1) + (n * C + m) * pixels + p] = result;
+        act[P(1) + (n * C + m) * pixels + p] = result[r];
     }
 }

@@ -69,13 +69,15 @@ struct DispatchBuilder {
 
     // MARK: Convolution
 
-    /// conv_pointwise's tile: output channels per workgroup (`BLOCK`), and pixels per invocation
-    /// (`PIXELS`) there and in conv_depthwise (64 invocations a workgroup).
-    static let pointwiseBlock = 4, tilePixels = 4
+    /// The tiled kernels' tiles (conv_tiled.glsl, conv_depthwise.comp): output channels per
+    /// workgroup of conv_pointwise and conv_dense (`BLOCK`), and pixels per invocation in all
+    /// three (`PIXELS`; 64 invocations a workgroup).
+    static let tileChannels = 4, tilePixels = 4
 
     /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
-    /// group-1 convolution without padding `conv_pointwise`, every other `conv` (the general
-    /// direct convolution). All three take the same push constants (conv.comp's list).
+    /// group-1 convolution without padding `conv_pointwise`, any other group-1 one `conv_dense`,
+    /// and the rest (grouped, not depthwise) `conv`, the general direct convolution. All four
+    /// take the same push constants (conv.comp's list).
     private mutating func conv(_ step: Lowering.Step) throws(MLError) {
         let c = step.context
         let x = try activation(step, 0)
@@ -89,17 +91,20 @@ struct DispatchBuilder {
             .convDepthwise
         } else if group == 1 && g.kernel == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0] {
             .convPointwise
+        } else if group == 1 {
+            .convDense
         } else {
             .conv
         }
         let form = Conv.integerForm(c)
         // The weights as the kernel reads them: conv's as floats (int8: the centred integers as
-        // floats), the tiled kernels' int8 weights as int32 bits, conv_pointwise's in blocks.
+        // floats), the tiled kernels' int8 weights as int32 bits, conv_pointwise's and
+        // conv_dense's in blocks.
         var weights: Int
         switch (kernel, form) {
-        case (.convPointwise, _):
+        case (.convPointwise, _), (.convDense, _):
             let values = form.map { $0.weights.map { Float(bitPattern: UInt32(bitPattern: $0)) } } ?? w.values
-            weights = constants.add(Self.pointwiseBlocks(values, outputs: m, inputs: channels))
+            weights = constants.add(Self.channelBlocks(values, outputs: m, perOutput: w.shape[1...].reduce(1, *)))
         case let (.convDepthwise, form?): weights = constants.add(ints: form.weights.map { Int($0) })
         case let (_, form?): weights = constants.add(form.weights.map { Float($0) })
         case (_, nil): weights = constants.add(w, name: c.node.inputs[1])
@@ -119,21 +124,21 @@ struct DispatchBuilder {
         let tiles = (oh * ow + 64 * Self.tilePixels - 1) / (64 * Self.tilePixels)
         let groups = switch kernel {
         case .convDepthwise: (tiles, m, n)
-        case .convPointwise: (tiles, (m + Self.pointwiseBlock - 1) / Self.pointwiseBlock, n)
+        case .convPointwise, .convDense: (tiles, (m + Self.tileChannels - 1) / Self.tileChannels, n)
         default: ((oh * ow + 63) / 64, group * ((m / group + 3) / 4), n)
         }
         dispatches.append(MLDispatch(kernel, node: c.node.name, push: push, groups: groups))
     }
 
-    /// [M][C] weights in conv_pointwise's order: block of `pointwiseBlock` output channels,
-    /// input channel, then the block's channels (zeros past `outputs`).
-    static func pointwiseBlocks(_ weights: [Float], outputs: Int, inputs: Int) -> [Float] {
-        let block = pointwiseBlock
+    /// [M][C][KH][KW] weights in conv_tiled.glsl's order: block of `tileChannels` output
+    /// channels, input channel, tap, then the block's channels (zeros past `outputs`).
+    static func channelBlocks(_ weights: [Float], outputs: Int, perOutput: Int) -> [Float] {
+        let block = tileChannels
         let blocks = (outputs + block - 1) / block
-        var laid = [Float](repeating: 0, count: blocks * inputs * block)
+        var laid = [Float](repeating: 0, count: blocks * perOutput * block)
         for m in 0..<outputs {
             let (b, j) = m.quotientAndRemainder(dividingBy: block)
-            for ci in 0..<inputs { laid[(b * inputs + ci) * block + j] = weights[m * inputs + ci] }
+            for k in 0..<perOutput { laid[(b * perOutput + k) * block + j] = weights[m * perOutput + k] }
         }
         return laid
     }

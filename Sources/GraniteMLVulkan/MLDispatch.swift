@@ -18,13 +18,14 @@ struct MLDispatch {
     static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels, .texels]
 
     enum Kernel: String, CaseIterable {
-        case conv, convPointwise = "conv_pointwise", convDepthwise = "conv_depthwise"
+        case conv, convPointwise = "conv_pointwise", convDense = "conv_dense", convDepthwise = "conv_depthwise"
         case convtranspose, binary, gather, channel, bilinear, pool, matmul, softmax
 
         var spirv: [UInt32] {
             switch self {
             case .conv: SPIRV.conv
             case .convPointwise: SPIRV.conv_pointwise
+            case .convDense: SPIRV.conv_dense
             case .convDepthwise: SPIRV.conv_depthwise
             case .convtranspose: SPIRV.convtranspose
             case .softmax: SPIRV.softmax

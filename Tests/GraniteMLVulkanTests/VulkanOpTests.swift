@@ -68,13 +68,16 @@ final class VulkanOpTests: XCTestCase {
     }
 
     /// The tiled kernels' edges: output channels not a multiple of conv_pointwise's block of 16,
-    /// pixels not a multiple of the 64-invocation workgroup, batches, strides, padding,
-    /// dilation, and the shapes that must stay on the general kernel.
+    /// pixels not a multiple of the 64-invocation workgroup (nor of its 4 a lane), batches,
+    /// strides, padding, dilation, and a grouped shape that stays on the general kernel.
     func testTiledConvolutions() throws {
         try conv([2, 5, 7, 9], weights: [21, 5, 1, 1], attributes: [], then: "Relu", kernel: .convPointwise)
         try conv([1, 19, 5, 13], weights: [16, 19, 1, 1], attributes: [], bias: false, kernel: .convPointwise)
         try conv([1, 6, 9, 11], weights: [3, 6, 1, 1], attributes: [Attr.ints("strides", [2, 2])], then: "Clip", kernel: .convPointwise)
-        try conv([1, 4, 6, 7], weights: [5, 4, 1, 1], attributes: [Attr.ints("pads", [1, 0, 0, 1])], kernel: .conv)
+        try conv([1, 4, 6, 7], weights: [5, 4, 1, 1], attributes: [Attr.ints("pads", [1, 0, 0, 1])], kernel: .convDense)
+        try conv([2, 3, 9, 10], weights: [7, 3, 3, 3], attributes: [Attr.ints("pads", [1, 1, 1, 1])], then: "Relu", kernel: .convDense)
+        try conv([1, 5, 11, 13], weights: [9, 5, 3, 2], attributes: [Attr.ints("strides", [2, 3]), Attr.ints("pads", [0, 1, 2, 1]),
+                                                                     Attr.ints("dilations", [2, 1])], kernel: .convDense)
         try conv([1, 5, 13, 11], weights: [5, 1, 3, 3], attributes: [Attr.int("group", 5), Attr.ints("strides", [2, 2]), Attr.ints("pads", [1, 1, 1, 1])],
                  then: "Relu", kernel: .convDepthwise)
         try conv([2, 3, 10, 9], weights: [3, 1, 5, 5], attributes: [Attr.int("group", 3), Attr.ints("pads", [2, 1, 2, 3]), Attr.ints("dilations", [1, 2])],
