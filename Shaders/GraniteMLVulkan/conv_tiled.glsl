@@ -10,13 +10,14 @@
 // pixels once and the block's BLOCK weights once, for PIXELS·BLOCK multiply-adds — conv.comp
 // reads a weight per multiply-add. The weights are laid out for this at load: block, input
 // channel, tap, then the block's BLOCK channels (zeros past M), so a tap's weights for the block
-// are one quad (K4: one read) at an address the whole workgroup shares. Taps outside the input
+// are BLOCK/4 quads (K4: one read each) at an address the whole workgroup shares. Taps outside the input
 // read a clamped address and add zero.
 // With 21 set, the int8 form (see conv.comp): centred weights as int32 bits, quantiseInput and
 // requantise of ml.glsl, so the sums and outputs are the CPU's to the bit.
 // P: as conv.comp (2: the blocked weights).
 #define PIXELS 4
-#define BLOCK 4  // one quad of weights per input channel and tap
+#define BLOCK 8
+#define QUADS (BLOCK / 4)  // quads of weights per input channel and tap
 layout(local_size_x = 64) in;
 
 int C, H, W, plane, base, KH, KW, DH, DW;  // base: the batch item's input
@@ -60,7 +61,7 @@ void main() {
         y0[r] = oy * P(14) - P(16);
         x0[r] = ox * P(15) - P(17);
     }
-    int wquad = P(2) / 4 + block * C * KH * KW;
+    int wquad = P(2) / 4 + block * C * KH * KW * QUADS;
     int m0 = block * BLOCK;
     float results[PIXELS][BLOCK];
     // Two loops, one a form: a branch inside would run both sides on CPU drivers.
@@ -68,13 +69,14 @@ void main() {
         float inv = PF(23);
         int acc[PIXELS][BLOCK];
         for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] = 0;
-        for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq++) {
+        for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq += QUADS) {
             float v[PIXELS];
             tap(c, ky, kx, v);
-            ivec4 w = CI4(wq);
+            ivec4 w[QUADS];
+            for (int k = 0; k < QUADS; k++) w[k] = CI4(wq + k);
             for (int r = 0; r < PIXELS; r++) {
                 int q = quantiseInput(v[r], inv);
-                for (int j = 0; j < BLOCK; j++) acc[r][j] += q * w[j];
+                for (int j = 0; j < BLOCK; j++) acc[r][j] += q * w[j / 4][j % 4];
             }
         }
         for (int j = 0; j < BLOCK; j++) {
@@ -86,11 +88,12 @@ void main() {
     } else {
         float acc[PIXELS][BLOCK];
         for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] = 0.0;
-        for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq++) {
+        for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq += QUADS) {
             float v[PIXELS];
             tap(c, ky, kx, v);
-            vec4 w = K4(wq);
-            for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] += v[r] * w[j];
+            vec4 w[QUADS];
+            for (int k = 0; k < QUADS; k++) w[k] = K4(wq + k);
+            for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] += v[r] * w[j / 4][j % 4];
         }
         for (int j = 0; j < BLOCK; j++) {
             int m = min(m0 + j, M - 1);

@@ -72,7 +72,7 @@ struct DispatchBuilder {
     /// The tiled kernels' tiles (conv_tiled.glsl, conv_depthwise.comp): output channels per
     /// workgroup of conv_pointwise and conv_dense (`BLOCK`), and pixels per invocation in all
     /// three (`PIXELS`; 64 invocations a workgroup).
-    static let tileChannels = 4, tilePixels = 4
+    static let tileChannels = 8, tilePixels = 4
 
     /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
     /// group-1 convolution without padding `conv_pointwise`, any other group-1 one `conv_dense`,

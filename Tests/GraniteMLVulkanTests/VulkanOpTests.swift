@@ -67,7 +67,7 @@ final class VulkanOpTests: XCTestCase {
         try conv([1, 3, 12, 12], weights: [4, 3, 5, 5], attributes: [Attr.string("auto_pad", "SAME_UPPER"), Attr.ints("strides", [2, 2])])
     }
 
-    /// The tiled kernels' edges: output channels not a multiple of conv_pointwise's block of 16,
+    /// The tiled kernels' edges: output channels not a multiple of their block of 8,
     /// pixels not a multiple of the 64-invocation workgroup (nor of its 4 a lane), batches,
     /// strides, padding, dilation, and a grouped shape that stays on the general kernel.
     func testTiledConvolutions() throws {
@@ -130,6 +130,8 @@ final class VulkanOpTests: XCTestCase {
     func testInt8TiledConvolutionsAreTheCPUsIntegers() throws {
         try int8Conv([1, 37, 9, 7], weights: [21, 37, 1, 1], attributes: [], kernel: .convPointwise)
         try int8Conv([2, 8, 5, 5], weights: [40, 8, 1, 1], attributes: [], kernel: .convPointwise)
+        // A long sum: 600 input channels.
+        try int8Conv([1, 600, 5, 3], weights: [6, 600, 1, 1], attributes: [], kernel: .convPointwise)
         try int8Conv([1, 11, 13, 9], weights: [11, 1, 3, 3], attributes: [Attr.int("group", 11), Attr.ints("strides", [2, 2]),
                                                                          Attr.ints("pads", [1, 1, 1, 1])], kernel: .convDepthwise)
         try int8Conv([1, 6, 12, 10], weights: [6, 1, 5, 5], attributes: [Attr.int("group", 6), Attr.ints("pads", [2, 2, 2, 2])],
