@@ -14,6 +14,8 @@
 // read a clamped address and add zero.
 // With 21 set, the int8 form (see conv.comp): centred weights as int32 bits, quantiseInput and
 // requantise of ml.glsl, so the sums and outputs are the CPU's to the bit.
+// On lavapipe (2 cores): FastDepth's 19 pointwise convolutions 55–63 ms where conv.comp took
+// most of 0.9–1.2 s for its 38 convolutions; MiDaS replica's 21 dense ones 1.0–1.25 s.
 // P: as conv.comp (2: the blocked weights).
 #define PIXELS 4
 #define BLOCK 8
