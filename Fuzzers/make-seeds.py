@@ -63,6 +63,36 @@ def damage_seeds():
     write("image", "png-raw-profile-exif.png", png)
 
 
+
+def comment_seeds():
+    """Comments in each container that carries them: JPEG COM segments (one empty, one Latin-1),
+    GIF comment extensions before, between and after the frames (one over several sub-blocks),
+    PNG tEXt, zTXt and iTXt chunks with keyword Comment."""
+    import zlib
+    def read(name):
+        with open(os.path.join(HERE, "Seeds", "image", name), "rb") as f:
+            return f.read()
+    jpeg = read("jpeg-420.jpg")
+    def com(text):
+        return b"\xff\xfe" + struct.pack(">H", len(text) + 2) + text
+    write("metadata", "jpeg-comments.jpg", jpeg[:2] + com(b"first") + com(b"") + com(b"caf\xe9") + jpeg[2:])
+    gif = read("gif-anim.gif")
+    def ext(text):
+        blocks = b"".join(bytes([len(text[i:i + 255])]) + text[i:i + 255] for i in range(0, len(text), 255))
+        return b"\x21\xfe" + blocks + b"\x00"
+    first = gif.index(b"\x2c", 13 + (3 << ((gif[10] & 7) + 1) if gif[10] & 0x80 else 13))
+    while gif[first - 8:first - 6] == b"\x21\xf9":  # before the frame's graphics control, not inside it
+        first -= 8
+    write("metadata", "gif-comments.gif", gif[:first] + ext(b"before") + gif[first:-1] + ext(bytes(range(32, 127)) * 4) + gif[-1:])
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    png = read("png-rgba8.png")
+    ihdr = 8 + 12 + struct.unpack(">I", png[8:12])[0]
+    texts = (chunk(b"tEXt", b"Comment\x00plain") + chunk(b"zTXt", b"Comment\x00\x00" + zlib.compress(b"caf\xe9"))
+             + chunk(b"iTXt", b"Comment\x00\x00\x00\x00\x00" + "z\u00fcrich".encode()))
+    write("metadata", "png-comments.png", png[:ihdr] + texts + png[ihdr:])
+
+
 # -- Kubo RPC answers, as Kubo 0.2x sends them ------------------------------------------------
 def kubo_seeds():
     cid0 = "QmWATWQ7fVPP2EFGu71UkfnqhYXDYH566qy47CnJDgvs8u"
@@ -254,6 +284,7 @@ def fastdepth_seed():
 if __name__ == "__main__":
     exif_seeds()
     damage_seeds()
+    comment_seeds()
     kubo_seeds()
     v4l2_seeds()
     onnx_seeds()

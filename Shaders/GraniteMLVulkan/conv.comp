@@ -8,11 +8,16 @@
 // weights, exact int sums, then rint(clamp(float(acc + bias[m]) · scale[m], lo, hi)) · outScale —
 // the same integers as the CPU, so the outputs agree bit for bit (quantiseInput and requantise of
 // ml.glsl). GraniteML's int8 form exists for depthwise and stride-1 pointwise convolutions only,
-// which conv_depthwise.comp and conv_pointwise.comp run: this kernel is the general case (full
-// convolutions of any kernel, grouped, float), one weight fetch per multiply-add.
+// which conv_depthwise.comp and conv_pointwise.comp run: this kernel is the general case (grouped
+// convolutions, and float ones whose output is quantised), one weight fetch per multiply-add.
+// The float form sums the taps in the CPU's (and ONNX Runtime's im2col + SGEMM's) order, each
+// one fused multiply-add rounded once, then adds the bias: the very float sums, so a value that
+// lands on a quantisation tie rounds the same way (a sum rounded twice a tap is an ulp off there,
+// and the step spreads through the network). With 27 set the device's fma() rounds twice and
+// exactFma (ml.glsl) stands in.
 // P: 0 in, 1 out, 2 weights, 3 bias (-1: none; int32 bits when quantised), 4 epilogue, 5 steps,
 //    6 C, 7 H, 8 W, 9 M, 10 OH, 11 OW, 12 KH, 13 KW, 14 SH, 15 SW, 16 PT, 17 PL, 18 DH, 19 DW,
-//    20 group, 21 quantised, 22 scales, 23 inv, 24 lo, 25 hi, 26 outScale (float bits)
+//    20 group, 21 quantised, 22 scales, 23 inv, 24 lo, 25 hi, 26 outScale (float bits), 27 exactFma
 layout(local_size_x = 64) in;
 
 void main() {
@@ -27,6 +32,7 @@ void main() {
     int oy = pix / OW, ox = pix - oy * OW;
     int y0 = oy * P(14) - P(16), x0 = ox * P(15) - P(17), DH = P(18), DW = P(19);
     vec4 acc = vec4(0.0);
+    bool emulate = P(27) != 0;
     ivec4 iacc = ivec4(0);
     bool quantised = P(21) != 0;
     float inv = PF(23);
@@ -51,10 +57,17 @@ void main() {
                     if (mcount > 3) iacc.w += q * int(K(t + 3 * taps));
                     continue;
                 }
-                acc.x += v * K(t);
-                if (mcount > 1) acc.y += v * K(t + taps);
-                if (mcount > 2) acc.z += v * K(t + 2 * taps);
-                if (mcount > 3) acc.w += v * K(t + 3 * taps);
+                if (emulate) {
+                    acc.x = exactFma(v, K(t), acc.x);
+                    if (mcount > 1) acc.y = exactFma(v, K(t + taps), acc.y);
+                    if (mcount > 2) acc.z = exactFma(v, K(t + 2 * taps), acc.z);
+                    if (mcount > 3) acc.w = exactFma(v, K(t + 3 * taps), acc.w);
+                    continue;
+                }
+                acc.x = fma(v, K(t), acc.x);
+                if (mcount > 1) acc.y = fma(v, K(t + taps), acc.y);
+                if (mcount > 2) acc.z = fma(v, K(t + 2 * taps), acc.z);
+                if (mcount > 3) acc.w = fma(v, K(t + 3 * taps), acc.w);
             }
         }
     }

@@ -31,6 +31,25 @@ float requantise(int acc, int bias, float scale, float lo, float hi, float outSc
     return roundEven(clamp(float(acc + bias) * scale, lo, hi)) * outScale;
 }
 
+// fma(a, b, c) rounded once, from multiplies and adds alone: for devices whose fma() rounds twice
+// (lavapipe splits it into a multiply and an add; GraniteMLVulkan's probe tells, see
+// FusedMultiplyAdd.swift). The product splits exactly into uh + ul (Dekker), c + uh into th + tl
+// (TwoSum), tl + ul is rounded to odd, then th + that once to nearest: the correctly rounded result
+// (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+// rounding to odd", IEEE Trans. Computers 57(4), 2008). `precise`: no step may be contracted or
+// reassociated, or the error terms vanish.
+float exactFma(float a, float b, float c) {
+    precise float ca = 4097.0 * a, ah = ca - (ca - a), al = a - ah;
+    precise float cb = 4097.0 * b, bh = cb - (cb - b), bl = b - bh;
+    precise float uh = a * b, ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl;
+    precise float th = c + uh, tz = th - c, tl = (c - (th - tz)) + (uh - tz);
+    precise float v = tl + ul, vz = v - tl, e = (tl - (v - vz)) + (ul - vz);
+    // Inexact with an even last bit: step one ulp towards the lost part (rounding to odd).
+    if (e != 0.0 && (floatBitsToInt(v) & 1) == 0) v = intBitsToFloat(floatBitsToInt(v) + ((v > 0.0) == (e > 0.0) ? 1 : -1));
+    precise float r = th + v;
+    return r;
+}
+
 // An operand that may live in either buffer (flag 1: constants).
 float operand(int flag, int index) { return flag != 0 ? K(index) : A(index); }
 

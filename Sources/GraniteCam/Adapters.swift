@@ -68,6 +68,19 @@ public struct MarbleStage: FrameStage {
             frame = try chain.frame(image, depth: .map(map), modelInput: modelInput)
         case let .newest(map, version):
             frame = try chain.frame(image, depth: .resident(map, version: version), modelInput: modelInput)
+        case let .liveOnDevice(model):
+            if let model, let size = model.modelInputSize {
+                // Due: the model makes the kept map from this frame, inside it.
+                frame = try chain.frame(image, depth: .onDevice(newMap: true), modelInput: size)
+                do {
+                    result.depthOnDevice = try model.estimate(onDevice: frame)
+                    if !result.depthOnDevice && frame.depthOnDevice != nil { result.depthFailure = "the depth model does not run on the chain's device" }
+                } catch {
+                    result.depthFailure = "\(error)"
+                }
+            } else {
+                frame = try chain.frame(image, depth: .onDevice(newMap: false))
+            }
         case let .own(model):
             if let size = model.modelInputSize {
                 frame = try chain.frame(image, depth: .estimated, modelInput: size)
@@ -92,6 +105,8 @@ public struct MarbleStage: FrameStage {
         do {
             if result.depthOnDevice {
                 try frame.runWithDepthOnDevice()
+            } else if case .liveOnDevice = job.depth {
+                try frame.run()
             } else if case .own = job.depth {
                 try frame.run(depth: result.depth?.map)
             } else {
@@ -210,6 +225,8 @@ public struct DepthEstimatorStage: DepthStage {
     /// On the device when the model runs on the frame's device (a `VulkanModel`: `--depth-device
     /// gpu`, or `auto` on a GPU): the chain's picture in, the map (metres, at the frame's size, as
     /// ``estimateMaps(modelInput:width:height:)`` makes it) left where the filters read it.
+    public var runsOnDevice: Bool { estimator.runner is VulkanModel }
+
     public func estimate(onDevice frame: ChainFrame) throws -> Bool {
         guard let model = estimator.runner as? VulkanModel, model.context === frame.context,
               let target = frame.depthOnDevice else { return false }

@@ -1,4 +1,3 @@
-import Foundation
 import Granite
 import GraniteCapture
 import GraniteMedia
@@ -19,6 +18,10 @@ struct CaptureParts: Sendable {
     let depth: (any DepthStage)?
     /// A live run with depth: every n-th frame goes to the depth relay when it is free.
     let liveDepthEvery: Int?
+    /// A live run whose model runs on the chain's device and whose maps nothing reads on the
+    /// host: every n-th frame makes the map inside its own frame, on the device, where the next
+    /// frames read it (no depth relay, no copy of the picture or the map).
+    let inStreamDepth: (model: any DepthStage, every: Int)?
     /// The live depth model's input size, when it takes a picture already resized to it (made from
     /// the frame the chain uploaded, on the GPU; nil: the relay gets the frame as captured).
     let liveDepthInput: (width: Int, height: Int)?
@@ -37,12 +40,19 @@ struct CaptureParts: Sendable {
         stages = pipeline.stages
         decoder = pipeline.decoder
         depth = pipeline.settings.isLive ? nil : pipeline.depth
-        liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil ? pipeline.settings.depthEvery : nil
+        let onHost = pipeline.writer != nil || pipeline.preview != nil
+        if pipeline.settings.isLive, !onHost, let model = pipeline.depth, model.runsOnDevice,
+           let every = pipeline.settings.depthEvery, pipeline.stages.count == 1, pipeline.stages[0].usesDepth {
+            inStreamDepth = (model, every)
+        } else {
+            inStreamDepth = nil
+        }
+        liveDepthEvery = pipeline.settings.isLive && pipeline.depth != nil && inStreamDepth == nil ? pipeline.settings.depthEvery : nil
         liveDepthInput = liveDepthEvery == nil ? nil : pipeline.depth?.modelInputSize
         yuvLayouts = pipeline.sinks.compactMap(\.gpuLayout)
         readsRGBA = pipeline.writer != nil || pipeline.preview != nil || pipeline.sinks.isEmpty
             || pipeline.sinks.contains { $0.readsRGBA }
-        depthOnHost = pipeline.writer != nil || pipeline.preview != nil
+        depthOnHost = onHost
     }
 
     /// Whether a stage reads a depth map.
@@ -79,7 +89,7 @@ struct CaptureParts: Sendable {
         var result = try stages[0].process(first)
         var map: Image?
         switch job.depth {
-        case .none, .own: map = result.depth?.map
+        case .none, .own, .liveOnDevice: map = result.depth?.map
         case let .map(given), let .newest(given, _): map = given
         }
         for (index, stage) in stages.enumerated().dropFirst() {
@@ -113,6 +123,8 @@ final class CaptureResources: Sendable {
     let flow = FlowGate(limit: 3)
     /// The newest depth map and the frame it came from (a live chain reads it).
     let latestDepth = Mutex<(map: Image, sequence: UInt64)?>(nil)
+    /// The frame whose map the chain keeps on the device now (a live run with depth in the stream).
+    let deviceDepthSequence = Mutex<UInt64?>(nil)
     /// Whether the depth relay is free for the next due frame (live: one frame at a time, latest
     /// wins). The pump takes it; ``CaptureRelayEvents/LatestDepth`` (the relay answered) frees it.
     private let depthIdle = Atomic<Bool>(true)
@@ -413,7 +425,11 @@ enum CapturePump {
                     depthSkipped = !wantsDepth
                 }
                 let job: FrameJob
-                if let depthModel {
+                if live, let (model, every) = parts.inStreamDepth {
+                    // Depth in the stream: a due frame makes the map on the device, the rest read it there.
+                    job = parts.job(frame.image, depth: .liveOnDevice(index % UInt64(every) == 0 ? model : nil))
+                    depthAge = resources.deviceDepthSequence.withLock { $0 }.map { frame.sequence >= $0 ? frame.sequence - $0 : 0 }
+                } else if let depthModel {
                     // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
                     job = parts.job(frame.image, depth: .own(depthModel))
                 } else if live, chainWantsDepth, let chainDepth {
@@ -443,6 +459,7 @@ enum CapturePump {
                 (out.image, out.yuv) = (result.image, result.yuv)
                 var depthAge = item.depthAge
                 if result.depth != nil || result.depthOnDevice { depthAge = 0 }
+                if result.depthOnDevice && parts.settings.isLive { resources.deviceDepthSequence.withLock { $0 = frame.sequence } }
                 if let failure = result.depthFailure {
                     connection.request(CamEvents.Fault(message: "depth, frame \(frame.sequence): \(failure)"), .broadcast)
                 }

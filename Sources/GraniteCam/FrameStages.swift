@@ -70,6 +70,11 @@ public enum FrameDepth: Sendable {
     /// This frame's own map, made by `model` before the filters run (non-live runs). A GPU chain
     /// gives the model the frame resized on the device; the maps come back in the result.
     case own(any DepthStage)
+    /// A live run whose model runs on the chain's device (``DepthStage/runsOnDevice``): with a
+    /// model (a frame due for depth), this frame makes the map the chain keeps on the device,
+    /// inside its own submission order; without, the frame reads the map kept there (luma until
+    /// one is). On the CPU reference a due frame's map is made on the host for that frame alone.
+    case liveOnDevice((any DepthStage)?)
 }
 
 /// One frame's job: the frame and what the run wants done with it.
@@ -110,9 +115,10 @@ public struct FrameJob: Sendable {
         case .none: break
         case let .map(given): map = given
         case let .newest(given, _): map = given
-        case let .own(model):
+        case let .own(model), let .liveOnDevice(model?):
             do { result.depth = try model.estimateMaps(image) } catch { result.depthFailure = "\(error)" }
             map = result.depth?.map
+        case .liveOnDevice(nil): break
         }
         if let size = modelInput {
             result.modelInput = try DepthModelInput.make(image, size: (size.width, size.height), range: range)
@@ -178,6 +184,9 @@ public protocol DepthStage: Sendable {
     /// (``ChainFrame/depthOnDevice``) — and returns true; returns false, doing nothing, when the
     /// model does not run on that device (the default).
     func estimate(onDevice frame: ChainFrame) throws -> Bool
+    /// Whether the model runs on a GPU (``estimate(onDevice:)`` can keep its maps there); false
+    /// by default.
+    var runsOnDevice: Bool { get }
 }
 
 /// One depth estimate in the two shapes the run uses.
@@ -211,6 +220,8 @@ extension DepthStage {
     }
 
     public func estimate(onDevice frame: ChainFrame) throws -> Bool { false }
+
+    public var runsOnDevice: Bool { false }
 }
 
 /// Camera formats to `rgba8` on the CPU (BT.601 limited range for YUV), the working format.

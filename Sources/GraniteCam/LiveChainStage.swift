@@ -65,7 +65,7 @@ public final class LiveChainStage: FrameStage {
         var job = job
         if !stage.usesDepth {
             switch job.depth {
-            case .map, .newest: job.depth = .none
+            case .map, .newest, .liveOnDevice: job.depth = .none
             case .none, .own: break
             }
         }

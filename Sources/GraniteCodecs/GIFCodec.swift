@@ -139,12 +139,14 @@ enum GIFCodec {
         return (min(fx, w), min(fy, h), cw, ch)
     }
 
-    /// The XMP packet of a GIF: the "XMP DataXMP" application extension, whose packet is stored
-    /// raw (its bytes read as sub-block lengths; a 258-byte "magic trailer" brings any such walk to
-    /// the terminator). Blocks are walked bounds-checked up to the trailer or the first damage.
-    static func metadata(_ b: [UInt8]) -> ImageMetadata {
+    /// The XMP packet and the comments of a GIF. The XMP packet is the "XMP DataXMP" application
+    /// extension's, stored raw (its bytes read as sub-block lengths; a 258-byte "magic trailer"
+    /// brings any such walk to the terminator). Each comment extension (before, between or after
+    /// the frames) is one comment, its sub-blocks joined. Blocks are walked bounds-checked up to
+    /// the trailer or the first damage; a comment cut short by the end of the file is reported.
+    static func metadata(_ b: [UInt8]) -> (metadata: ImageMetadata, problems: [ImageMetadata.Problem]) {
         var out = ImageMetadata()
-        guard b.count >= 13 else { return out }
+        guard b.count >= 13 else { return (out, []) }
         var i = 13
         if b[10] & 0x80 != 0 { i += 3 << (Int(b[10] & 7) + 1) }
         /// The sub-blocks from `j`: where their terminator is.
@@ -160,26 +162,39 @@ enum GIFCodec {
         while i < b.count {
             switch b[i] {
             case 0x21:
-                guard i + 2 < b.count else { return out }
+                guard i + 2 < b.count else { return (out, []) }
                 let start = i + 3 + Int(b[i + 2])
                 if b[i + 1] == 0xFF, b[i + 2] == 11, start <= b.count, b[i + 3..<start].elementsEqual(signature) {
-                    guard let end = terminator(start) else { return out }
+                    guard let end = terminator(start) else { return (out, []) }
                     out.xmp = XMPPacket.cut(Array(b[start..<end]))
                     i = end + 1
+                } else if b[i + 1] == 0xFE {
+                    var comment = [UInt8](), k = i + 2
+                    while k < b.count, b[k] != 0, k + 1 + Int(b[k]) <= b.count {
+                        comment += b[(k + 1)...(k + Int(b[k]))]
+                        k += 1 + Int(b[k])
+                    }
+                    guard k < b.count, b[k] == 0 else {
+                        let length = k < b.count ? 1 + Int(b[k]) : 1
+                        let error = MetadataError.outOfBounds(what: "GIF comment sub-block", offset: k, length: length, size: b.count)
+                        return (out, [ImageMetadata.Problem(kind: .comment, error: error)])
+                    }
+                    out.comments.append(comment)
+                    i = k + 1
                 } else {
-                    guard let end = terminator(i + 2) else { return out }
+                    guard let end = terminator(i + 2) else { return (out, []) }
                     i = end + 1
                 }
             case 0x2C:
-                guard i + 10 <= b.count else { return out }
+                guard i + 10 <= b.count else { return (out, []) }
                 var j = i + 10
                 if b[i + 9] & 0x80 != 0 { j += 3 << (Int(b[i + 9] & 7) + 1) }
-                guard let end = terminator(j + 1) else { return out }  // after the LZW code size
+                guard let end = terminator(j + 1) else { return (out, []) }  // after the LZW code size
                 i = end + 1
             default:
-                return out  // the trailer (0x3B), or damage
+                return (out, [])  // the trailer (0x3B), or damage
             }
         }
-        return out
+        return (out, [])
     }
 }

@@ -44,6 +44,20 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
 
     public var description: String { rawValue }
 
+    /// How messages name the format.
+    var displayName: String {
+        switch self {
+        case .jpeg: return "JPEG"
+        case .png: return "PNG"
+        case .webp: return "WebP"
+        case .avif: return "AVIF"
+        case .heic: return "HEIC"
+        case .gif: return "GIF"
+        case .tiff: return "TIFF"
+        case .jxl: return "JPEG XL"
+        }
+    }
+
     /// The formats decoding reads, as messages name them.
     public static let readableNames = "JPEG, PNG, WebP, AVIF, JPEG XL, TIFF, HEIC or GIF"
 

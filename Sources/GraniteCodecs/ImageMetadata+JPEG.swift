@@ -1,4 +1,4 @@
-/// JPEG marker segments: reading APP1/APP2 metadata, writing them after SOI (and JFIF APP0).
+/// JPEG marker segments: reading APP1/APP2 metadata and COM comments, writing them after SOI (and JFIF APP0).
 extension ImageMetadata {
     static let exifSignature: [UInt8] = Array("Exif".utf8) + [0, 0]
     static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
@@ -32,8 +32,18 @@ extension ImageMetadata {
         var m = ImageMetadata()
         var problems = [Problem]()
         var iccChunks = [(seq: Int, count: Int, data: ArraySlice<UInt8>)]()
+        // A comment longer than one segment is written as full COM segments in a row (as exiftool
+        // and this writer split it): a COM right after a full one continues it. Only the markers
+        // before the first scan are read, as libjpeg's jpeg_save_markers does.
+        var continues = false
         for (marker, r) in jpegSegments(b) {
             let payload = b[r]
+            if marker == 0xFE {
+                if continues { m.comments[m.comments.count - 1] += payload } else { m.comments.append(Array(payload)) }
+                continues = payload.count == segmentPayload
+                continue
+            }
+            continues = false
             if marker == 0xE1, m.exif == nil, payload.starts(with: exifSignature) {
                 m.exif = Array(payload.dropFirst(exifSignature.count))
             } else if marker == 0xE1, m.xmp == nil, payload.starts(with: xmpSignature) {
@@ -73,7 +83,9 @@ extension ImageMetadata {
         return ordered.reduce(into: [UInt8]()) { $0 += $1! }
     }
 
-    /// The APP segments for these blocks, in the order Exif, XMP, ICC.
+    /// The segments for these blocks, in the order Exif, XMP, ICC (APPn), comments (COM, each split
+    /// into segments of 65533 bytes; a comment of exactly such a multiple followed by another one
+    /// reads back as one).
     func jpegSegmentsToWrite() -> (bytes: [UInt8], written: [MetadataKind], problems: [Problem]) {
         var out = [UInt8]()
         var written = [MetadataKind]()
@@ -109,6 +121,15 @@ extension ImageMetadata {
                                                                      count: icc.count, limit: 255 * Self.iccChunkBytes)))
             }
         }
+        for comment in comments {
+            var at = 0
+            repeat {
+                let end = min(comment.count, at + Self.segmentPayload)
+                segment(0xFE, Array(comment[at..<end]))
+                at = end
+            } while at < comment.count
+        }
+        if !comments.isEmpty { written.append(.comment) }
         return (out, written, problems)
     }
 

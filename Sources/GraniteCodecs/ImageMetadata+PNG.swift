@@ -1,6 +1,9 @@
-/// PNG chunks: reading iCCP / eXIf / iTXt XMP, writing them after IHDR (with CRCs).
+/// PNG chunks: reading iCCP / eXIf / iTXt XMP / text chunks with keyword `Comment`, writing them
+/// after IHDR (with CRCs).
 extension ImageMetadata {
     static let xmpKeyword: [UInt8] = Array("XML:com.adobe.xmp".utf8)
+    /// PNG's registered keyword for a comment (keywords are case-sensitive).
+    static let commentKeyword: [UInt8] = Array("Comment".utf8)
     /// The profile name written in iCCP (any 1-79 Latin-1 characters are allowed).
     static let iccName: [UInt8] = Array("ICC profile".utf8)
 
@@ -37,6 +40,20 @@ extension ImageMetadata {
                 do { try readRawProfile(type, b[r], into: &rawProfiles) } catch { problems.append(Problem(kind: rawKind, error: error)) }
                 continue
             }
+            if ["tEXt", "zTXt", "iTXt"].contains(type), b[r].starts(with: commentKeyword + [0]) {
+                let what = "PNG \(type) Comment chunk"
+                guard crcOK else {
+                    problems.append(Problem(kind: .comment, error: .badField(what: what, reason: "CRC does not match")))
+                    continue
+                }
+                do {
+                    m.comments.append(try textChunkText(type, b[r], keywordEnd: r.lowerBound + commentKeyword.count, what: what,
+                                                        limit: commentMaxBytes))
+                } catch {
+                    problems.append(Problem(kind: .comment, error: error))
+                }
+                continue
+            }
             let kind: MetadataKind
             switch type {
             case "iCCP" where m.icc == nil: kind = .icc
@@ -55,6 +72,7 @@ extension ImageMetadata {
                     // Some writers keep JPEG's "Exif\0\0" prefix in eXIf; the TIFF structure follows it.
                     m.exif = Array(b[r].starts(with: exifSignature) ? b[r].dropFirst(exifSignature.count) : b[r])
                 case .xmp: m.xmp = try iTXtText(b[r])
+                case .comment: break  // read above
                 }
             } catch {
                 problems.append(Problem(kind: kind, error: error))
@@ -75,23 +93,7 @@ extension ImageMetadata {
         let name = String(decoding: d[d.startIndex + rawProfilePrefix.count..<nul], as: UTF8.self).lowercased()
         let what = "PNG \(type) 'Raw profile type \(name)'"
         guard ["exif", "xmp", "app1"].contains(name) else { return }
-        let text: [UInt8]
-        switch type {
-        case "tEXt": text = Array(d[(nul + 1)...])
-        case "zTXt":
-            guard nul + 1 < d.endIndex, d[nul + 1] == 0 else { throw .badField(what: what, reason: "compression method is not 0 (zlib)") }
-            text = try Zlib.inflate(Array(d[(nul + 2)...]), limit: 4 * XMPPacket.maxBytes, what: what)
-        default:
-            var i = nul + 1
-            guard i + 2 <= d.endIndex else { throw .tooShort(what: what, count: d.count, needed: nul + 3 - d.startIndex) }
-            let compressed = d[i]
-            i += 2
-            guard let langEnd = d[i...].firstIndex(of: 0), let keyEnd = d[(langEnd + 1)...].firstIndex(of: 0) else {
-                throw .badField(what: what, reason: "language tag or translated keyword not terminated")
-            }
-            let body = Array(d[(keyEnd + 1)...])
-            text = compressed == 0 ? body : try Zlib.inflate(body, limit: 4 * XMPPacket.maxBytes, what: what)
-        }
+        let text = try textChunkText(type, d, keywordEnd: nul, what: what, limit: 4 * XMPPacket.maxBytes)
         // Tokens: the profile's name, its length in bytes, then hex digits across lines.
         let tokens = text.split(whereSeparator: { $0 == 0x0A || $0 == 0x20 || $0 == 0x0D || $0 == 0x09 })
         guard tokens.count >= 2, let length = Int(String(decoding: tokens[1], as: UTF8.self)), length > 0,
@@ -143,21 +145,36 @@ extension ImageMetadata {
         return try Zlib.inflate(Array(d[(nul + 2)...]), limit: ICCProfile.maxBytes, what: "PNG iCCP chunk")
     }
 
-    /// iTXt: keyword, NUL, compression flag, method, language tag, NUL, translated keyword, NUL, text.
+    /// The XMP packet of an iTXt `XML:com.adobe.xmp` chunk.
     static func iTXtText(_ d: ArraySlice<UInt8>) throws(MetadataError) -> [UInt8] {
-        let what = "PNG iTXt XML:com.adobe.xmp chunk"
-        var i = d.startIndex + xmpKeyword.count + 1
-        guard i + 2 <= d.endIndex else { throw .tooShort(what: what, count: d.count, needed: xmpKeyword.count + 5) }
-        let compressed = d[i], method = d[i + 1]
-        i += 2
-        guard let langEnd = d[i...].firstIndex(of: 0), let keyEnd = d[(langEnd + 1)...].firstIndex(of: 0) else {
-            throw .badField(what: what, reason: "language tag or translated keyword not terminated")
-        }
-        let text = Array(d[(keyEnd + 1)...])
-        switch (compressed, method) {
-        case (0, _): return text
-        case (1, 0): return try Zlib.inflate(text, limit: XMPPacket.maxBytes, what: what)
-        default: throw .badField(what: what, reason: "compression flag \(compressed), method \(method)")
+        try textChunkText("iTXt", d, keywordEnd: d.startIndex + xmpKeyword.count, what: "PNG iTXt XML:com.adobe.xmp chunk",
+                          limit: XMPPacket.maxBytes)
+    }
+
+    /// The text of a text chunk whose keyword's NUL is at `nul`, inflated (to at most `limit` bytes)
+    /// when compressed. tEXt: keyword, NUL, text. zTXt: keyword, NUL, method 0, zlib stream.
+    /// iTXt: keyword, NUL, compression flag, method, language tag, NUL, translated keyword, NUL, text.
+    static func textChunkText(_ type: String, _ d: ArraySlice<UInt8>, keywordEnd nul: Int, what: String,
+                              limit: Int) throws(MetadataError) -> [UInt8] {
+        switch type {
+        case "tEXt": return Array(d[(nul + 1)...])
+        case "zTXt":
+            guard nul + 1 < d.endIndex, d[nul + 1] == 0 else { throw .badField(what: what, reason: "compression method is not 0 (zlib)") }
+            return try Zlib.inflate(Array(d[(nul + 2)...]), limit: limit, what: what)
+        default:
+            var i = nul + 1
+            guard i + 2 <= d.endIndex else { throw .tooShort(what: what, count: d.count, needed: nul + 3 - d.startIndex) }
+            let compressed = d[i], method = d[i + 1]
+            i += 2
+            guard let langEnd = d[i...].firstIndex(of: 0), let keyEnd = d[(langEnd + 1)...].firstIndex(of: 0) else {
+                throw .badField(what: what, reason: "language tag or translated keyword not terminated")
+            }
+            let text = Array(d[(keyEnd + 1)...])
+            switch (compressed, method) {
+            case (0, _): return text
+            case (1, 0): return try Zlib.inflate(text, limit: limit, what: what)
+            default: throw .badField(what: what, reason: "compression flag \(compressed), method \(method)")
+            }
         }
     }
 
@@ -187,6 +204,16 @@ extension ImageMetadata {
             insert += Self.chunk("iTXt", Self.xmpKeyword, [0, 0, 0, 0, 0], xmp)
             written.append(.xmp)
         }
+        for comment in comments {
+            // tEXt holds Latin-1: ASCII and bytes that are not UTF-8 (taken as Latin-1) go there as
+            // they are; UTF-8 text goes to iTXt (uncompressed, no language), so every byte comes back.
+            if comment.allSatisfy({ $0 < 0x80 }) || String(validating: comment, as: UTF8.self) == nil {
+                insert += Self.chunk("tEXt", Self.commentKeyword, [0], comment)
+            } else {
+                insert += Self.chunk("iTXt", Self.commentKeyword, [0, 0, 0, 0, 0], comment)
+            }
+        }
+        if !comments.isEmpty { written.append(.comment) }
         guard !insert.isEmpty else { return (png, [], []) }
         let at = ihdr.data.upperBound + 4
         var out = Array(png[0..<at]) + insert

@@ -6,6 +6,8 @@ public enum MetadataKind: String, Sendable, Hashable, CaseIterable, Codable, Com
     case exif
     /// The XMP packet.
     case xmp
+    /// Comments: JPEG COM segments, GIF comment extensions, PNG text chunks with keyword `Comment`.
+    case comment
 
     public static func < (a: MetadataKind, b: MetadataKind) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -13,12 +15,13 @@ public enum MetadataKind: String, Sendable, Hashable, CaseIterable, Codable, Com
 }
 
 /// The metadata blocks of an image, as bytes: ICC profile, Exif (TIFF structure, without the
-/// JPEG `Exif\0\0` prefix) and XMP packet.
+/// JPEG `Exif\0\0` prefix), XMP packet and comments.
 ///
 /// ```
-/// JPEG: APP1 Exif\0\0 · APP1 http://ns.adobe.com/xap/1.0/\0 · APP2 ICC_PROFILE\0 seq count (chunked)
-/// PNG:  eXIf · iTXt XML:com.adobe.xmp · iCCP (name, zlib)
-/// WebP: RIFF chunks ICCP · EXIF · XMP (extended format, flagged in VP8X)
+/// JPEG: APP1 Exif\0\0 · APP1 http://ns.adobe.com/xap/1.0/\0 · APP2 ICC_PROFILE\0 seq count (chunked) · COM (split at 65533 bytes)
+/// PNG:  eXIf · iTXt XML:com.adobe.xmp · iCCP (name, zlib) · tEXt/iTXt/zTXt Comment
+/// WebP: RIFF chunks ICCP · EXIF · XMP (extended format, flagged in VP8X); no comment
+/// GIF (read): application extension XMP DataXMP · comment extensions (0x21 0xFE)
 ///  bytes ─► read (scan markers / chunks, bounds-checked; each block validated) ─► ImageMetadata + problems
 ///  ImageMetadata ─► embedded(in: encoded bytes) ─► markers after SOI/APP0, chunks after IHDR
 /// ```
@@ -29,27 +32,33 @@ public struct ImageMetadata: Sendable, Equatable {
     public var exif: [UInt8]?
     /// The XMP packet's bytes.
     public var xmp: [UInt8]?
+    /// The comments, in file order, each as the file holds it: the bytes are not re-encoded
+    /// (JPEG COM is any bytes, GIF's are meant to be ASCII but are Latin-1 or UTF-8 in real files,
+    /// PNG tEXt is Latin-1 and iTXt UTF-8). Empty when there are none.
+    public var comments: [[UInt8]]
 
     /// Metadata with the given blocks.
-    public init(icc: [UInt8]? = nil, exif: [UInt8]? = nil, xmp: [UInt8]? = nil) {
+    public init(icc: [UInt8]? = nil, exif: [UInt8]? = nil, xmp: [UInt8]? = nil, comments: [[UInt8]] = []) {
         self.icc = icc
         self.exif = exif
         self.xmp = xmp
+        self.comments = comments
     }
 
-    /// The kinds present, in `icc, exif, xmp` order.
+    /// The kinds present, in `icc, exif, xmp, comment` order.
     public var kinds: [MetadataKind] {
         var k = [MetadataKind]()
         if icc != nil { k.append(.icc) }
         if exif != nil { k.append(.exif) }
         if xmp != nil { k.append(.xmp) }
+        if !comments.isEmpty { k.append(.comment) }
         return k
     }
 
     /// Only the kinds in `keep`.
     public func keeping(_ keep: Set<MetadataKind>) -> ImageMetadata {
         ImageMetadata(icc: keep.contains(.icc) ? icc : nil, exif: keep.contains(.exif) ? exif : nil,
-                      xmp: keep.contains(.xmp) ? xmp : nil)
+                      xmp: keep.contains(.xmp) ? xmp : nil, comments: keep.contains(.comment) ? comments : [])
     }
 
     /// A block that could not be read or written, and why.
@@ -77,7 +86,8 @@ public struct ImageMetadata: Sendable, Equatable {
     /// Reads the metadata of JPEG, PNG or WebP bytes. Each block is validated (`ICCProfile.parse`,
     /// `EXIFBlock.parse`, `XMPPacket.parse`); a broken one is left out and reported in `problems`,
     /// except Exif, which keeps every entry ``EXIFBlock/salvage(_:)`` can read (each one dropped
-    /// reported with `partial`).
+    /// reported with `partial`). Comments are any bytes; only one whose container is damaged
+    /// (a bad CRC, a sub-block running past the end) is left out and reported.
     /// Never throws: metadata problems never stop an image from converting.
     public static func read(_ bytes: [UInt8]) -> (metadata: ImageMetadata, problems: [Problem]) {
         let raw = readRaw(bytes)
@@ -114,19 +124,23 @@ public struct ImageMetadata: Sendable, Equatable {
         case .avif: return (AVIFCodec.metadata(bytes), [])
         case .heic: return (HEIFCodec.metadata(bytes), [])
         case .tiff: return (TIFFCodec.metadata(bytes), [])
-        case .gif: return (GIFCodec.metadata(bytes), [])
+        case .gif: return GIFCodec.metadata(bytes)
         case .jxl: return (JXLCodec.metadata(bytes), [])
         case nil: return (ImageMetadata(), [])
         }
     }
 
     /// `encoded` (JPEG, PNG or WebP bytes from this module's encoders) with these blocks inserted.
-    /// Blocks the container cannot hold (an Exif block over 64 KB in JPEG) are left out and reported.
+    /// Blocks the container cannot hold (an Exif block over 64 KB in JPEG, a comment in WebP) are
+    /// left out and reported.
     public func embedded(in encoded: [UInt8]) -> (bytes: [UInt8], written: [MetadataKind], problems: [Problem]) {
         switch ImageFormat.sniff(encoded) {
         case .jpeg: return embeddedJPEG(encoded)
         case .png: return embeddedPNG(encoded)
-        case .webp: return embeddedWebP(encoded)
+        case .webp:
+            let (held, dropped) = held(by: .webp)
+            let written = held.embeddedWebP(encoded)
+            return (written.bytes, written.written, dropped + written.problems)
         // AVIF takes its metadata at encoding (`Codecs.encodeAVIF(_:quality:metadata:threads:path:)`).
         // AVIF, TIFF and JPEG XL take their metadata at encoding (`Codecs.encodeAVIF`, `encodeTIFF`, `encodeJXL`).
         case .avif, .tiff, .jxl, .heic, .gif, nil: return (encoded, [], [])
@@ -141,6 +155,7 @@ extension MetadataKind {
         case .icc: return "ICC profile"
         case .exif: return "Exif"
         case .xmp: return "XMP"
+        case .comment: return "comment"
         }
     }
 }

@@ -1,4 +1,4 @@
-/// Why a metadata block (Exif, XMP, ICC profile) or the container around it could not be read.
+/// Why a metadata block (Exif, XMP, ICC profile, comment) or the container around it could not be read or written.
 ///
 /// Metadata problems never stop a conversion: the block is dropped and the error becomes a warning.
 public enum MetadataError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -14,6 +14,8 @@ public enum MetadataError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(what: String, count: Int, limit: Int)
     /// Compressed data that does not inflate.
     case compression(what: String, reason: String)
+    /// The output format has no standard place for the block (a comment in WebP).
+    case noPlace(format: String, reason: String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum MetadataError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .loop(what, offset): return "\(what): IFD at offset \(offset) is linked twice"
         case let .tooLarge(what, count, limit): return "\(what): \(count) is over the limit of \(limit)"
         case let .compression(what, reason): return "\(what): \(reason)"
+        case let .noPlace(format, reason): return "\(format) has no place for it (\(reason))"
         }
     }
 }

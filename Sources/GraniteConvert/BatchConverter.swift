@@ -102,6 +102,14 @@ public struct BatchConverter: Sendable {
         return (outcome, warnings)
     }
 
+    /// Whether `known`'s output has the input's comments, or needs none: an output made before
+    /// comments were kept lacks them while its settings fingerprint (all kinds kept) still
+    /// matches, so a commented input is converted again, once.
+    func commentsCarried(_ known: Manifest.Entry, _ bytes: [UInt8], _ format: ImageFormat) -> Bool {
+        guard settings.keptKinds.contains(.comment), format.holdsComments, !(known.metadata ?? []).contains(.comment) else { return true }
+        return ImageMetadata.read(bytes).metadata.comments.isEmpty
+    }
+
     /// Converts one input; metadata problems (each dropping a block, not the image) go to `warnings`.
     func convert(_ item: WorkItem, store: ManifestStore, warnings: inout [String]) async -> ConvertOutcome {
         if let other = item.collidesWith {
@@ -118,7 +126,7 @@ public struct BatchConverter: Sendable {
             let outPath = outputDirectory + "/" + item.output
             let known = store.previous[item.output]
             if let known, !overwrite, known.inputSHA256 == inputHash, known.settings == fingerprint,
-               outputMatches(outPath, known), depthDone(known) {
+               outputMatches(outPath, known), depthDone(known), commentsCarried(known, bytes, format) {
                 return .skipped(path: item.input)
             }
             if known == nil, !overwrite, FileManager.default.fileExists(atPath: outPath) {
@@ -225,18 +233,18 @@ public struct BatchConverter: Sendable {
             out = try Codecs.encodeWebP(image, quality: settings.quality, lossless: settings.lossless ?? false, path: item.output)
         case .tiff:
             // TIFF keeps ICC, XMP and Exif as tags of its IFD (Exif's IFD a sub-IFD), set while encoding.
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .tiff)
             let bytes = try Codecs.encodeTIFF(image, metadata: blocks, path: item.output)
-            return (bytes, image.width, image.height, image, blocks.kinds)
+            return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         case .jxl:
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .jxl)
             let bytes = try Codecs.encodeJXL(image, quality: settings.quality, metadata: blocks, path: item.output)
             return (bytes, image.width, image.height, image, blocks.kinds.sorted())
         case .heic, .gif:
             throw CodecError.encode(path: item.output, reason: "\(format) can be read but not written")
         case .avif:
             // AVIF takes its metadata inside the encoder call, not inserted afterwards.
-            let blocks = metadata.keptBlocks(size: (image.width, image.height))
+            let blocks = metadata.keptBlocks(size: (image.width, image.height), format: .avif)
             let bytes = try Codecs.encodeAVIF(image, quality: settings.quality, metadata: blocks,
                                               threads: ProcessInfo.processInfo.activeProcessorCount, path: item.output)
             return (bytes, image.width, image.height, image, blocks.kinds.sorted())

@@ -14,7 +14,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     public var filters: String
     /// The decompression-bomb limit in pixels.
     public var maxPixels: Int
-    /// The metadata outputs keep (`--keep`, `--strip`); nil keeps everything: ICC profile, Exif, XMP.
+    /// The metadata outputs keep (`--keep`, `--strip`); nil keeps everything: ICC profile, Exif, XMP, comments.
     public var keep: [MetadataKind]?
     /// The color space outputs are converted to (`--colorspace`); nil leaves pixels as they are.
     public var colorspace: OutputColorspace?
@@ -58,7 +58,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
     /// The metadata kinds outputs keep (all when `keep` is nil).
     public var keptKinds: Set<MetadataKind> { keep.map(Set.init) ?? Set(MetadataKind.allCases) }
 
-    /// Parses `--keep`: a comma-separated list of `icc`, `exif`, `xmp` (or `none`, or `all`).
+    /// Parses `--keep`: a comma-separated list of `icc`, `exif`, `xmp`, `comment` (or `none`, or `all`).
     public static func parseKeep(_ text: String) throws(ConvertError) -> [MetadataKind] {
         var kinds = Set<MetadataKind>()
         for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false) {
@@ -68,7 +68,7 @@ public struct ConvertSettings: Codable, Sendable, Equatable {
             case "all": kinds.formUnion(MetadataKind.allCases)
             default:
                 guard let kind = MetadataKind(rawValue: word) else {
-                    throw .badOption(option: "--keep", value: text, reason: "'\(word)' is not one of icc, exif, xmp, all, none")
+                    throw .badOption(option: "--keep", value: text, reason: "'\(word)' is not one of icc, exif, xmp, comment, all, none")
                 }
                 kinds.insert(kind)
             }

@@ -31,7 +31,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var depth: String? = nil
         /// The colorised depth preview PNG made beside the output (`--depth`).
         public var depthPreview: String? = nil
-        /// The metadata written into the output (`icc`, `exif`, `xmp`); nil in manifests from
+        /// The metadata written into the output (`icc`, `exif`, `xmp`, `comment`); nil in manifests from
         /// before metadata was kept.
         public var metadata: [MetadataKind]? = nil
         /// What was wrong with the input but let it convert: decoder warnings `--fail-on` let

@@ -7,8 +7,9 @@ import GraniteMedia
 /// input bytes ─► ImageMetadata.read ─► (broken blocks dropped: warnings)
 ///      Exif also gets the output's size in PixelXDimension/PixelYDimension where it has them
 ///      decode (Exif/XMP orientation applied unless --no-auto-orient) ─► resize ─► color: --colorspace srgb? lcms ─► filters ─► encode
-///      output blocks: ICC (input's, or sRGB) · Exif (thumbnail dropped, orientation 1 if turned) · XMP (same)
-///      ─► --keep / --strip ─► embedded into the encoded bytes ─► kept kinds (manifest)
+///      output blocks: ICC (input's, or sRGB) · Exif (thumbnail dropped, orientation 1 if turned) · XMP (same) · comments
+///      ─► --keep / --strip ─► what the format holds (a comment in WebP/AVIF/TIFF/JPEG XL: dropped, warned)
+///      ─► embedded into the encoded bytes ─► kept kinds (manifest)
 /// ```
 struct MetadataPlan: Sendable {
     /// What the input carried (validated blocks only).
@@ -66,20 +67,24 @@ struct MetadataPlan: Sendable {
         if let xmp = source.xmp, let packet = try? XMPPacket.parse(xmp) {
             out.xmp = rotated ? packet.resettingOrientation().bytes : packet.bytes
         }
+        out.comments = source.comments
         return out
     }
 
-    /// The blocks the output gets after `--keep` (for encoders that take them, AVIF).
-    mutating func keptBlocks(size: (width: Int, height: Int)) -> ImageMetadata {
+    /// The blocks an output in `format` gets after `--keep` (for encoders that take them: AVIF,
+    /// TIFF, JPEG XL); a kept block the format has no place for (a comment) is a warning.
+    mutating func keptBlocks(size: (width: Int, height: Int), format: ImageFormat) -> ImageMetadata {
         let keep = settings.keptKinds
         guard !keep.isEmpty else { return ImageMetadata() }
-        return outputBlocks(size: size).keeping(keep)
+        let (held, dropped) = outputBlocks(size: size).keeping(keep).held(by: format)
+        warnings += dropped.map(\.description)
+        return held
     }
 
     /// `encoded` (an image of `size`) with the kept blocks inserted, and the kinds written.
     mutating func embed(in encoded: [UInt8], size: (width: Int, height: Int)) -> (bytes: [UInt8], kept: [MetadataKind]) {
         guard !settings.keptKinds.isEmpty else { return (encoded, []) }
-        let blocks = keptBlocks(size: size)
+        let blocks = settings.keptKinds.isEmpty ? ImageMetadata() : outputBlocks(size: size).keeping(settings.keptKinds)
         let (bytes, written, problems) = blocks.embedded(in: encoded)
         warnings += problems.map(\.description)
         return (bytes, written.sorted())

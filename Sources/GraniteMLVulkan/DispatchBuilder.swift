@@ -11,9 +11,13 @@ struct DispatchBuilder {
     let lowering: Lowering
     var constants = ConstantPool()
     var dispatches: [MLDispatch] = []
+    /// The device's `fma()` rounds twice: float convolutions whose output is quantised emulate
+    /// the single rounding (``FusedMultiplyAdd``).
+    let emulateFMA: Bool
 
-    init(lowering: Lowering) {
+    init(lowering: Lowering, emulateFMA: Bool = false) {
         self.lowering = lowering
+        self.emulateFMA = emulateFMA
     }
 
     /// Where an operand is: in the constants (flag 1) or the arena (0), at an offset in floats.
@@ -76,8 +80,9 @@ struct DispatchBuilder {
 
     /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
     /// group-1 convolution without padding `conv_pointwise`, any other group-1 one `conv_dense`,
-    /// and the rest (grouped, not depthwise) `conv`, the general direct convolution. All four
-    /// take the same push constants (conv.comp's list).
+    /// and the rest (grouped, not depthwise) `conv`, the general direct convolution, as do float
+    /// convolutions whose output is quantised (their sums must be the CPU's, tap by tap). All
+    /// four take the same push constants (conv.comp's list).
     private mutating func conv(_ step: Lowering.Step) throws(MLError) {
         let c = step.context
         let x = try activation(step, 0)
@@ -87,7 +92,13 @@ struct DispatchBuilder {
         let out = output(step)
         let group = c.node.int("group", 1)
         let (n, channels, m, oh, ow) = (out.shape[0], x.shape[1], out.shape[1], out.shape[2], out.shape[3])
-        let kernel: MLDispatch.Kernel = if group == channels && m == channels && w.shape[1] == 1 {
+        let form = Conv.integerForm(c)
+        // Float convolutions whose output is quantised keep conv.comp: its sums are the CPU's,
+        // tap by tap in the same order and rounding, so a value on a quantisation tie rounds alike.
+        let exactSums = form == nil && quantises(c.node)
+        let kernel: MLDispatch.Kernel = if exactSums {
+            .conv
+        } else if group == channels && m == channels && w.shape[1] == 1 {
             .convDepthwise
         } else if group == 1 && g.kernel == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0] {
             .convPointwise
@@ -96,7 +107,6 @@ struct DispatchBuilder {
         } else {
             .conv
         }
-        let form = Conv.integerForm(c)
         // The weights as the kernel reads them: conv's as floats (int8: the centred integers as
         // floats), the tiled kernels' int8 weights as int32 bits, conv_pointwise's and
         // conv_dense's in blocks.
@@ -121,6 +131,7 @@ struct DispatchBuilder {
         let push = [x.offset, out.offset, weights, bias, epilogue.offset, epilogue.count,
                     channels, x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
                     g.strides[0], g.strides[1], g.padBegin[0], g.padBegin[1], g.dilations[0], g.dilations[1], group] + quantised
+            + [emulateFMA && quantises(c.node) ? 1 : 0]
         let tiles = (oh * ow + 64 * Self.tilePixels - 1) / (64 * Self.tilePixels)
         let groups = switch kernel {
         case .convDepthwise: (tiles, m, n)
@@ -141,6 +152,12 @@ struct DispatchBuilder {
             for k in 0..<perOutput { laid[(b * perOutput + k) * block + j] = weights[m * perOutput + k] }
         }
         return laid
+    }
+
+    /// Whether `node`'s output is rounded onto a quantisation grid, where an ulp can decide a
+    /// tie (elsewhere a float sum rounded twice a tap is close enough, and faster).
+    private func quantises(_ node: Node) -> Bool {
+        node.epilogue.contains { if case .fakeQuant = $0 { true } else { false } }
     }
 
     private mutating func convTranspose(_ step: Lowering.Step) throws(MLError) {

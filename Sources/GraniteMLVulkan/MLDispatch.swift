@@ -17,6 +17,12 @@ struct MLDispatch {
     /// texel buffer of quads (four floats a read: the tiled convolutions' weights).
     static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels, .texels]
 
+    /// `layout`'s bindings of an arena and a constants buffer (its size whole quads).
+    static func bindings(arena: GPUBuffer, constants: GPUBuffer) -> [GPUBinding] {
+        [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
+         .texels(BufferSlice(arena)), .texels(BufferSlice(constants)), .quadTexels(BufferSlice(constants))]
+    }
+
     enum Kernel: String, CaseIterable {
         case conv, convPointwise = "conv_pointwise", convDense = "conv_dense", convDepthwise = "conv_depthwise"
         case convtranspose, binary, gather, channel, bilinear, pool, matmul, softmax

@@ -85,15 +85,17 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
         } else {
             arenaFloats = Lowering.place(&lowering.activations)
         }
-        var builder = DispatchBuilder(lowering: lowering)
+        let device = "Vulkan device \(context.deviceName)"
+        func failed(_ error: GPUError) -> MLError { .deviceFailed(device: device, reason: error.description) }
+        let emulateFMA: Bool
+        do throws(GPUError) { emulateFMA = try FusedMultiplyAdd.roundsTwice(on: context) } catch { throw failed(error) }
+        var builder = DispatchBuilder(lowering: lowering, emulateFMA: emulateFMA)
         try builder.build()
         self.model = model
         self.context = context
         self.lowering = keepingActivations ? lowering : nil
         self.inputShapes = shapes
         dispatchCount = builder.dispatches.count
-        let device = "Vulkan device \(context.deviceName)"
-        func failed(_ error: GPUError) -> MLError { .deviceFailed(device: device, reason: error.description) }
         do throws(GPUError) {
             let pool = BufferPool(context: context)
             arena = try pool.take(size: max(arenaFloats, 1) * 4, role: .device)
@@ -195,8 +197,7 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
     /// Every dispatch of one inference, a barrier after each.
     static func recordInference(_ recorder: inout CommandRecorder, dispatches: [MLDispatch], pipelines: [MLDispatch.Kernel: ComputePipeline],
                                 arena: GPUBuffer, constants: GPUBuffer) throws(GPUError) {
-        let bindings: [GPUBinding] = [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
-                                      .texels(BufferSlice(arena)), .texels(BufferSlice(constants)), .quadTexels(BufferSlice(constants))]
+        let bindings = MLDispatch.bindings(arena: arena, constants: constants)
         for dispatch in dispatches {
             try recorder.dispatch(pipelines[dispatch.kernel]!, bindings: bindings, push: dispatch.push, groups: dispatch.groups)
             recorder.barrier()

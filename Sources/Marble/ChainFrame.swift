@@ -15,6 +15,13 @@ public enum ChainDepth: Sendable {
     /// depth model, and the map the model returns (`grayF32`, the frame's size) goes to
     /// ``ChainFrame/run(depth:)``.
     case estimated
+    /// A live stream's map kept on the device by the chain and made there by a model: with
+    /// `newMap`, this frame's ``ChainFrame/modelInputOnDevice()`` feeds a model that writes the
+    /// new map into ``ChainFrame/depthOnDevice`` (then ``ChainFrame/runWithDepthOnDevice()``);
+    /// without, the frame reads the map the last such frame left there (luma until one has).
+    /// Frames in flight are ordered by their submissions: each reads the newest map written
+    /// before it was submitted.
+    case onDevice(newMap: Bool)
 }
 
 /// One frame's trip through a ``FilterChain`` on the device: the frame goes up once, the chain
@@ -81,8 +88,12 @@ public final class ChainFrame: @unchecked Sendable {
     /// model that writes it there: `width`×`height` floats (the frame's size), row by row; then
     /// ``runWithDepthOnDevice()``. Nil when the chain reads no depth or the frame has no map of its own.
     public var depthOnDevice: (buffer: GPUBuffer, width: Int, height: Int)? {
-        guard case .estimated = depth, chain.readsDepth, plan.ownsDepth else { return nil }
-        return (plan.depth.device, plan.key.depthWidth, plan.key.depthHeight)
+        switch depth {
+        case .estimated where chain.readsDepth && plan.ownsDepth, .onDevice(newMap: true) where plan.key.residentDepth:
+            return (plan.depth.device, plan.key.depthWidth, plan.key.depthHeight)
+        default:
+            return nil
+        }
     }
 
     /// The device the frame runs on (a model writing ``depthOnDevice`` must run there too).
@@ -96,6 +107,7 @@ public final class ChainFrame: @unchecked Sendable {
         try plan.start(image, depth: nil, kernels: chain.kernels, time: time, transfers: chain.transferCounter, uploaded: uploaded)
         uploaded = true
         submitted = true
+        if case .onDevice = depth { chain.residentWrittenOnDevice(plan.depth) }
     }
 
     /// Submits the chain (uploading the frame unless ``modelInput()`` did). `map` is the frame's
@@ -111,6 +123,14 @@ public final class ChainFrame: @unchecked Sendable {
             plane = try FilterChain.depthPlane(image)
         case .resident:
             break  // sent up by `FilterChain.frame` when new
+        case .onDevice:
+            // No new map (the model failed): the last one kept, or luma when there is none.
+            if plan.key.residentDepth && !chain.hasMapOnDevice(plan.depth) {
+                let plain = try chain.lease(FilterChain.shape(of: image, depth: nil).0)
+                chain.release(plan)
+                plan = plain
+                uploaded = false
+            }
         case .estimated:
             guard chain.readsDepth else { break }
             if let map {

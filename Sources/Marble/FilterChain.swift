@@ -27,6 +27,8 @@ public final class FilterChain: @unchecked Sendable {
     let transferCounter = TransferCounter()
     /// The newest depth map on the device for live frames (``ChainDepth/resident(_:version:)``).
     private var resident: (buffer: StagedBuffer, width: Int, height: Int, version: UInt64?)?
+    /// Whether a model has written the resident buffer on the device (``ChainDepth/onDevice(newMap:)``).
+    private var residentOnDevice = false
     /// The recorded YUV conversions of the plans' results (`FilterChain+YUV.swift`).
     let yuvOutputs = YUVOutputs()
     /// Whether a filter and a 3×3 tail it can compute (blur then sobel/ink on a CPU driver) are
@@ -95,6 +97,17 @@ public final class FilterChain: @unchecked Sendable {
                 // The map goes up now (when new), so the plan leased below binds the buffer it is in.
                 try updateResident(map, version: version)
             }
+        case let .onDevice(newMap):
+            key = try FilterChain.shape(of: image, depth: nil).0
+            if readsDepth {
+                let kept = try lock.locked { () throws(MarbleError) -> Bool in
+                    if newMap { try makeResident(width: image.width, height: image.height) }
+                    guard let resident, resident.width == image.width, resident.height == image.height else { return false }
+                    return newMap || residentOnDevice
+                }
+                if kept { (key.depthWidth, key.depthHeight, key.residentDepth) = (image.width, image.height, true) }
+            }
+            if newMap && modelInput == nil { preconditionFailure("ChainDepth.onDevice(newMap: true) needs a modelInput size") }
         case .estimated:
             guard modelInput != nil else { preconditionFailure("ChainDepth.estimated needs a modelInput size") }
             key = try FilterChain.shape(of: image, depth: nil).0
@@ -104,8 +117,12 @@ public final class FilterChain: @unchecked Sendable {
         // A chain that reads no depth gets no map (its plan has no room for one); a map made from
         // the frame still needs the model's input, so `.estimated` stays.
         let depth: ChainDepth = {
-            if case .estimated = depth { return depth }
-            return readsDepth ? depth : .none
+            switch depth {
+            case .estimated: return depth
+            case .onDevice(newMap: true): return readsDepth ? depth : .estimated  // the picture is still made
+            case .onDevice: return key.residentDepth ? depth : .none
+            default: return readsDepth ? depth : .none
+            }
         }()
         return ChainFrame(chain: self, plan: try lease(key), image: image, time: time, depth: depth)
     }
@@ -154,6 +171,20 @@ public final class FilterChain: @unchecked Sendable {
         lock.withLock { _ = leased.remove(ObjectIdentifier(plan)) }
     }
 
+    /// A model wrote `buffer` (the resident map) on the device: frames may read it from now on.
+    func residentWrittenOnDevice(_ buffer: StagedBuffer) {
+        lock.withLock {
+            guard resident?.buffer === buffer else { return }
+            residentOnDevice = true
+            resident?.version = nil
+        }
+    }
+
+    /// Whether `buffer` is the resident map and a model has written it on the device.
+    func hasMapOnDevice(_ buffer: StagedBuffer) -> Bool {
+        lock.withLock { resident?.buffer === buffer && residentOnDevice }
+    }
+
     /// Makes `map` the resident depth map unless `version` is already there: a buffer of its size
     /// (the plans bound to one of another size go with it), written once. Frames in flight that
     /// read the old map are waited for first.
@@ -168,6 +199,7 @@ public final class FilterChain: @unchecked Sendable {
             try MarbleError.gpu { () throws(GPUError) in try buffer.uploadNow(plane.values) }
             transferCounter.upload(plane.values.count * 4)
             resident?.version = version
+            residentOnDevice = false
         }
     }
 
@@ -185,6 +217,7 @@ public final class FilterChain: @unchecked Sendable {
         }
         let buffer = try MarbleError.gpu { () throws(GPUError) in try pool.takeStaged(size: max(4, width * height * 4), .upload) }
         resident = (buffer, width, height, nil)
+        residentOnDevice = false
     }
 
     /// Runs the CPU reference of every filter (slow; for tests and machines without Vulkan).

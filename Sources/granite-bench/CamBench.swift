@@ -4,6 +4,7 @@ import Foundation
 import GraniteCam
 import GraniteCapture
 import GraniteMedia
+import GraniteMLVulkan
 
 /// `granite-bench cam`: `granite-cam` (test pattern → 3 Marble filters) against ffmpeg
 /// generating `testsrc2` through the equivalent threaded planar graph, at each size, in the same run.
@@ -34,6 +35,9 @@ struct CamBench: AsyncParsableCommand {
     @Option(help: "Runs per measurement (median reported).") var runs = 3
     @Flag(help: "Use Marble's CPU reference instead of Vulkan.") var cpu = false
     @Flag(help: "Also run the paced pipeline with depth (FastDepth) offered every frame.") var depth = false
+    @Option(help: "With --depth: where granite-cam runs the model, comma-separated to compare (auto, gpu: the Vulkan backend in the frame's stream, cpu).")
+    var depthDevice = "auto"
+    @Flag(help: "With --depth: only the depth runs (no ffmpeg comparison, no paced run without depth).") var depthOnly = false
     @Option(help: "Soak: run the paced pipeline this many seconds per size (and with depth, with --depth), printing RSS as it goes.")
     var soak: Double?
     @Option(help: "Soak: seconds between RSS samples.") var sampleEvery: Double = 10
@@ -50,6 +54,7 @@ struct CamBench: AsyncParsableCommand {
 
     func validate() throws {
         if frames < 1 { throw ValidationError("--frames must be at least 1") }
+        _ = try depthDevices()
         if let soak, soak <= 0 { throw ValidationError("--soak takes a positive number of seconds") }
         if sampleEvery <= 0 { throw ValidationError("--sample-every must be positive") }
         if let saveEvery, saveEvery < 1 { throw ValidationError("--save-every must be at least 1") }
@@ -78,31 +83,44 @@ struct CamBench: AsyncParsableCommand {
             return size
         }
         for size in list {
-            var granite: [EndToEnd] = [], ffmpeg: [EndToEnd] = [], withDepth: [EndToEnd] = []
-            for _ in 0..<runs {
+            var granite: [EndToEnd] = [], ffmpeg: [EndToEnd] = []
+            for _ in 0..<(depth && depthOnly ? 0 : runs) {
                 granite.append(try runGraniteCam(size: size, chain: chain, depth: false))
                 ffmpeg.append(try runFFmpeg(size: size))
             }
-            let g = EndToEnd.median(granite), f = EndToEnd.median(ffmpeg)
+            if let g = granite.isEmpty ? nil : EndToEnd.median(granite), let f = ffmpeg.isEmpty ? nil : EndToEnd.median(ffmpeg) {
             print("\(size): granite-cam \(g.describe(frames: frames)) | ffmpeg \(f.describe(frames: frames))"
                   + " | granite/ffmpeg \(String(format: "%.2f", g.fps / f.fps))x fps, \(String(format: "%.2f", g.cpuPerFrame / f.cpuPerFrame))x CPU/frame")
             if g.processed != UInt64(frames) { print("\(size): warning: granite-cam processed \(g.processed) of \(frames) frames") }
-            if depth {
-                for _ in 0..<runs { withDepth.append(try runGraniteCam(size: size, chain: chain + " | depth", depth: true)) }
+            }
+            for device in depth ? try depthDevices() : [] {
+                var withDepth: [EndToEnd] = []
+                for _ in 0..<runs { withDepth.append(try runGraniteCam(size: size, chain: chain + " | depth", depth: true, depthDevice: device)) }
                 let d = EndToEnd.median(withDepth)
-                print("\(size): granite-cam --depth (every frame) + depth point cloud: \(d.describe(frames: frames))"
+                print("\(size): granite-cam --depth (every frame) --depth-device \(device) + depth point cloud: \(d.describe(frames: frames))"
                       + ", depth \(fmt(d.depthFPS)) maps/s")
             }
         }
         // In-process runs last: a child's peak RSS (wait4's ru_maxrss) starts from this process's
         // peak at spawn (Linux keeps it across exec), so children run while this one is small.
-        for size in list {
+        for size in list where !(depth && depthOnly) {
             var paced: [CamSummary] = []
             for _ in 0..<runs { paced.append(try await runGranite(size: size)) }
             let p = median(paced.map { Double($0.frames) / $0.seconds })
             print("\(size): live, paced \(fmt(fps)) fps → \(fmt(p)) fps, dropped \(median(paced.map { Double($0.dropped) }))"
                   + ", latency p50 \(fmt(median(paced.compactMap(\.latencyP50)))) ms p99 \(fmt(median(paced.compactMap(\.latencyP99)))) ms"
                   + ", renders \(median(paced.map { Double($0.renders) })) in \(fmt(seconds)) s")
+        }
+        // Live with depth on every frame: on the device (gpu) the map is made in the frame's stream.
+        for size in list where depth {
+            for device in try depthDevices() {
+                var live: [CamSummary] = []
+                for _ in 0..<runs { live.append(try await runGranite(size: size, depthEvery: 1, depthDevice: device, chain: chain + " | depth")) }
+                let p = median(live.map { Double($0.frames) / $0.seconds })
+                print("\(size): live, paced \(fmt(fps)) fps, --depth-device \(device), depth every frame + point cloud → \(fmt(p)) fps"
+                      + ", depth \(fmt(median(live.map { Double($0.depthFrames) / $0.seconds }))) maps/s, dropped \(median(live.map { Double($0.dropped) }))"
+                      + ", latency p50 \(fmt(median(live.compactMap(\.latencyP50)))) ms p99 \(fmt(median(live.compactMap(\.latencyP99)))) ms")
+            }
         }
         print("RSS (this process, paced runs): \(rssStart / 1024) MiB at start, \(residentKiB() / 1024) MiB at end")
     }
@@ -130,13 +148,21 @@ struct CamBench: AsyncParsableCommand {
     }
 
     /// `granite-cam` as a child: the unpaced (non-live) test pattern through `chain`.
-    func runGraniteCam(size: FrameSize, chain: String, depth: Bool) throws -> EndToEnd {
+    /// The `--depth-device` choices to measure.
+    func depthDevices() throws -> [InferenceDevice] {
+        try depthDevice.split(separator: ",").map { text in
+            guard let device = InferenceDevice(rawValue: String(text)) else { throw ValidationError("--depth-device: '\(text)' is not auto, gpu or cpu") }
+            return device
+        }
+    }
+
+    func runGraniteCam(size: FrameSize, chain: String, depth: Bool, depthDevice: InferenceDevice = .auto) throws -> EndToEnd {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("granite-bench-cam-\(getpid()).txt").path
         defer { try? FileManager.default.removeItem(atPath: log) }
         var arguments = ["--source", "testpattern", "--size", "\(size)", "--frames", "\(frames)", "--unpaced",
                          "--filter", chain, "--status-hz", "1"]
         if cpu { arguments.append("--cpu-filters") }
-        if depth { arguments.append("--depth") }
+        if depth { arguments += ["--depth", "--depth-device", depthDevice.rawValue] }
         let run = try ChildProgram.run(siblingExecutable("granite-cam"), arguments, stdout: .file(log), stderr: .discard)
         guard run.shellStatus == 0 else { throw ValidationError("granite-cam exited \(run.shellStatus)") }
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -163,13 +189,14 @@ struct CamBench: AsyncParsableCommand {
 
     func siblingExecutable(_ name: String) -> String { BenchData.siblingExecutable(name) }
 
-    func runGranite(size: FrameSize, depthEvery: Int? = nil) async throws -> CamSummary {
+    func runGranite(size: FrameSize, depthEvery: Int? = nil, depthDevice: InferenceDevice = .cpu, chain: String? = nil) async throws -> CamSummary {
+        let chain = chain ?? self.chain
         var s = CamSettings()
         s.request = CaptureRequest(format: .auto, size: size, fps: fps)
         s.duration = seconds
         s.depthEvery = depthEvery
         let stage = try MarbleStage(specs: [chain], gpu: !cpu)
-        let depthStage = try depthEvery.map { _ in try DepthEstimatorStage() }
+        let depthStage = try depthEvery.map { _ in try DepthEstimatorStage(backend: try depthDevice.backend()) }
         return try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], depth: depthStage)).run()
     }
 

@@ -85,4 +85,59 @@ final class DepthOnDeviceTests: XCTestCase {
         XCTAssertFalse(viaCPU.depthOnDevice, "a CPU model cannot write the device's map")
         XCTAssertNotNil(viaCPU.depth)
     }
+
+    /// A live stream with the model on the device: a due frame makes the kept map inside its own
+    /// frame; the frames after it read that map (the same pixels as the host route drawing them
+    /// with it) with one upload and one download each; before any map, luma.
+    func testALiveStreamKeepsTheMapOnTheDeviceForTheFramesAfter() throws {
+        let (_, depth) = try gpuDepth()
+        XCTAssertTrue(depth.runsOnDevice)
+        let spec = "depth:yaw=30,pointSize=1"
+        let stage = try MarbleStage(specs: [spec], gpu: true)
+        let pattern = TestPattern(size: FrameSize(width: 112, height: 80))
+        let (a, b) = (pattern.render(index: 3), pattern.render(index: 40))
+        let reference = try FilterChain(FilterSpec.parseChain(spec))
+
+        let before = try stage.process(FrameJob(image: b, depth: .liveOnDevice(nil), depthOnHost: false))
+        XCTAssertTrue(before.image.bytes == (try reference.apply(b)).bytes, "no map kept yet: luma")
+
+        let due = try stage.process(FrameJob(image: a, depth: .liveOnDevice(depth), depthOnHost: false))
+        XCTAssertTrue(due.depthOnDevice)
+        XCTAssertNil(due.depth)
+        let mapA = try depth.estimateMaps(modelInput: try reference.frame(a, depth: .estimated, modelInput: XCTUnwrap(depth.modelInputSize)).modelInput(),
+                                          width: a.width, height: a.height).map
+        XCTAssertTrue(due.image.bytes == (try reference.apply(a, depth: mapA)).bytes, "the due frame reads the map made from it")
+
+        let moved = stage.chain.transfers
+        let next = try stage.process(FrameJob(image: b, depth: .liveOnDevice(nil), depthOnHost: false))
+        XCTAssertFalse(next.depthOnDevice)
+        XCTAssertTrue(next.image.bytes == (try reference.apply(b, depth: mapA)).bytes, "the next frame reads the kept map")
+        XCTAssertFalse(next.image.bytes == before.image.bytes)
+        let after = stage.chain.transfers
+        XCTAssertEqual(after.uploads - moved.uploads, 1, "the frame only")
+        XCTAssertEqual(after.downloads - moved.downloads, 1, "the result only")
+    }
+
+    /// The whole program's live run (camera rate, no depth PNGs, no preview) with the model on
+    /// the device: maps are made in the stream (counted, aged), the depth relay gets nothing.
+    func testALiveRunMakesItsMapsInTheStream() async throws {
+        let (_, depth) = try gpuDepth()
+        var s = CamSettings()
+        s.request = CaptureRequest(format: .auto, size: FrameSize(width: 96, height: 64), fps: 60)
+        s.frameLimit = 12
+        s.depthEvery = 3
+        let pipeline = try CamPipeline(settings: s, stages: [try MarbleStage(specs: ["depthmask:near=0,far=1.5"], gpu: true)], depth: depth)
+        let app = CamApp(pipeline: pipeline)
+        let summary = try await app.run()
+        XCTAssertTrue(summary.live)
+        // A live source drops what arrives while a frame is busy (on lavapipe the model takes
+        // seconds), so how many frames and maps is the machine's; the route is not.
+        XCTAssertGreaterThan(summary.frames, 0)
+        XCTAssertGreaterThan(summary.depthFrames, 0, "the first frame is due and makes a map")
+        XCTAssertLessThanOrEqual(summary.depthFrames, summary.frames)
+        XCTAssertNil(app.root.center.capture.resources.latestDepth.withLock { $0 }, "no map went through the host")
+        XCTAssertNotNil(app.root.center.capture.resources.deviceDepthSequence.withLock { $0 })
+        XCTAssertNotNil(app.root.status.state.depthAge, "frames carry the kept map's age")
+        XCTAssertNil(app.root.status.state.lastFault)
+    }
 }

@@ -27,9 +27,10 @@ final class ConvertCLITests: XCTestCase {
     joins them. auto/N takes I from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or
     SLURM_ARRAY_TASK_ID (Slurm array numbered from 0).
 
-    Metadata: the input's ICC profile, Exif and XMP are kept by default (Exif without its thumbnail,
-    orientation set to 1 once the pixels are turned upright); --keep chooses, --strip removes them all;
-    broken metadata is dropped with a warning.
+    Metadata: the input's ICC profile, Exif, XMP and comments are kept by default (Exif without its
+    thumbnail, orientation set to 1 once the pixels are turned upright); --keep chooses, --strip
+    removes them all; broken metadata, and a comment the output format has no place for (WebP, AVIF,
+    TIFF, JPEG XL), is dropped with a warning.
 
     Damage: a warning from a decoder (and dropped metadata) is printed with the input's path and
     recorded in the manifest entry, and the image converts; --fail-on chooses what fails instead.
@@ -92,10 +93,10 @@ final class ConvertCLITests: XCTestCase {
                               Color space of the outputs: srgb converts the pixels from the input's ICC
                               profile and tags them sRGB; keep leaves pixels and profile as they are.
                               (default: keep)
-      --keep <list>           Metadata the outputs keep, comma-separated: icc, exif, xmp, all or none
-                              (default: all).
-      --strip                 Remove all metadata from the outputs: ICC profile, Exif and XMP (same as
-                              --keep none).
+      --keep <list>           Metadata the outputs keep, comma-separated: icc, exif, xmp, comment, all
+                              or none (default: all).
+      --strip                 Remove all metadata from the outputs: ICC profile, Exif, XMP and comments
+                              (same as --keep none).
       --fail-on <level>       Which damage makes an input fail: none, truncated (default: a file cut
                               short fails, warnings such as 'Corrupt JPEG data: extraneous bytes' are
                               reported and the image converts), error, or warning (any warning fails).

@@ -54,6 +54,17 @@ enum ConvertFixtures {
         return result.sorted()
     }
 
+    /// The project venv's Python when it can import `module` (an independent reader or writer from
+    /// PyPI, installed by scripts/tiers/pre-media.sh), or a skip (a failure when CI=true) naming `what`.
+    static func venvPython(importing module: String, _ what: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let python = root.appendingPathComponent(".venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python), (try? ChildProgram.run(python, ["-c", "import \(module)"]))?.status == 0 else {
+            try Prerequisite.unmet("\(module) not in .venv (run scripts/tiers/pre-media.sh): \(what)")
+        }
+        return python
+    }
+
     /// The built `granite` executable, beside the test bundle in the build products folder.
     static func graniteBinary() throws -> String { try ChildProgram.built("granite") }
 

@@ -105,11 +105,7 @@ final class ConvertFormatMetadataTests: XCTestCase {
     /// A JPEG XL written by pillow-jxl-plugin (its own libjxl) with Exif and XMP boxes: both reach
     /// a JPEG output.
     func testJXLExifAndXMPAreKept() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let python = root.appendingPathComponent(".venv/bin/python").path
-        guard FileManager.default.isExecutableFile(atPath: python), (try? ChildProgram.run(python, ["-c", "import pillow_jxl"]))?.status == 0 else {
-            try Prerequisite.unmet("pillow-jxl-plugin not in .venv (run scripts/tiers/pre-media.sh): the independent JPEG XL writer")
-        }
+        let python = try ConvertFixtures.venvPython(importing: "pillow_jxl", "pillow-jxl-plugin is the independent JPEG XL writer")
         let dir = ConvertFixtures.folder("meta-jxl")
         try M.write(try Codecs.encodePNG(ConvertFixtures.photo(width: 32, height: 24, seed: 6)), dir + "/in.png")
         let xmp = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"

@@ -56,12 +56,7 @@ enum TestModels {
             node.attribute = step.attributes
             g.node.append(node)
             for (name, dims, values) in step.initializers {
-                var t = Onnx_TensorProto()
-                t.name = name
-                t.dims = dims.map { Int64($0) }
-                t.dataType = 1
-                t.floatData = values
-                g.initializer.append(t)
+                g.initializer.append(Onnx_TensorProto(name: name, shape: dims, floats: values))
             }
         }
         func info(_ name: String, _ dims: [Int]) -> Onnx_ValueInfoProto {

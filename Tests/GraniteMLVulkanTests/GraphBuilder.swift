@@ -17,12 +17,7 @@ struct GraphBuilder {
     mutating func output(_ name: String) { graph.output.append(Self.info(name, nil, 1)) }
 
     mutating func constant(_ name: String, _ shape: [Int], _ values: [Float]) {
-        var t = Onnx_TensorProto()
-        t.name = name
-        t.dims = shape.map { Int64($0) }
-        t.dataType = 1
-        t.floatData = values
-        graph.initializer.append(t)
+        graph.initializer.append(Onnx_TensorProto(name: name, shape: shape, floats: values))
     }
 
     mutating func integers(_ name: String, _ shape: [Int], _ values: [Int], type: Int32 = 7) {

@@ -249,6 +249,50 @@ final class VulkanOpTests: XCTestCase {
         try compare(g, ["x": [1, 3, 5, 7]])
     }
 
+    /// A float convolution whose output is quantised sums its taps as fused multiply-adds, each
+    /// rounded once (as GraniteML's CPU GEMM and ONNX Runtime's do), whatever the device's `fma()`
+    /// does (lavapipe's rounds twice; then conv.comp emulates it): checked against Swift's
+    /// `addingProduct` chain, exactly. Pixel 0 is built to tell the two apart: its taps
+    /// (1 + 2⁻¹²)·(1 + 2⁻¹²) and (1 + 2⁻¹²)·−(1 + 2⁻¹²) sum to −2⁻²⁴ rounded once, 0 rounded twice,
+    /// and the bias 1.5·2⁻²⁰ on a grid of 2⁻²⁰ makes that one quantisation step (1.4375 → 1, 1.5 → 2).
+    func testQuantisedFloatConvolutionRoundsEachTapOnce() throws {
+        let gpu = try GPUTest.context()
+        let (c, m, h, w) = (16, 5, 9, 11)
+        let scale = Float(1) / Float(1 << 20), one = 1 + Float(1) / Float(1 << 12)
+        var random = SeededValues(seed: 21)
+        var weights = random.next(m * c).map { $0 / 1024 }
+        weights[0] = one; weights[1] = -one
+        for k in 2..<c { weights[k] = 0 }
+        let bias = [1.5 * scale] + random.next(m - 1).map { $0 / 16_384 }
+        var x = random.next(c * h * w).map { $0 / 64 }
+        x[0] = one; x[h * w] = one
+        var g = GraphBuilder()
+        g.input("x", [1, c, h, w])
+        g.constant("w", [m, c, 1, 1], weights)
+        g.constant("b", [m], bias)
+        g.constant("s", [], [scale])
+        g.integers("z", [], [0], type: 3)
+        g.node("Conv", ["x", "w", "b"], ["c"])
+        g.node("QuantizeLinear", ["c", "s", "z"], ["q"])
+        g.node("DequantizeLinear", ["q", "s", "z"], ["y"])
+        g.output("y")
+        let vulkan = try VulkanModel(model: try g.model(), context: gpu)
+        XCTAssertEqual(vulkan.dispatchCount, 1, "the quantisation should be the convolution's epilogue")
+        let got = try XCTUnwrap(try vulkan.run(["x": try Tensor(shape: [1, c, h, w], values: x)])["y"]).values
+        var expected: [Float] = []
+        for o in 0..<m {
+            for p in 0..<(h * w) {
+                var sum: Float = 0
+                for k in 0..<c { sum = sum.addingProduct(x[k * h * w + p], weights[o * c + k]) }
+                expected.append(min(max((((sum + bias[o]) / scale)).rounded(.toNearestOrEven), -128), 127) * scale)
+            }
+        }
+        XCTAssertEqual(got[0], scale, "pixel 0 rounded twice would be 2 steps")
+        XCTAssertEqual(got, expected)
+        XCTAssertGreaterThan(Set(expected).count, 50, "the outputs should spread over the grid")
+        print("float taps on \(gpu.deviceName): fma() \(try FusedMultiplyAdd.roundsTwice(on: gpu) ? "rounds twice, emulated" : "rounds once")")
+    }
+
     func testTransposedConvolutions() throws {
         let cases: [([Int], [Int], [Onnx_AttributeProto])] = [
             ([1, 3, 7, 9], [3, 4, 2, 2], [Attr.ints("strides", [2, 2])]),

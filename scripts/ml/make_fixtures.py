@@ -4,12 +4,19 @@
 Writes, for each case, CASE.json (model, input and output names, shapes, dtypes) and raw
 little-endian .bin files into the fixture folder (default: .build-ml-fixtures in the repo
 root, git-ignored). Inputs are deterministic synthetic images (gradients, boxes, stripes and
-seeded noise), so Swift reads exactly what ONNX Runtime saw.
+seeded noise), and with --photo a real photograph for FastDepth (fastdepth-224-photo), so
+Swift reads exactly what ONNX Runtime saw.
 
-usage: make_fixtures.py OUT_DIR MODEL_DIR...   (each model is taken from the first folder that has it)
+CASE.json's "exact_int8" says whether ONNX Runtime's u8×s8 GEMM sums exactly on this CPU: with
+VNNI it does; without, its AVX2 kernel adds byte-pair products in saturating 16-bit lanes
+(vpmaddubsw), so an int8 model's reference departs from exact integer arithmetic.
+
+usage: make_fixtures.py [--photo JPEG] OUT_DIR MODEL_DIR...   (each model is taken from the first folder that has it)
 """
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -34,12 +41,30 @@ def scene(h, w, seed):
     return np.clip(img, 0, 1).astype(np.float32)
 
 
+def ort_int8_exact():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+def photo(path, size):
+    """A JPEG photograph squeezed to size×size RGB bytes by ImageMagick (a plain resize; the test
+    feeds ONNX Runtime's very bytes, so only the picture's content matters)."""
+    convert = shutil.which("convert") or sys.exit("make_fixtures: --photo needs ImageMagick's convert")
+    raw = subprocess.run([convert, path, "-resize", f"{size}x{size}!", "-depth", "8", "rgb:-"],
+                         check=True, capture_output=True).stdout
+    return np.frombuffer(raw, dtype=np.uint8).reshape(size, size, 3)
+
+
 def case(out_dir, name, model_path, feeds):
     sess_opts = ort.SessionOptions()
     sess_opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(model_path, sess_opts, providers=["CPUExecutionProvider"])
     outputs = sess.run(None, feeds)
-    manifest = {"model": os.path.basename(model_path), "inputs": [], "outputs": []}
+    manifest = {"model": os.path.basename(model_path), "exact_int8": ort_int8_exact(), "inputs": [], "outputs": []}
     for key, arrays in (("inputs", feeds.items()), ("outputs", zip([o.name for o in sess.get_outputs()], outputs))):
         for i, (tensor_name, array) in enumerate(arrays):
             file = f"{name}.{key}.{i}.bin"
@@ -58,10 +83,17 @@ def find(name, folders):
 
 
 def main():
-    out_dir, folders = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    picture = None
+    if args[:1] == ["--photo"]:
+        picture, args = args[1], args[2:]
+    out_dir, folders = args[0], args[1:]
     os.makedirs(out_dir, exist_ok=True)
+    fastdepth = find("fastdepth-224-int8.onnx", folders)
     depth = (scene(224, 224, 1) * 255).round().astype(np.uint8)[None]
-    case(out_dir, "fastdepth-224", find("fastdepth-224-int8.onnx", folders), {"serving_default_input_1:0": depth})
+    case(out_dir, "fastdepth-224", fastdepth, {"serving_default_input_1:0": depth})
+    if picture:
+        case(out_dir, "fastdepth-224-photo", fastdepth, {"serving_default_input_1:0": photo(picture, 224)[None]})
     for size in (256, 640):
         x = ((scene(size, size, size) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
         case(out_dir, f"ppocr-det-{size}", find("ppocr-v4-det.onnx", folders), {"x": x})

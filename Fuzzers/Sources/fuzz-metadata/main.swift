@@ -1,7 +1,7 @@
-// ICC, Exif and XMP as `granite convert` reads and re-writes them (issue 16): the containers
-// (JPEG APP1/APP2 chunks, PNG iCCP/eXIf/iTXt and ImageMagick's raw-profile text chunks, WebP RIFF
-// chunks, TIFF tags and Exif IFD, GIF's XMP extension, JPEG XL boxes), each block's parser, the Exif
-// salvage and sanitising (thumbnail dropped, orientation reset), the re-embedding into the same
+// ICC, Exif, XMP and comments as `granite convert` reads and re-writes them (issue 16): the
+// containers (JPEG APP1/APP2 chunks and COM segments, PNG iCCP/eXIf/iTXt, `Comment` text chunks and
+// ImageMagick's raw-profile text chunks, WebP RIFF chunks, TIFF tags and Exif IFD, GIF's XMP and
+// comment extensions, JPEG XL boxes), each block's parser, the Exif salvage and sanitising (thumbnail dropped, orientation reset), the re-embedding into the same
 // container, and an Exif block merged into a TIFF's tags. Seeds gif-xmp.gif, tiff-exif-gps.tif
 // (ImageMagick + exiftool) and jxl-exif-xmp.jxl (pillow-jxl-plugin) come from other writers.
 import FuzzSupport
