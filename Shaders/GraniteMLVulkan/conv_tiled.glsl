@@ -13,10 +13,12 @@
 // are BLOCK/4 quads (K4: one read each) at an address the whole workgroup shares. Taps outside the input
 // read a clamped address and add zero.
 // With 21 set, the int8 form (see conv.comp): centred weights as int32 bits, quantiseInput and
-// requantise of ml.glsl, so the sums and outputs are the CPU's to the bit.
-// On lavapipe (2 cores): FastDepth's 19 pointwise convolutions 55–63 ms where conv.comp took
-// most of 0.9–1.2 s for its 38 convolutions; MiDaS replica's 21 dense ones 1.0–1.25 s.
-// P: as conv.comp (2: the blocked weights).
+// requantise of ml.glsl, so the sums and outputs are the CPU's to the bit. The float form's sums
+// are the CPU's too (see conv.comp: the same tap order, single roundings).
+// On lavapipe (2 cores, same run): FastDepth's 19 pointwise convolutions 122 ms (55 of them for
+// the 16 int8 ones, the rest for three exactFma ones) where conv.comp took 1.53 s for all 38;
+// the MiDaS replica's 21 dense ones 1.03 s of its 1.6 s (conv.comp: 10.7 s for all 97).
+// P: as conv.comp (2: the blocked weights; 27: exactFma).
 #define PIXELS 4
 #define BLOCK 8
 #define QUADS (BLOCK / 4)  // quads of weights per input channel and tap
@@ -88,14 +90,26 @@ void main() {
             for (int r = 0; r < PIXELS; r++) results[r][j] = requantise(acc[r][j], bias, scale, PF(24), PF(25), PF(26));
         }
     } else {
+        // Each output's taps in the CPU's order (input channel, then tap), one fused multiply-add
+        // each, as conv.comp: with 27 set (the device's fma() rounds twice) exactFma's.
         float acc[PIXELS][BLOCK];
         for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] = 0.0;
-        for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq += QUADS) {
-            float v[PIXELS];
-            tap(c, ky, kx, v);
-            vec4 w[QUADS];
-            for (int k = 0; k < QUADS; k++) w[k] = K4(wq + k);
-            for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] += v[r] * w[j / 4][j % 4];
+        if (P(27) != 0) {
+            for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq += QUADS) {
+                float v[PIXELS];
+                tap(c, ky, kx, v);
+                vec4 w[QUADS];
+                for (int k = 0; k < QUADS; k++) w[k] = K4(wq + k);
+                for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] = exactFma(v[r], w[j / 4][j % 4], acc[r][j]);
+            }
+        } else {
+            for (int c = 0, wq = wquad; c < C; c++) for (int ky = 0; ky < KH; ky++) for (int kx = 0; kx < KW; kx++, wq += QUADS) {
+                float v[PIXELS];
+                tap(c, ky, kx, v);
+                vec4 w[QUADS];
+                for (int k = 0; k < QUADS; k++) w[k] = K4(wq + k);
+                for (int r = 0; r < PIXELS; r++) for (int j = 0; j < BLOCK; j++) acc[r][j] = fma(v[r], w[j / 4][j % 4], acc[r][j]);
+            }
         }
         for (int j = 0; j < BLOCK; j++) {
             int m = min(m0 + j, M - 1);

@@ -81,8 +81,8 @@ struct DispatchBuilder {
     /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
     /// group-1 convolution without padding `conv_pointwise`, any other group-1 one `conv_dense`,
     /// and the rest (grouped, not depthwise) `conv`, the general direct convolution, as do float
-    /// convolutions whose output is quantised (their sums must be the CPU's, tap by tap). All
-    /// four take the same push constants (conv.comp's list).
+    /// depthwise convolutions whose output is quantised (their sums must be the CPU's, tap by
+    /// tap). All four take the same push constants (conv.comp's list).
     private mutating func conv(_ step: Lowering.Step) throws(MLError) {
         let c = step.context
         let x = try activation(step, 0)
@@ -93,12 +93,13 @@ struct DispatchBuilder {
         let group = c.node.int("group", 1)
         let (n, channels, m, oh, ow) = (out.shape[0], x.shape[1], out.shape[1], out.shape[2], out.shape[3])
         let form = Conv.integerForm(c)
-        // Float convolutions whose output is quantised keep conv.comp: its sums are the CPU's,
-        // tap by tap in the same order and rounding, so a value on a quantisation tie rounds alike.
-        let exactSums = form == nil && quantises(c.node)
-        let kernel: MLDispatch.Kernel = if exactSums {
+        // Float depthwise convolutions whose output is quantised keep conv.comp: its sums are the
+        // CPU's, tap by tap in the same order and rounding, so a value on a quantisation tie rounds
+        // alike (conv_tiled.glsl's group-1 sums are too).
+        let depthwise = group == channels && m == channels && w.shape[1] == 1
+        let kernel: MLDispatch.Kernel = if depthwise && form == nil && quantises(c.node) {
             .conv
-        } else if group == channels && m == channels && w.shape[1] == 1 {
+        } else if depthwise {
             .convDepthwise
         } else if group == 1 && g.kernel == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0] {
             .convPointwise
