@@ -6,7 +6,10 @@
 // With 21 set, the quantised form GraniteML's int8 kernels compute (GraniteML's IntegerConv), in
 // 32-bit integers, which every device has (no shaderInt8 needed): inputs rint(x · inv), centred
 // weights, exact int sums, then rint(clamp(float(acc + bias[m]) · scale[m], lo, hi)) · outScale —
-// the same integers as the CPU, so the outputs agree bit for bit.
+// the same integers as the CPU, so the outputs agree bit for bit (quantiseInput and requantise of
+// ml.glsl). GraniteML's int8 form exists for depthwise and stride-1 pointwise convolutions only,
+// which conv_depthwise.comp and conv_pointwise.comp run: this kernel is the general case (grouped
+// convolutions, and float ones whose output is quantised), one weight fetch per multiply-add.
 // The float form sums the taps in the CPU's (and ONNX Runtime's im2col + SGEMM's) order, each
 // one fused multiply-add rounded once, then adds the bias: the very float sums, so a value that
 // lands on a quantisation tie rounds the same way (a sum rounded twice a tap is an ulp off there,
@@ -47,7 +50,7 @@ void main() {
                 float v = A(plane + iy * W + ix);
                 int t = wbase + (ci * KH + ky) * KW + kx;
                 if (quantised) {
-                    int q = int(roundEven(v * inv));
+                    int q = quantiseInput(v, inv);
                     iacc.x += q * int(K(t));
                     if (mcount > 1) iacc.y += q * int(K(t + taps));
                     if (mcount > 2) iacc.z += q * int(K(t + 2 * taps));
@@ -72,8 +75,7 @@ void main() {
     for (int k = 0; k < mcount; k++) {
         int m = m0 + k;
         if (quantised) {
-            float r = float(iacc[k] + CI(P(3) + m)) * K(P(22) + m);
-            act[P(1) + (n * M + m) * plane + pix] = roundEven(clamp(r, PF(24), PF(25))) * PF(26);
+            act[P(1) + (n * M + m) * plane + pix] = requantise(iacc[k], CI(P(3) + m), K(P(22) + m), PF(24), PF(25), PF(26));
             continue;
         }
         float v = acc[k] + (P(3) >= 0 ? K(P(3) + m) : 0.0);

@@ -4,18 +4,32 @@
 //   bindings 2, 3: the same two as texel buffers, which every read goes through (A(i), K(i)): on CPU
 //   drivers a texel fetch at a per-invocation index is one gather, a storage-buffer read a loop
 //   over the SIMD lanes with a branch each (see Documentation/GPU.md); on GPUs either is fine
+//   binding 4: the constants again as a texel buffer of quads (K4(q): floats 4q...4q+3, one
+//   gather for four values; the tiled convolutions' weights)
 // and takes its sizes and offsets (in floats) as 32 push-constant words, P(i). Integer
 // tables in the constants buffer are int32 bit patterns (read with CI).
 layout(std430, set = 0, binding = 0) writeonly buffer Arena { float act[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Constants { float cst[]; };
 layout(set = 0, binding = 2) uniform usamplerBuffer arenaTexels;
 layout(set = 0, binding = 3) uniform usamplerBuffer constantTexels;
+layout(set = 0, binding = 4) uniform usamplerBuffer constantQuads;
 #define A(i) uintBitsToFloat(texelFetch(arenaTexels, (i)).x)
 #define K(i) uintBitsToFloat(texelFetch(constantTexels, (i)).x)
 layout(push_constant) uniform Push { int p[32]; } pc;
 #define P(i) pc.p[i]
 #define PF(i) intBitsToFloat(pc.p[i])
 #define CI(i) int(texelFetch(constantTexels, (i)).x)
+#define K4(q) uintBitsToFloat(texelFetch(constantQuads, (q)))
+#define CI4(q) ivec4(texelFetch(constantQuads, (q)))
+
+// The int8 convolutions (GraniteML's IntegerConv), one definition for every conv kernel: an input
+// value on its quantisation grid (inv: 1 / the input's scale), and the exact int32 sum plus bias
+// requantised to the output grid — the float arithmetic of GraniteML's CPU kernels, so the
+// outputs agree bit for bit.
+int quantiseInput(float v, float inv) { return int(roundEven(v * inv)); }
+float requantise(int acc, int bias, float scale, float lo, float hi, float outScale) {
+    return roundEven(clamp(float(acc + bias) * scale, lo, hi)) * outScale;
+}
 
 // fma(a, b, c) rounded once, from multiplies and adds alone: for devices whose fma() rounds twice
 // (lavapipe splits it into a multiply and an add; GraniteMLVulkan's probe tells, see

@@ -73,6 +73,16 @@ struct DispatchBuilder {
 
     // MARK: Convolution
 
+    /// The tiled kernels' tiles (conv_tiled.glsl, conv_depthwise.comp): output channels per
+    /// workgroup of conv_pointwise and conv_dense (`BLOCK`), and pixels per invocation in all
+    /// three (`PIXELS`; 64 invocations a workgroup).
+    static let tileChannels = 8, tilePixels = 4
+
+    /// The convolution kernels, by shape: depthwise (group = C = M) runs `conv_depthwise`, a 1×1
+    /// group-1 convolution without padding `conv_pointwise`, any other group-1 one `conv_dense`,
+    /// and the rest (grouped, not depthwise) `conv`, the general direct convolution, as do float
+    /// depthwise convolutions whose output is quantised (their sums must be the CPU's, tap by
+    /// tap). All four take the same push constants (conv.comp's list).
     private mutating func conv(_ step: Lowering.Step) throws(MLError) {
         let c = step.context
         let x = try activation(step, 0)
@@ -81,24 +91,68 @@ struct DispatchBuilder {
         let g = try ConvGeometry(c, input: [x.shape[2], x.shape[3]], kernel: [w.shape[2], w.shape[3]])
         let out = output(step)
         let group = c.node.int("group", 1)
-        var weights: Int, bias: Int, quantised = [0, 0, 0, 0, 0, 0]
-        if let form = Conv.integerForm(c) {
+        let (n, channels, m, oh, ow) = (out.shape[0], x.shape[1], out.shape[1], out.shape[2], out.shape[3])
+        let form = Conv.integerForm(c)
+        // Float depthwise convolutions whose output is quantised keep conv.comp: its sums are the
+        // CPU's, tap by tap in the same order and rounding, so a value on a quantisation tie rounds
+        // alike (conv_tiled.glsl's group-1 sums are too).
+        let depthwise = group == channels && m == channels && w.shape[1] == 1
+        let kernel: MLDispatch.Kernel = if depthwise && form == nil && quantises(c.node) {
+            .conv
+        } else if depthwise {
+            .convDepthwise
+        } else if group == 1 && g.kernel == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0] {
+            .convPointwise
+        } else if group == 1 {
+            .convDense
+        } else {
+            .conv
+        }
+        // The weights as the kernel reads them: conv's as floats (int8: the centred integers as
+        // floats), the tiled kernels' int8 weights as int32 bits, conv_pointwise's and
+        // conv_dense's in blocks.
+        var weights: Int
+        switch (kernel, form) {
+        case (.convPointwise, _), (.convDense, _):
+            let values = form.map { $0.weights.map { Float(bitPattern: UInt32(bitPattern: $0)) } } ?? w.values
+            weights = constants.add(Self.channelBlocks(values, outputs: m, perOutput: w.shape[1...].reduce(1, *)))
+        case let (.convDepthwise, form?): weights = constants.add(ints: form.weights.map { Int($0) })
+        case let (_, form?): weights = constants.add(form.weights.map { Float($0) })
+        case (_, nil): weights = constants.add(w, name: c.node.inputs[1])
+        }
+        var bias: Int, quantised = [0, 0, 0, 0, 0, 0]
+        if let form {
             // Where GraniteML's CPU runtime runs int8 kernels, the same integers (see conv.comp).
-            weights = constants.add(form.weights.map { Float($0) })
             bias = constants.add(ints: form.bias.map { Int($0) })
             quantised = [1, constants.add(form.scales), bits(form.inverseInputScale), bits(form.lo), bits(form.hi), bits(form.outScale)]
         } else {
-            weights = constants.add(w, name: c.node.inputs[1])
             bias = try c.optionalConstant(2).map { constants.add($0, name: c.node.inputs[2]) } ?? -1
         }
         let epilogue = constants.add(epilogue: c.node.epilogue)
-        let (n, m, oh, ow) = (out.shape[0], out.shape[1], out.shape[2], out.shape[3])
-        let quads = (m / group + 3) / 4
         let push = [x.offset, out.offset, weights, bias, epilogue.offset, epilogue.count,
-                    x.shape[1], x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
+                    channels, x.shape[2], x.shape[3], m, oh, ow, g.kernel[0], g.kernel[1],
                     g.strides[0], g.strides[1], g.padBegin[0], g.padBegin[1], g.dilations[0], g.dilations[1], group] + quantised
             + [emulateFMA && quantises(c.node) ? 1 : 0]
-        dispatches.append(MLDispatch(.conv, node: c.node.name, push: push, groups: ((oh * ow + 63) / 64, group * quads, n)))
+        let tiles = (oh * ow + 64 * Self.tilePixels - 1) / (64 * Self.tilePixels)
+        let groups = switch kernel {
+        case .convDepthwise: (tiles, m, n)
+        case .convPointwise, .convDense: (tiles, (m + Self.tileChannels - 1) / Self.tileChannels, n)
+        default: ((oh * ow + 63) / 64, group * ((m / group + 3) / 4), n)
+        }
+        dispatches.append(MLDispatch(kernel, node: c.node.name, push: push, groups: groups))
+    }
+
+    /// [M][C][KH][KW] weights in conv_tiled.glsl's order: block of `tileChannels` output
+    /// channels, input channel, tap, then the block's channels (zeros past `outputs`).
+    static func channelBlocks(_ weights: [Float], outputs: Int, perOutput: Int) -> [Float] {
+        let block = tileChannels
+        let blocks = (outputs + block - 1) / block
+        var laid = [Float](repeating: 0, count: blocks * perOutput * block)
+        for m in 0..<outputs {
+            let (b, j) = m.quotientAndRemainder(dividingBy: block)
+            for k in 0..<perOutput { laid[(b * perOutput + k) * block + j] = weights[m * perOutput + k] }
+        }
+        return laid
     }
 
     /// Whether `node`'s output is rounded onto a quantisation grid, where an ulp can decide a

@@ -41,8 +41,7 @@ enum FusedMultiplyAdd {
         let push = [0, 4, 0, -1, 0, 0, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
         let sequence = try CommandSequence(context: context)
         try sequence.record { (recorder) throws(GPUError) in
-            try recorder.dispatch(pipeline, bindings: [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
-                                                       .texels(BufferSlice(arena)), .texels(BufferSlice(constants))],
+            try recorder.dispatch(pipeline, bindings: MLDispatch.bindings(arena: arena, constants: constants),
                                   push: push.map { UInt32(bitPattern: Int32($0)) }, groups: (1, 1, 1))
             recorder.hostBarrier()
         }

@@ -13,15 +13,26 @@ struct MLDispatch {
     let node: String
 
     /// What every kernel binds (ml.glsl): the arena and the constants as storage buffers (written,
-    /// and the layout's anchor), then both again as texel buffers (read).
-    static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels]
+    /// and the layout's anchor), then both again as texel buffers (read), then the constants as a
+    /// texel buffer of quads (four floats a read: the tiled convolutions' weights).
+    static let layout: [GPUBindingKind] = [.buffer, .buffer, .texels, .texels, .texels]
+
+    /// `layout`'s bindings of an arena and a constants buffer (its size whole quads).
+    static func bindings(arena: GPUBuffer, constants: GPUBuffer) -> [GPUBinding] {
+        [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
+         .texels(BufferSlice(arena)), .texels(BufferSlice(constants)), .quadTexels(BufferSlice(constants))]
+    }
 
     enum Kernel: String, CaseIterable {
-        case conv, convtranspose, binary, gather, channel, bilinear, pool, matmul, softmax
+        case conv, convPointwise = "conv_pointwise", convDense = "conv_dense", convDepthwise = "conv_depthwise"
+        case convtranspose, binary, gather, channel, bilinear, pool, matmul, softmax
 
         var spirv: [UInt32] {
             switch self {
             case .conv: SPIRV.conv
+            case .convPointwise: SPIRV.conv_pointwise
+            case .convDense: SPIRV.conv_dense
+            case .convDepthwise: SPIRV.conv_depthwise
             case .convtranspose: SPIRV.convtranspose
             case .softmax: SPIRV.softmax
             case .binary: SPIRV.binary
@@ -61,6 +72,9 @@ func bits(_ value: Float) -> Int { Int(Int32(bitPattern: value.bitPattern)) }
 /// epilogues in one float array, each at an offset (in floats) the dispatches name.
 struct ConstantPool {
     private(set) var values: [Float] = []
+
+    /// The values as they go to the device: whole quads (the quad texel view's), at least one.
+    var uploaded: [Float] { values + [Float](repeating: 0, count: values.isEmpty ? 4 : (4 - values.count % 4) % 4) }
     private var named: [String: Int] = [:]
 
     /// Appends `floats` (16-float aligned) and returns their offset.

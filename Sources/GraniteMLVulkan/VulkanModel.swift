@@ -15,7 +15,7 @@ import GraniteML
 /// Activations share one device-local arena placed by liveness, as the CPU plan's arena is
 /// (``Lowering/place(_:)``). Int8 models: the convolutions GraniteML's CPU runtime runs on its
 /// int8 kernels run here on the same integers, accumulated in 32-bit and requantised the same way
-/// (`conv.comp`), so they agree with the CPU bit for bit without needing `shaderInt8` or integer
+/// (`conv_pointwise.comp`, `conv_depthwise.comp`), so they agree with the CPU bit for bit without needing `shaderInt8` or integer
 /// dot products (which lavapipe, the test device, does not promise); every other step is fp32.
 ///
 /// Runs are serialised (the arena is one); the model's inputs must have fixed shapes, or
@@ -99,8 +99,9 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
         do throws(GPUError) {
             let pool = BufferPool(context: context)
             arena = try pool.take(size: max(arenaFloats, 1) * 4, role: .device)
-            let staged = try pool.takeStaged(size: max(builder.constants.values.count, 1) * 4, .upload)
-            try staged.uploadNow(builder.constants.values.isEmpty ? [Float(0)] : builder.constants.values)
+            let uploaded = builder.constants.uploaded
+            let staged = try pool.takeStaged(size: uploaded.count * 4, .upload)
+            try staged.uploadNow(uploaded)
             constants = staged.device
             constantBytes = builder.constants.values.count * 4
             arenaBytes = arenaFloats * 4
@@ -132,35 +133,71 @@ public final class VulkanModel: ModelRunner, @unchecked Sendable {
             })
             self.pipelines = pipelines
             sequence = try CommandSequence(context: context)
-            let (arena, constants, upload, readback) = (arena, constants, upload, readback)
-            let (inputs, outputs) = (inputs, outputs)
-            let dispatches = builder.dispatches
-            self.dispatches = dispatches
-            try sequence.record { (recorder) throws(GPUError) in
-                if let upload {
-                    for input in inputs {
-                        try recorder.copy(from: upload, to: arena, size: input.count * 4, sourceOffset: input.staged, destinationOffset: input.offset * 4)
-                    }
-                    recorder.barrier()
-                }
-                try Self.recordInference(&recorder, dispatches: dispatches, pipelines: pipelines, arena: arena, constants: constants)
-                if let readback {
-                    for case let (_, shape, _, .arena(offset, staged)) in outputs {
-                        try recorder.copy(from: arena, to: readback, size: shape.reduce(1, *) * 4, sourceOffset: offset * 4, destinationOffset: staged)
-                    }
-                }
-                recorder.hostBarrier()
-            }
+            self.dispatches = builder.dispatches
         } catch {
             throw failed(error)
+        }
+        do throws(GPUError) {
+            try sequence.record { (recorder) throws(GPUError) in try self.recordRun(&recorder) }
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// One inference as `run` submits it: the inputs copied in from the upload buffer (where
+    /// memory is not unified), every dispatch, the outputs copied out.
+    private func recordRun(_ recorder: inout CommandRecorder) throws(GPUError) {
+        if let upload {
+            for input in inputs {
+                try recorder.copy(from: upload, to: arena, size: input.count * 4, sourceOffset: input.staged, destinationOffset: input.offset * 4)
+            }
+            recorder.barrier()
+        }
+        try Self.recordInference(&recorder, dispatches: dispatches, pipelines: pipelines, arena: arena, constants: constants)
+        if let readback {
+            for case let (_, shape, _, .arena(offset, staged)) in outputs {
+                try recorder.copy(from: arena, to: readback, size: shape.reduce(1, *) * 4, sourceOffset: offset * 4, destinationOffset: staged)
+            }
+        }
+        recorder.hostBarrier()
+    }
+
+    /// What each dispatch of one inference costs on the device, in dispatch order: its kernel
+    /// (the shader's name), node, and the median of `runs` timed submissions of the same
+    /// commands as `run` (a sequence that writes a timestamp after every command). Empty where
+    /// the device writes no timestamps; past `CommandSequence`'s timestamp capacity, dispatches
+    /// go untimed and are left out.
+    package func profile(_ feeds: [String: Tensor], runs: Int = 3) throws(MLError) -> [(kernel: String, node: String, seconds: Double)] {
+        _ = try run(feeds)  // checks the feeds; leaves the upload buffer (or the arena's inputs) written
+        let device = "Vulkan device \(context.deviceName)"
+        return try lock.locked { () throws(MLError) -> [(kernel: String, node: String, seconds: Double)] in
+            do throws(GPUError) {
+                let timed = try CommandSequence(context: context, timed: true)
+                try timed.record { (recorder) throws(GPUError) in try self.recordRun(&recorder) }
+                // The input copies come first in the timings, then one per dispatch.
+                let first = upload == nil ? 0 : inputs.count
+                var samples: [[Double]] = []
+                for _ in 0..<max(1, runs) {
+                    if upload == nil { for input in inputs { try arena.write(values: feeds[input.name]!.values, at: input.offset * 4) } }
+                    try timed.run()
+                    let t = try timed.timings()
+                    samples.append(t.count > first ? Array(t[first..<min(t.count, first + dispatches.count)].map(\.seconds)) : [])
+                }
+                let timedCount = samples.map(\.count).min() ?? 0
+                return (0..<timedCount).map { i in
+                    let values = samples.map { $0[i] }.sorted()
+                    return (dispatches[i].kernel.rawValue, dispatches[i].node, values[values.count / 2])
+                }
+            } catch {
+                throw MLError.deviceFailed(device: device, reason: error.description)
+            }
         }
     }
 
     /// Every dispatch of one inference, a barrier after each.
     static func recordInference(_ recorder: inout CommandRecorder, dispatches: [MLDispatch], pipelines: [MLDispatch.Kernel: ComputePipeline],
                                 arena: GPUBuffer, constants: GPUBuffer) throws(GPUError) {
-        let bindings: [GPUBinding] = [.buffer(BufferSlice(arena)), .buffer(BufferSlice(constants)),
-                                      .texels(BufferSlice(arena)), .texels(BufferSlice(constants))]
+        let bindings = MLDispatch.bindings(arena: arena, constants: constants)
         for dispatch in dispatches {
             try recorder.dispatch(pipelines[dispatch.kernel]!, bindings: bindings, push: dispatch.push, groups: dispatch.groups)
             recorder.barrier()

@@ -20,7 +20,8 @@ struct MLBench: AsyncParsableCommand {
     var models: String?
     @Option(help: "Python with onnxruntime (default: .venv/bin/python).") var python = ".venv/bin/python"
     @Option(parsing: .upToNextOption, help: "Thread counts to measure.") var threads: [Int] = [1, 2]
-    @Flag(help: "Also print GraniteML's time per op type (one timed run each).") var profile = false
+    @Flag(help: "Also print GraniteML's time per op type (one timed run each); with --device gpu, the Vulkan backend's device time per kernel too.")
+    var profile = false
     @Option(parsing: .upToNextOption, help: "Only the models whose file name contains one of these.") var only: [String] = []
     @Option(help: "gpu: also time GraniteML's Vulkan backend (GraniteMLVulkan) on each model, in the same run; cpu: the CPU runtime only.")
     var device = "cpu"
@@ -125,6 +126,19 @@ struct MLBench: AsyncParsableCommand {
         print("\(label)    gpu  \(String(format: "%12.2f", m))  CPU/GPU \(String(format: "%.2f", cpu / m))  "
               + "(\(context.deviceName), \(context.deviceKind); \(gpu.dispatchCount) dispatches, \(gpu.constantBytes >> 10) KiB constants, "
               + "\(gpu.arenaBytes >> 10) KiB activations)")
+        guard profile else { return }
+        // Device time per kernel (timestamps around every dispatch, median of 3 submissions).
+        let dispatches = try gpu.profile(feeds)
+        guard !dispatches.isEmpty else { print("    (\(context.deviceName) writes no timestamps: no per-kernel split)"); return }
+        var totals: [String: (seconds: Double, count: Int)] = [:]
+        for d in dispatches { totals[d.kernel, default: (0, 0)].seconds += d.seconds; totals[d.kernel, default: (0, 0)].count += 1 }
+        let sum = dispatches.map(\.seconds).reduce(0, +)
+        for (kernel, t) in totals.sorted(by: { $0.value.seconds > $1.value.seconds }) {
+            print("    " + "gpu \(kernel)".padding(toLength: 26, withPad: " ", startingAt: 0)
+                  + String(format: "%8.2f ms  (%d dispatches, %4.1f%%)", t.seconds * 1e3, t.count, 100 * t.seconds / max(sum, 1e-12)))
+        }
+        print("    " + "gpu device total".padding(toLength: 26, withPad: " ", startingAt: 0)
+              + String(format: "%8.2f ms  (%d of %d dispatches timed)", sum * 1e3, dispatches.count, gpu.dispatchCount))
     }
 
     /// The 1-minute load average (Linux), or "?".

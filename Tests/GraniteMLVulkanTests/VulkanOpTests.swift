@@ -36,8 +36,9 @@ final class VulkanOpTests: XCTestCase {
         return vulkan
     }
 
+    /// A Conv (and `then`) against the CPU; `kernel`: the conv kernel the dispatch must use.
     private func conv(_ x: [Int], weights w: [Int], attributes: [Onnx_AttributeProto], bias: Bool = true, then: String? = nil,
-                      seed: UInt64 = 2) throws {
+                      seed: UInt64 = 2, kernel: MLDispatch.Kernel? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
         var g = GraphBuilder()
         g.input("x", x)
         var random = SeededValues(seed: seed)
@@ -53,7 +54,8 @@ final class VulkanOpTests: XCTestCase {
             }
         }
         g.output("y")
-        try compare(g, ["x": x])
+        let vulkan = try compare(g, ["x": x], file: file, line: line)
+        if let kernel { XCTAssertEqual(vulkan.dispatches.first?.kernel, kernel, "\(x) * \(w)", file: file, line: line) }
     }
 
     func testConvolutions() throws {
@@ -63,6 +65,77 @@ final class VulkanOpTests: XCTestCase {
                                                                       Attr.ints("pads", [2, 2, 2, 2]), Attr.ints("dilations", [2, 2])], then: "Clip")
         try conv([1, 9, 7, 5], weights: [13, 9, 1, 1], attributes: [], bias: false, then: "Sigmoid")
         try conv([1, 3, 12, 12], weights: [4, 3, 5, 5], attributes: [Attr.string("auto_pad", "SAME_UPPER"), Attr.ints("strides", [2, 2])])
+    }
+
+    /// The tiled kernels' edges: output channels not a multiple of their block of 8,
+    /// pixels not a multiple of the 64-invocation workgroup (nor of its 4 a lane), batches,
+    /// strides, padding, dilation, and a grouped shape that stays on the general kernel.
+    func testTiledConvolutions() throws {
+        try conv([2, 5, 7, 9], weights: [21, 5, 1, 1], attributes: [], then: "Relu", kernel: .convPointwise)
+        try conv([1, 19, 5, 13], weights: [16, 19, 1, 1], attributes: [], bias: false, kernel: .convPointwise)
+        try conv([1, 6, 9, 11], weights: [3, 6, 1, 1], attributes: [Attr.ints("strides", [2, 2])], then: "Clip", kernel: .convPointwise)
+        try conv([1, 4, 6, 7], weights: [5, 4, 1, 1], attributes: [Attr.ints("pads", [1, 0, 0, 1])], kernel: .convDense)
+        try conv([2, 3, 9, 10], weights: [7, 3, 3, 3], attributes: [Attr.ints("pads", [1, 1, 1, 1])], then: "Relu", kernel: .convDense)
+        try conv([1, 5, 11, 13], weights: [9, 5, 3, 2], attributes: [Attr.ints("strides", [2, 3]), Attr.ints("pads", [0, 1, 2, 1]),
+                                                                     Attr.ints("dilations", [2, 1])], kernel: .convDense)
+        try conv([1, 5, 13, 11], weights: [5, 1, 3, 3], attributes: [Attr.int("group", 5), Attr.ints("strides", [2, 2]), Attr.ints("pads", [1, 1, 1, 1])],
+                 then: "Relu", kernel: .convDepthwise)
+        try conv([2, 3, 10, 9], weights: [3, 1, 5, 5], attributes: [Attr.int("group", 3), Attr.ints("pads", [2, 1, 2, 3]), Attr.ints("dilations", [1, 2])],
+                 bias: false, kernel: .convDepthwise)
+        try conv([1, 67, 3, 2], weights: [67, 1, 3, 3], attributes: [Attr.int("group", 67), Attr.ints("pads", [1, 1, 1, 1])], kernel: .convDepthwise)
+        try conv([1, 6, 8, 8], weights: [12, 1, 3, 3], attributes: [Attr.int("group", 6), Attr.ints("pads", [1, 1, 1, 1])], kernel: .conv)
+    }
+
+    /// A QDQ convolution as FastDepth's (Relu → Q → DQ → Conv with int8 weights and int32 bias →
+    /// Relu → Q → DQ): the CPU runs it on its int8 kernels, the GPU must give the same values to
+    /// the bit, on the tiled kernels' edges.
+    private func int8Conv(_ x: [Int], weights w: [Int], attributes: [Onnx_AttributeProto], kernel: MLDispatch.Kernel,
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        var g = GraphBuilder()
+        var random = SeededValues(seed: 3)
+        let m = w[0], sx: Float = 0.02, sy: Float = 0.05
+        let ws = random.next(m).map { 0.002 + 0.004 * abs($0) }
+        g.input("x", x)
+        g.node("Relu", ["x"], ["r"])
+        g.constant("sx", [], [sx]); g.integers("zx", [], [0], type: 2)
+        g.node("QuantizeLinear", ["r", "sx", "zx"], ["rq"])
+        g.node("DequantizeLinear", ["rq", "sx", "zx"], ["rd"])
+        g.integers("wq", w, random.next(w.reduce(1, *)).map { Int(($0 * 127).rounded()) }, type: 3)
+        g.constant("ws", [m], ws); g.integers("wz", [m], [Int](repeating: 0, count: m), type: 3)
+        g.node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], [Attr.int("axis", 0)])
+        g.integers("bq", [m], random.next(m).map { Int(($0 * 2000).rounded()) }, type: 6)
+        g.constant("bs", [m], ws.map { $0 * sx })
+        g.node("DequantizeLinear", ["bq", "bs"], ["b"], [Attr.int("axis", 0)])
+        g.node("Conv", ["rd", "w", "b"], ["c"], attributes)
+        g.node("Relu", ["c"], ["cr"])
+        g.constant("sy", [], [sy]); g.integers("zy", [], [0], type: 2)
+        g.node("QuantizeLinear", ["cr", "sy", "zy"], ["cq"])
+        g.node("DequantizeLinear", ["cq", "sy", "zy"], ["y"])
+        g.output("y")
+        let model = try g.model()
+        XCTAssertEqual(model.quantizedConvs, 1, "the CPU should run the Conv on its int8 kernels", file: file, line: line)
+        var inputs = SeededValues(seed: 4)
+        let feeds = ["x": try Tensor(shape: x, values: inputs.next(x.reduce(1, *)).map { $0 * 4 })]
+        let vulkan = try VulkanModel(model: model, context: try GPUTest.context())
+        let conv = try XCTUnwrap(vulkan.dispatches.first { $0.node.contains("conv") }, file: file, line: line)
+        XCTAssertEqual(conv.kernel, kernel, file: file, line: line)
+        XCTAssertEqual(conv.push[21], 1, "the dispatch should run the int8 form", file: file, line: line)
+        let expected = try XCTUnwrap(try model.run(feeds)["y"], file: file, line: line)
+        let actual = try XCTUnwrap(try vulkan.run(feeds)["y"], file: file, line: line)
+        XCTAssertEqual(actual.shape, expected.shape, file: file, line: line)
+        XCTAssertEqual(actual.values, expected.values, "\(x) * \(w): int8 should agree bit for bit", file: file, line: line)
+        XCTAssertGreaterThan(Set(expected.values).count, 4, "the test should span several output levels", file: file, line: line)
+    }
+
+    func testInt8TiledConvolutionsAreTheCPUsIntegers() throws {
+        try int8Conv([1, 37, 9, 7], weights: [21, 37, 1, 1], attributes: [], kernel: .convPointwise)
+        try int8Conv([2, 8, 5, 5], weights: [40, 8, 1, 1], attributes: [], kernel: .convPointwise)
+        // A long sum: 600 input channels.
+        try int8Conv([1, 600, 5, 3], weights: [6, 600, 1, 1], attributes: [], kernel: .convPointwise)
+        try int8Conv([1, 11, 13, 9], weights: [11, 1, 3, 3], attributes: [Attr.int("group", 11), Attr.ints("strides", [2, 2]),
+                                                                         Attr.ints("pads", [1, 1, 1, 1])], kernel: .convDepthwise)
+        try int8Conv([1, 6, 12, 10], weights: [6, 1, 5, 5], attributes: [Attr.int("group", 6), Attr.ints("pads", [2, 2, 2, 2])],
+                     kernel: .convDepthwise)
     }
 
     func testBroadcastArithmetic() throws {
