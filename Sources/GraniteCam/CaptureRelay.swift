@@ -57,8 +57,7 @@ struct CaptureParts: Sendable {
         // (the way before sinks read in place; scripts/bench-pipewire compares the two).
         yuvInPlace = pipeline.sinks.allSatisfy { $0.gpuLayout == nil || $0.readsDeviceYUV }
             && ProcessInfo.processInfo.environment["GRANITE_YUV_IN_PLACE"] != "0"
-        readsRGBA = pipeline.writer != nil || pipeline.preview != nil || pipeline.sinks.isEmpty
-            || pipeline.sinks.contains { $0.readsRGBA }
+        readsRGBA = onHost || pipeline.sinks.isEmpty || pipeline.sinks.contains { $0.readsRGBA }
         depthOnHost = onHost
     }
 

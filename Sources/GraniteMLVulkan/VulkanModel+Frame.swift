@@ -94,9 +94,7 @@ extension VulkanModel {
         guard case let .arena(offset, _) = made.source else {
             throw .unexpectedOutput(reason: "output '\(output)' is a constant; nothing to run on the device")
         }
-        let s = made.shape
-        guard s.filter({ $0 != 1 }).count == 2 else { throw .unexpectedOutput(reason: "expected one image plane, got shape \(s)") }
-        let (w, h) = s.count == 4 && s[3] == 1 ? (s[2], s[1]) : (s[s.count - 1], s[s.count - 2])
+        let (w, h) = try ImageTensor.planeSize(made.shape)
         // The tables: column starts (int bits), column weights, row starts, row weights.
         let xs = w == width ? nil : ResampleAxis(source: w, target: width, filter: DepthMap.scaleFilter)
         let ys = h == height ? nil : ResampleAxis(source: h, target: height, filter: DepthMap.scaleFilter)

@@ -2,7 +2,7 @@ import GraniteMedia
 
 /// Image → tensor conversion for model input: antialiased resize (the shared ``Resampler``,
 /// bilinear as Pillow's), normalisation and layout.
-enum ImageTensor {
+package enum ImageTensor {
     /// The image's pixels as interleaved R, G, B floats in 0...255.
     static func rgb(_ image: Image) throws(MLError) -> [Float] {
         let n = image.pixelCount
@@ -48,10 +48,15 @@ enum ImageTensor {
 
     /// The single plane of a [1, H, W], [1, 1, H, W] or [1, H, W, 1] output as (width, height, values).
     static func plane(_ t: Tensor) throws(MLError) -> (width: Int, height: Int, values: [Float]) {
-        let dims = t.shape.filter { $0 != 1 }
-        guard dims.count == 2 else { throw .unexpectedOutput(reason: "expected one image plane, got shape \(t.shape)") }
-        let s = t.shape
-        if s.count == 4 && s[3] == 1 { return (s[2], s[1], t.values) }
-        return (s[s.count - 1], s[s.count - 2], t.values)
+        let (w, h) = try planeSize(t.shape)
+        return (w, h, t.values)
+    }
+
+    /// The width and height of an output of `shape` read as one image plane (as ``plane(_:)``
+    /// reads it; a GPU backend writing the plane on its device asks the same).
+    package static func planeSize(_ s: [Int]) throws(MLError) -> (width: Int, height: Int) {
+        guard s.filter({ $0 != 1 }).count == 2 else { throw .unexpectedOutput(reason: "expected one image plane, got shape \(s)") }
+        if s.count == 4 && s[3] == 1 { return (s[2], s[1]) }
+        return (s[s.count - 1], s[s.count - 2])
     }
 }
