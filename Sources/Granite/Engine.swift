@@ -27,6 +27,11 @@ enum Job: Sendable {
 ///  enqueue ─► Mailbox (serial, ordered) ─► route: reducer(event, &state, connection) ─► host.didReduce
 ///                                                                                    (render? links? record)
 /// ```
+///
+/// `@unchecked Sendable` — invariant: `current` is read and written only under `lock`; `working`,
+/// `dirty`, the connection slot and the outbox only by the mailbox's one drainer (the mailbox lets
+/// one run at a time, and its lock orders one drainer's writes before the next one's reads); the
+/// route table, mailbox and host are set in `init` (and `host` right after) and never change.
 final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     typealias State = Host.State
 
@@ -35,7 +40,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     private let lock = FastLock()
     // Hot fields: exclusivity is guaranteed by the mailbox (one drainer) and `lock`, so the
     // runtime's dynamic exclusivity checks are skipped.
-    /// The published state, read under `lock`.
+    /// The published state. Invariant: read and written under `lock` only.
     @exclusivity(unchecked) nonisolated(unsafe) private var current: State
     /// The drainer's latest state; published to `current` when the mailbox next takes its lock.
     /// Lives in its own allocation so a reducer gets it by address (no generic pointer helpers).
@@ -44,6 +49,8 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         unsafeAddress { UnsafePointer(workingSlot) }
         unsafeMutableAddress { workingSlot }
     }
+    /// Invariant: written by the drainer, read by it and under `lock` in `commitLocked` (which
+    /// the drainer or the mailbox, holding the lock, calls between jobs).
     @exclusivity(unchecked) nonisolated(unsafe) private var dirty = false
     /// Effects of synchronous reducers, performed after their state is published.
     private let outbox = Outbox()
@@ -51,32 +58,49 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     /// identifiers beats hashing.
     @exclusivity(unchecked) private var routeKeys: [ObjectIdentifier] = []
     @exclusivity(unchecked) private var routeList: [Route] = []
-    /// The routes again, fixed after init, read on the hot path without reference counting
-    /// (`routeList` owns them).
+    /// The routes again, fixed after init, read on the hot path without reference counting.
+    /// Invariant: `routeList` owns every route for the engine's life; the table never changes after init.
     @exclusivity(unchecked) private var routeTable: UnsafeMutableBufferPointer<(key: ObjectIdentifier, route: Unmanaged<Route>)>
     private(set) var tableError: GraniteError?
     @exclusivity(unchecked) private(set) var mailbox: Mailbox!
-    /// `mailbox` without reference counting (the engine owns it for life).
+    /// `mailbox` without reference counting. Invariant: the engine owns the mailbox for life and
+    /// never replaces it.
     @exclusivity(unchecked) private var mailboxRef: Unmanaged<Mailbox>?
-    /// Set once, right after init, before any event; never changes after. The host owns the
-    /// engine, so it outlives it; `Unmanaged` keeps reference counting off the hot path.
+    /// Invariant: set once, right after init, before any event; never changes after. The host
+    /// owns the engine and every call into the engine comes through the host or from a drain
+    /// that holds it (``Mailbox``'s anchor), so the host outlives each use; `Unmanaged` keeps
+    /// reference counting off the hot path.
     @exclusivity(unchecked) private var hostRef: Unmanaged<Host>!
 
+    /// Set once, right after init (the host owns the engine, so no cycle is made here).
     var host: Host {
         get { hostRef.takeUnretainedValue() }
-        set {
-            hostRef = Unmanaged.passUnretained(newValue)
-            let connection = GraniteConnection(node: newValue, replyTo: nil, outbox: outbox)
-            if connectionReady { connectionSlot.pointee = connection } else { connectionSlot.initialize(to: connection) }
-            connectionReady = true
-        }
+        set { hostRef = Unmanaged.passUnretained(newValue) }
     }
 
-    /// The connection reducers get when nobody waits for a reply: made once (when the host is
-    /// set) and borrowed in place, so the hot path neither copies nor retains it.
-    /// Uninitialised until the host is set (`connectionReady`).
+    /// The connection reducers get when nobody waits for a reply, borrowed in place so the hot
+    /// path neither copies nor retains it. It holds the node, so it lives exactly as long as the
+    /// node is mounted: made by ``connect()`` at mount, destroyed by ``disconnect()`` when the
+    /// closed mailbox goes idle — the engine ↔ node cycle it makes cannot outlive the mount.
+    /// Uninitialised while `connectionReady` is false; reducers then get a connection made for them.
     private let connectionSlot: UnsafeMutablePointer<GraniteConnection>
-    @exclusivity(unchecked) private var connectionReady = false
+    /// Invariant: written only where no reducer can run (a held mailbox at mount; a closed, idle
+    /// one at `mailboxDidClose`), read only by the drainer.
+    @exclusivity(unchecked) nonisolated(unsafe) private var connectionReady = false
+
+    /// Makes the shared connection. Call only while the mailbox is held (before it starts).
+    func connect() {
+        guard !connectionReady else { return }
+        connectionSlot.initialize(to: GraniteConnection(node: host, replyTo: nil, outbox: outbox))
+        connectionReady = true
+    }
+
+    /// Destroys the shared connection (and with it the engine's reference to its node).
+    private func disconnect() {
+        guard connectionReady else { return }
+        connectionReady = false
+        connectionSlot.deinitialize(count: 1)
+    }
 
     @inline(__always)
     private func withHost<R>(_ body: (Host) -> R) -> R {
@@ -118,7 +142,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         workingSlot.deinitialize(count: 1)
         workingSlot.deallocate()
         routeTable.deallocate()
-        if connectionReady { connectionSlot.deinitialize(count: 1) }
+        disconnect()
         connectionSlot.deallocate()
     }
 
@@ -188,7 +212,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     private func reduceWithConnection(
         replyTo: (any GraniteNode)?, host: Host, _ reduce: (UnsafeMutableRawPointer, GraniteConnection) -> Void
     ) {
-        if replyTo == nil {
+        if replyTo == nil, connectionReady {
             reduce(UnsafeMutableRawPointer(workingSlot), connectionSlot.pointee)
         } else {
             reduce(UnsafeMutableRawPointer(workingSlot), GraniteConnection(node: host, replyTo: replyTo, outbox: outbox))
@@ -199,7 +223,11 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         _ event: any GraniteEvent, replyTo: (any GraniteNode)?, fromLink: Bool,
         _ reduce: (inout State, GraniteConnection) async throws -> Void
     ) async {
-        let connection = GraniteConnection(node: host, replyTo: replyTo)
+        let host = self.host
+        // Effects requested while the reducer runs — on whatever thread it resumes — wait here
+        // until its state is published, as a synchronous reducer's do.
+        let deferred = DeferredEffects()
+        let connection = GraniteConnection(node: host, replyTo: replyTo, deferred: deferred)
         let before = working
         var working = before
         var failure: GraniteError?
@@ -210,6 +238,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             failure = .reducerFailed(event: String(reflecting: type(of: event)), component: host.nodeName,
                                      message: "\(error)")
         }
+        let effects = deferred.close()
         self.working = working
         dirty = true
         commit()
@@ -219,6 +248,9 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         } else {
             host.didReduce(behavior: event.behavior, fromLink: fromLink, failed: failure != nil)
         }
+        // A failed reducer's state was rolled back, so its effects would show a change that
+        // never happened: they are dropped with it.
+        if failure == nil { Outbox.perform(effects, node: host, replyTo: replyTo) }
     }
 
     // MARK: MailboxOwner
@@ -228,7 +260,12 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
         return nil
     }
 
-    func mailboxDidClose() { withHost { $0.detach() } }
+    func mailboxDidClose() {
+        withHost { $0.detach() }
+        disconnect()
+    }
+
+    var anchor: any GraniteNode { host }
 
     func isAsync(_ job: Job) -> Bool {
         if case let .event(_, route, _, _) = job { return route.isAsync }

@@ -11,6 +11,9 @@ import Darwin
 /// `Synchronization.Mutex` on Linux asks the kernel for the thread id (`gettid`) on every lock
 /// (it uses priority-inheriting futexes), which costs more than the whole quiet-event path
 /// otherwise does; an uncontended `pthread_mutex_t` stays in user space.
+///
+/// `@unchecked Sendable` — invariant: the only state is a `pthread_mutex_t` in its own allocation,
+/// which is made for use from many threads; it never moves and is destroyed only in `deinit`.
 final class FastLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -12,7 +12,18 @@ import Synchronization
 /// resolved and no relay hosted yet); mounting renders, fires the appear links, then reduces
 /// them in the order sent. Unmounting drops what still waits; after it, sending throws
 /// ``GraniteError/unmounted(component:)``.
-public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, @unchecked Sendable {
+///
+/// Ownership runs one way: the component's caller (and, while mounted, its runtime and its
+/// parent) hold the command; the command holds its center, engine, children and relays. A
+/// child's reference to its parent and the engine's shared connection exist only while mounted,
+/// so once ``unmount()`` has run (and work in flight finished) nothing inside the tree holds it:
+/// it is freed when its caller lets go.
+///
+/// `@unchecked Sendable` — invariant: the mutable wiring is behind `wiring` (a `Mutex`); the
+/// `nonisolated(unsafe)` fields below are written only at mount (the mailbox is held, so no
+/// reducer runs) and at ``detach()`` (the mailbox is closed and idle, so none runs again), and
+/// read only by the mailbox's one drainer.
+public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, TreeNode, @unchecked Sendable {
     /// The component's center (expeditions, links, relays, dependencies).
     public let center: Center
     let engine: Engine<GraniteCommand<Center, State>>
@@ -20,26 +31,37 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     let centerID: ObjectIdentifier
     let centerBehavior: GraniteEventBehavior
 
+    private enum Phase { case new, mounted, unmounted }
+
+    /// A wired child: how to mount it, and whether it contacts up to us and/or hears from us.
+    private struct Child {
+        let node: any TreeNode
+        var attached: Bool
+        var mount: @Sendable (GraniteRuntime) throws(GraniteError) -> Void
+    }
+
     private struct Wiring: ~Copyable {
-        var mounted = false
+        var phase = Phase.new
         var runtime: GraniteRuntime?
-        /// Strong until unmount (no weak references: they make every retain of a node slow).
-        var parent: (any GraniteNode)?
+        /// The component this one is attached to, set while mounted (the parent owns its children;
+        /// this back reference is cleared at unmount, so it never keeps a tree alive).
+        var parent: (any TreeNode)?
         var listeners: [any GraniteNode] = []
-        var children: [ObjectIdentifier: @Sendable (GraniteRuntime) throws(GraniteError) -> Void] = [:]
-        var childOrder: [ObjectIdentifier] = []
-        var renderer: (@Sendable () -> Void)?
+        /// In wiring order.
+        var children: [Child] = []
         var relays: [any GraniteRelay] = []
     }
 
     private let wiring = Mutex(Wiring())
     private let renders = Atomic<Int>(0)
-    // Set during mount, before any event is reduced; read on the reducing thread without a lock.
+    // Invariant for the five below: see the type's comment (written at mount and detach only,
+    // read by the one drainer); exclusivity is proved by the mailbox, so its checks are skipped.
     @exclusivity(unchecked) nonisolated(unsafe) private var links = LinkSet.empty
     @exclusivity(unchecked) nonisolated(unsafe) private var dependencies: [ObjectIdentifier: DependencyBox] = [:]
     @exclusivity(unchecked) nonisolated(unsafe) private var relayList: [any GraniteNode] = []
     @exclusivity(unchecked) nonisolated(unsafe) private var observer: (@Sendable (GraniteRecord<State>) -> Void)?
     @exclusivity(unchecked) nonisolated(unsafe) private(set) var wantsBefore = false
+    /// Holds the component (its `body`), so it exists only while mounted.
     @exclusivity(unchecked) nonisolated(unsafe) private var renderer: (@Sendable () -> Void)?
 
     /// A command for a component starting from `state`.
@@ -60,13 +82,14 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     public var renderCount: Int { renders.load(ordering: .relaxed) }
 
     /// Whether the component is mounted (and so takes events).
-    public var isMounted: Bool { wiring.withLock { $0.mounted } }
+    public var isMounted: Bool { wiring.withLock { $0.phase == .mounted } }
 
     /// Events sent before mounting, waiting for it (0 once mounted).
     public var waitingForMount: Int { engine.mailbox.heldCount }
 
-    /// Sends an event to this component's own expedition (before mounting: queued, reduced once it mounts).
-    public func send(_ event: some GraniteEvent) throws(GraniteError) {
+    /// Sends an event to this component's own expedition (before mounting: queued, reduced once it
+    /// mounts). The public way is the component's ``GraniteComponent/sendEvent(_:_:)``.
+    package func send(_ event: some GraniteEvent) throws(GraniteError) {
         switch engine.submitting(event, key: EventKey(type(of: event)), replyTo: nil, fromLink: false) {
         case .queued: return
         case .noRoute: throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
@@ -82,7 +105,11 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     // MARK: Mounting
 
     func mount(runtime: GraniteRuntime, renderer: @escaping @Sendable () -> Void) throws(GraniteError) {
-        if wiring.withLock({ $0.mounted }) { return }
+        switch wiring.withLock({ $0.phase }) {
+        case .mounted: return
+        case .unmounted: throw .unmounted(component: nodeName)
+        case .new: break
+        }
         if let error = engine.tableError { throw error }
         links = try LinkSet(center.links, state: State.self, component: nodeName)
         for declared in center.declaredDependencies {
@@ -95,50 +122,81 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         relayList = relays.map(\.serviceNode)
         wantsBefore = observer != nil || !links.changes.isEmpty
         self.renderer = renderer
+        engine.connect()
         let children = wiring.withLock { wiring in
-            wiring.mounted = true
+            wiring.phase = .mounted
             wiring.runtime = runtime
-            wiring.renderer = renderer
             wiring.relays = relays
-            return wiring.childOrder.compactMap { wiring.children[$0] }
+            return wiring.children
         }
         runtime.register(self)
         // The mount's render and appear links first, then the events sent before mounting, in order.
         let first = [Job.render(fromLink: false)] + (links.dependant + links.onAppear).compactMap(linkJob)
         engine.mailbox.start(first: first)
-        for mountChild in children { try mountChild(runtime) }
+        for child in children { try mount(child, runtime: runtime) }
     }
 
-    /// Stops taking events, cancels async work in flight, unmounts children, releases relays.
+    private func mount(_ child: Child, runtime: GraniteRuntime) throws(GraniteError) {
+        if child.attached { child.node.setParent(self) }
+        try child.mount(runtime)
+    }
+
+    /// Unmounts the whole subtree: stops taking events (queued ones are dropped, async work in
+    /// flight is cancelled), releases the relays it hosts, unmounts every child — attached or
+    /// listening — and leaves its parent. Once the work in flight has finished, nothing in the
+    /// tree refers to this component any more. A component once unmounted cannot mount again.
     public func unmount() {
-        let (children, relays, runtime) = wiring.withLock { wiring in
-            wiring.mounted = false
-            wiring.renderer = nil
-            wiring.parent = nil
-            let relays = wiring.relays
-            wiring.relays = []
-            return (wiring.listeners, relays, wiring.runtime)
-        }
+        let taken: (children: [Child], relays: [any GraniteRelay], runtime: GraniteRuntime?, parent: (any TreeNode)?)? =
+            wiring.withLock { wiring in
+                guard wiring.phase != .unmounted else { return nil }
+                wiring.phase = .unmounted
+                defer {
+                    wiring.children = []
+                    wiring.listeners = []
+                    wiring.relays = []
+                    wiring.parent = nil
+                    // `runtime` stays: an async reducer cancelled by this unmount reports there.
+                }
+                return (wiring.children, wiring.relays, wiring.runtime, wiring.parent)
+            }
+        guard let taken else { return }
         engine.mailbox.close()
-        for relay in relays { relay.unhost(self) }
-        runtime?.unregister(self)
-        for child in children { (child as? any Unmountable)?.unmount() }
+        for relay in taken.relays { relay.unhost(self) }
+        taken.runtime?.unregister(self)
+        for child in taken.children { child.node.unmount() }
+        taken.parent?.forget(child: self)
     }
 
-    func wire(child: any GraniteNode, attach: Bool, listen: Bool,
+    func wire(child: any TreeNode, attach: Bool, listen: Bool,
               mount: @escaping @Sendable (GraniteRuntime) throws(GraniteError) -> Void) {
-        let id = ObjectIdentifier(child)
-        let runtime: GraniteRuntime? = wiring.withLock { wiring in
+        let wired: (child: Child, runtime: GraniteRuntime)? = wiring.withLock { wiring in
+            guard wiring.phase != .unmounted else { return nil }
             if listen, !wiring.listeners.contains(where: { $0 === child }) { wiring.listeners.append(child) }
-            if wiring.children[id] == nil { wiring.childOrder.append(id) }
-            wiring.children[id] = mount
-            return wiring.mounted ? wiring.runtime : nil
+            let entry: Child
+            if let i = wiring.children.firstIndex(where: { $0.node === child }) {
+                wiring.children[i].attached = wiring.children[i].attached || attach
+                wiring.children[i].mount = mount
+                entry = wiring.children[i]
+            } else {
+                entry = Child(node: child, attached: attach, mount: mount)
+                wiring.children.append(entry)
+            }
+            guard wiring.phase == .mounted, let runtime = wiring.runtime else { return nil }
+            return (entry, runtime)
         }
-        if let runtime { try? mount(runtime) }
+        if let wired { try? self.mount(wired.child, runtime: wired.runtime) }
     }
 
-    func setParent(_ parent: any GraniteNode) {
+    func setParent(_ parent: any TreeNode) {
         wiring.withLock { $0.parent = parent }
+    }
+
+    /// A child unmounted on its own: it is no longer ours to hear from, mount or unmount.
+    func forget(child: any TreeNode) {
+        wiring.withLock { wiring in
+            wiring.children.removeAll { $0.node === child }
+            wiring.listeners.removeAll { $0 === child }
+        }
     }
 
     /// Installs the observer the test store and metrics use; only before mounting.
@@ -163,7 +221,15 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         observer?(GraniteRecord(event: event, before: before, after: after, renders: rendered, error: error))
     }
 
-    func detach() { renderer = nil }
+    /// The mailbox is closed and idle: nothing reduces or renders here again, so what reducing
+    /// and rendering held goes (the renderer holds the component, the relays their services).
+    func detach() {
+        renderer = nil
+        observer = nil
+        links = .empty
+        dependencies = [:]
+        relayList = []
+    }
 
     func performRender(fromLink: Bool) {
         render(fromLink: fromLink)
@@ -226,9 +292,15 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     func waitUntilIdle() async { await engine.mailbox.waitUntilIdle() }
 }
 
-/// Things the parent can unmount without knowing their types.
-protocol Unmountable { func unmount() }
-extension GraniteCommand: Unmountable {}
+/// A component's runtime as its parent sees it, whatever its types.
+protocol TreeNode: GraniteNode {
+    /// Unmounts it and its subtree.
+    func unmount()
+    /// Makes `parent` its `.contact` target (while mounted).
+    func setParent(_ parent: any TreeNode)
+    /// Drops a child that unmounted on its own.
+    func forget(child: any TreeNode)
+}
 
 extension LinkSet {
     static var empty: LinkSet { try! LinkSet([], state: EmptyLinkState.self, component: "") }

@@ -14,25 +14,41 @@ import Synchronization
 /// after the reducer returned and its state was published, in the order requested — so whoever
 /// sees an effect also sees the state change that caused it.
 ///
+/// This holds for synchronous and asynchronous reducers alike: an async reducer's effects wait,
+/// from whichever thread it requested them, until it returned and its state was published (and
+/// are dropped with its state when it fails).
+///
 /// A connection may outlive its reducer (a relay's pump keeps one to broadcast frames): used
-/// after the reducer returned, or from another thread, it acts at once.
+/// after the reducer returned, or (for a synchronous reducer) from another thread, it acts at
+/// once. It holds its node, so a kept connection keeps that node alive.
 public struct GraniteConnection: Sendable {
     let node: any GraniteNode
     /// For a relay's reducer: the component that asked (the `.rebound` target).
     let replyTo: (any GraniteNode)?
-    /// Where a reducer's effects wait until its state is published; `nil` acts at once.
+    /// Where a synchronous reducer's effects wait until its state is published; `nil` acts at once.
     private let outbox: Outbox?
+    /// Where an asynchronous reducer's effects wait until its state is published.
+    private let deferred: DeferredEffects?
 
-    init(node: any GraniteNode, replyTo: (any GraniteNode)?, outbox: Outbox? = nil) {
+    init(node: any GraniteNode, replyTo: (any GraniteNode)?, outbox: Outbox? = nil, deferred: DeferredEffects? = nil) {
         self.node = node
         self.replyTo = replyTo
         self.outbox = outbox
+        self.deferred = deferred
+    }
+
+    /// Defers `effect` when a reducer of this connection is running; false: act now.
+    @inline(__always)
+    private func deferring(_ effect: @autoclosure () -> Outbox.Effect) -> Bool {
+        if let outbox, outbox.isDeferring { outbox.append(effect()); return true }
+        if let deferred { return deferred.append(effect()) }
+        return false
     }
 
     /// Pushes an event down to the children listening to this component (`listen(to:)`):
     /// `.passthrough` children forward it, `.broadcastable` ones reduce it, `.quiet` ones ignore it.
     public func hear(event: some GraniteEvent) {
-        if let outbox, outbox.isDeferring { return outbox.append(.hear(event)) }
+        if deferring(.hear(event)) { return }
         node.hearDown(event, key: EventKey(type(of: event)))
     }
 
@@ -45,7 +61,7 @@ public struct GraniteConnection: Sendable {
     ///   component, the same as ``hear(event:)``.
     /// - `.none`: a follow-up event to this component (or relay) itself, reduced after the current one.
     public func request(_ event: some GraniteEvent, _ beam: GraniteBeamType? = nil) {
-        if let outbox, outbox.isDeferring { return outbox.append(.request(event, beam)) }
+        if deferring(.request(event, beam)) { return }
         perform(event, beam)
     }
 
@@ -85,7 +101,7 @@ public struct GraniteConnection: Sendable {
 
     /// A follow-up event to this component (or relay) itself, reduced after the current one.
     public func send(_ event: some GraniteEvent) {
-        if let outbox, outbox.isDeferring { return outbox.append(.send(event)) }
+        if deferring(.send(event)) { return }
         sendNow(event)
     }
 
@@ -98,26 +114,28 @@ public struct GraniteConnection: Sendable {
         node.enqueue(event, key: key, replyTo: replyTo)
     }
 
-    /// Writes a value into a shared dependency, then re-renders whom the lander names.
+    /// Writes a value into a shared dependency, then re-renders whom the lander names (an effect).
+    /// Throws ``GraniteError/missingDependency(dependency:component:)`` when the center does not declare it.
     public func update<D: GraniteDependable, V: Sendable>(
         _ keyPath: ReferenceWritableKeyPath<D, V>, value: V, _ lander: GraniteLander = .quiet
-    ) {
-        guard let box = node.dependency(ObjectIdentifier(D.self)) else {
-            node.report(.missingDependency(dependency: String(reflecting: D.self), component: node.nodeName))
-            return
-        }
+    ) throws(GraniteError) {
+        let box = try dependencyBox(D.self)
         box.write { ($0 as! D)[keyPath: keyPath] = value }
-        if let outbox, outbox.isDeferring { return outbox.append(.land(lander)) }
+        if deferring(.land(lander)) { return }
         land(lander)
     }
 
-    /// Reads a value from a shared dependency; `nil` (and a reported error) if the center does not declare it.
-    public func retrieve<D: GraniteDependable, V: Sendable>(_ keyPath: KeyPath<D, V>) -> V? {
+    /// Reads a value from a shared dependency.
+    /// Throws ``GraniteError/missingDependency(dependency:component:)`` when the center does not declare it.
+    public func retrieve<D: GraniteDependable, V: Sendable>(_ keyPath: KeyPath<D, V>) throws(GraniteError) -> V {
+        try dependencyBox(D.self).read { ($0 as! D)[keyPath: keyPath] }
+    }
+
+    private func dependencyBox<D: GraniteDependable>(_ type: D.Type) throws(GraniteError) -> DependencyBox {
         guard let box = node.dependency(ObjectIdentifier(D.self)) else {
-            node.report(.missingDependency(dependency: String(reflecting: D.self), component: node.nodeName))
-            return nil
+            throw .missingDependency(dependency: String(reflecting: D.self), component: node.nodeName)
         }
-        return box.read { ($0 as! D)[keyPath: keyPath] }
+        return box
     }
 
     /// True when the reducer's work was cancelled (its component unmounted).
@@ -137,8 +155,12 @@ public struct GraniteConnection: Sendable {
     }
 }
 
-/// A reducer's effects, performed after its state is published. Owned by one engine; only the
-/// thread running that engine's reducer defers into it (others act at once).
+/// A synchronous reducer's effects, performed after its state is published. Owned by one engine;
+/// only the thread running that engine's reducer defers into it (others act at once).
+///
+/// `@unchecked Sendable` — invariant: `effects` is touched only by the thread between ``begin()``
+/// and ``end()`` and by the same drainer's ``flush(node:replyTo:)`` right after; the engine's
+/// mailbox lets one drainer run at a time.
 final class Outbox: @unchecked Sendable {
     /// The thread running a reducer of this engine now (0: none).
     private let reducing = Atomic<UInt>(0)
@@ -152,13 +174,14 @@ final class Outbox: @unchecked Sendable {
 
     private static var currentThread: UInt { UInt(pthread_self()) }
 
-    enum Effect {
+    enum Effect: Sendable {
         case hear(any GraniteEvent)
         case request(any GraniteEvent, GraniteBeamType?)
         case send(any GraniteEvent)
         case land(GraniteLander)
     }
 
+    /// Invariant: see the type's comment (one thread at a time, ordered by the mailbox).
     @exclusivity(unchecked) private var effects: [Effect] = []
 
     var isEmpty: Bool { effects.isEmpty }
@@ -170,14 +193,44 @@ final class Outbox: @unchecked Sendable {
         guard !effects.isEmpty else { return }
         let pending = effects
         effects.removeAll(keepingCapacity: true)
+        Outbox.perform(pending, node: node, replyTo: replyTo)
+    }
+
+    /// Performs effects in order, as `node`'s immediate connection would.
+    static func perform(_ effects: [Effect], node: any GraniteNode, replyTo: (any GraniteNode)?) {
+        guard !effects.isEmpty else { return }
         let connection = GraniteConnection(node: node, replyTo: replyTo)
-        for effect in pending {
+        for effect in effects {
             switch effect {
             case let .hear(event): node.hearDown(event, key: EventKey(type(of: event)))
             case let .request(event, beam): connection.perform(event, beam)
             case let .send(event): connection.sendNow(event)
             case let .land(lander): connection.land(lander)
             }
+        }
+    }
+}
+
+/// An asynchronous reducer's effects: whoever asks while the reducer runs (it may resume on any
+/// thread, or start child tasks) has the effect kept until the engine published the state.
+final class DeferredEffects: Sendable {
+    private let pending = Mutex<(open: Bool, effects: [Outbox.Effect])>((true, []))
+
+    /// Keeps `effect` while the reducer runs; false once it returned (the caller acts at once).
+    func append(_ effect: Outbox.Effect) -> Bool {
+        pending.withLock { pending in
+            guard pending.open else { return false }
+            pending.effects.append(effect)
+            return true
+        }
+    }
+
+    /// The reducer returned: hands back what it asked for and stops deferring.
+    func close() -> [Outbox.Effect] {
+        pending.withLock { pending in
+            pending.open = false
+            defer { pending.effects = [] }
+            return pending.effects
         }
     }
 }

@@ -35,6 +35,8 @@ public struct GraniteLink: Sendable {
     public static func onChange<S: GraniteState, V: Equatable & Sendable>(
         of keyPath: KeyPath<S, V>, _ event: some GraniteEvent
     ) -> GraniteLink {
+        // Invariant: a key path is an immutable value (its components are fixed at creation);
+        // it is only read, from whichever thread reduces, so sharing it is safe.
         nonisolated(unsafe) let keyPath = keyPath
         return GraniteLink(event: event, trigger: .change(
             stateID: ObjectIdentifier(S.self), path: "\(keyPath)",

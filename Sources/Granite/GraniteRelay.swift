@@ -37,8 +37,18 @@ extension GraniteRelay {
     /// The relay's current state.
     public var state: GenericState { command.state }
 
-    /// One instance per relay type, for relays several components share.
+    /// One instance per relay type, for relays several components share. It lives as long as
+    /// its registry entry: for the rest of the process, or until ``releaseShared()``.
     public static var shared: Self { RelayRegistry.instance(of: Self.self) }
+
+    /// Drops the registry's instance behind ``shared`` (a later `shared` makes a new one); the
+    /// relay is freed once its hosts have unmounted and nobody else holds it.
+    public static func releaseShared() { RelayRegistry.release(Self.self) }
+
+    /// Queues an event for the relay's own expedition (reduced on the relay's executor).
+    public func sendEvent(_ event: some GraniteEvent) throws(GraniteError) {
+        try command.send(event)
+    }
 
     var serviceNode: any GraniteNode { command }
 
@@ -65,5 +75,9 @@ enum RelayRegistry {
             instances[ObjectIdentifier(type)] = relay
             return relay
         }
+    }
+
+    static func release<R: GraniteRelay>(_ type: R.Type) {
+        _ = instances.withLock { $0.removeValue(forKey: ObjectIdentifier(type)) }
     }
 }

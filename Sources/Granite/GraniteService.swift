@@ -12,6 +12,14 @@ protocol AnyGraniteService: GraniteNode {}
 ///  relay work (thread, timer) ─► broadcast(event) ─► every broadcastable host's mailbox
 ///                                                   └─► their broadcastable listening children
 /// ```
+///
+/// Lifetime: the relay's owner (the center that stores it, or ``GraniteRelay/shared``'s registry)
+/// holds the service; its hosts are held only while they host it, and no connection of its own
+/// refers back to it, so a relay whose owner lets go is freed once its queued work has run.
+///
+/// `@unchecked Sendable` — invariant: the only non-`Sendable` field is `center`, which is read
+/// at hosting (its declared dependencies, under `hosting`'s lock) and by the reducers on the
+/// relay's one executor; everything mutable is behind `hosting` (a `Mutex`) or the engine.
 public final class GraniteService<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, AnyGraniteService, @unchecked Sendable {
     /// The relay's center.
     public let center: Center
@@ -47,8 +55,9 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     /// The relay's current state (a snapshot).
     public var state: State { engine.state }
 
-    /// Queues an event for the relay's own expedition (reduced on the relay's executor).
-    public func send(_ event: some GraniteEvent) throws(GraniteError) {
+    /// Queues an event for the relay's own expedition (reduced on the relay's executor). The
+    /// public way is the relay's ``GraniteRelay/sendEvent(_:)``.
+    package func send(_ event: some GraniteEvent) throws(GraniteError) {
         if engine.submitting(event, key: EventKey(type(of: event)), replyTo: nil, fromLink: false) == .noRoute {
             throw .noExpedition(event: String(reflecting: type(of: event)), component: nodeName)
         }
@@ -104,12 +113,16 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         }
     }
 
-    /// Removes a host; true when it was the last (the relay should cancel and clean).
+    /// Removes a host; true when it was the last (the relay should cancel and clean). The last
+    /// host's leaving also lets go of the runtime and the dependencies: a next host resolves them anew.
     func removeHost(_ node: any GraniteNode) -> Bool {
         hosting.withLock { hosting in
             let before = hosting.hosts.count
             hosting.hosts.removeAll { $0 === node }
-            return before > 0 && hosting.hosts.isEmpty
+            guard before > 0 && hosting.hosts.isEmpty else { return false }
+            hosting.runtime = nil
+            hosting.dependencies = [:]
+            return true
         }
     }
 

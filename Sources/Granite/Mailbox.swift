@@ -14,6 +14,9 @@ protocol MailboxOwner: AnyObject, Sendable {
     func mailboxDidClose()
     /// Runs an asynchronous job.
     func runAsync(_ job: Job) async
+    /// What a drain that leaves the sender's thread (an executor hop, a task) must hold so the
+    /// owner, and everything the jobs touch, outlive it: the node that owns the engine.
+    var anchor: any GraniteNode { get }
 }
 
 /// A serial mailbox: jobs run one at a time, in the order submitted, also when some await.
@@ -39,11 +42,15 @@ final class Mailbox: Sendable {
     }
 
     private let lock: FastLock
+    /// Invariant: read and written only while holding `lock` (the dynamic exclusivity checks
+    /// would only repeat what the lock guarantees).
     @exclusivity(unchecked) nonisolated(unsafe) private var state = Inner()
     /// Where draining starts; `nil` drains on the sender's thread.
     private let home: GraniteExecutor?
-    // The owner owns the mailbox, so it outlives it; unowned(unsafe) keeps the hot path free of
-    // reference counting.
+    /// Invariant: the owner (an engine) owns this mailbox, and every drain runs while its node is
+    /// held — by the sender on the inline path (it calls through the node), by the closure or
+    /// task of every hop otherwise (they capture ``MailboxOwner/anchor``). So the owner outlives
+    /// each use and the hot path does no reference counting.
     private unowned(unsafe) let owner: any MailboxOwner
 
     /// `lock` is shared with the owner, so publishing a job's state and releasing the mailbox
@@ -73,7 +80,8 @@ final class Mailbox: Sendable {
             owner.run(job)
             drain(first: nil, on: nil)
         } else if let home {
-            home.run { self.drain(first: job, on: home) }
+            let anchor = owner.anchor
+            home.run { withExtendedLifetime(anchor) { self.drain(first: job, on: home) } }
         } else {
             drain(first: job, on: nil)
         }
@@ -121,7 +129,8 @@ final class Mailbox: Sendable {
         }
         guard become else { return }
         if let home {
-            home.run { self.drain(first: nil, on: home) }
+            let anchor = owner.anchor
+            home.run { withExtendedLifetime(anchor) { self.drain(first: nil, on: home) } }
         } else {
             drain(first: nil, on: nil)
         }
@@ -136,11 +145,14 @@ final class Mailbox: Sendable {
         while let job = next ?? pop() {
             next = nil
             if let target = owner.executor(for: job), target.queue !== current?.queue {
-                target.run { self.drain(first: job, on: target) }
+                let anchor = owner.anchor
+                target.run { withExtendedLifetime(anchor) { self.drain(first: job, on: target) } }
                 return
             }
             if owner.isAsync(job) {
+                let anchor = owner.anchor
                 let task = Task {
+                    defer { withExtendedLifetime(anchor) {} }
                     await self.owner.runAsync(job)
                     self.continueAfterAsync()
                 }
@@ -153,7 +165,8 @@ final class Mailbox: Sendable {
 
     private func continueAfterAsync() {
         if let home {
-            home.run { self.drain(first: nil, on: home) }
+            let anchor = owner.anchor
+            home.run { withExtendedLifetime(anchor) { self.drain(first: nil, on: home) } }
         } else {
             drain(first: nil, on: nil)
         }

@@ -1,5 +1,10 @@
 /// How to reduce one event type in one node, resolved once at init, so reducing an event is one
 /// virtual call: no dictionary, no closure contexts, no reference counting of the engine.
+///
+/// `@unchecked Sendable` (also for the subclasses) — invariant: immutable after init (`isAsync`,
+/// the expedition, the engine pointer); the `Unmanaged` engine is safe because the engine owns
+/// its routes (`Engine.routeList`) and runs them only from its own mailbox, so it outlives every
+/// call; an async route takes a strong reference for the suspension.
 class Route: @unchecked Sendable {
     let isAsync: Bool
 

@@ -54,7 +54,7 @@ struct EventsBench: ParsableCommand {
     private func quietGranite(_ n: Int) throws -> (Duration, Int) {
         let node = try BenchNode<BenchCenter>().mount(in: GraniteRuntime())
         let start = ContinuousClock.now
-        for i in 0..<n { try node.command.send(QuietBump(value: i)) }
+        for i in 0..<n { try node.sendEvent(QuietBump(value: i)) }
         let elapsed = ContinuousClock.now - start
         precondition(node.state.count == n)
         return (elapsed, node.command.renderCount - 1)
@@ -63,7 +63,7 @@ struct EventsBench: ParsableCommand {
     private func noneGranite(_ n: Int) throws -> (Duration, Int) {
         let node = try BenchNode<BenchCenter>().mount(in: GraniteRuntime())
         let start = ContinuousClock.now
-        for i in 0..<n { try node.command.send(LoudBump(value: i)) }
+        for i in 0..<n { try node.sendEvent(LoudBump(value: i)) }
         let elapsed = ContinuousClock.now - start
         precondition(node.state.count == n)
         return (elapsed, node.command.renderCount - 1)
@@ -74,7 +74,7 @@ struct EventsBench: ParsableCommand {
         let kids = (0..<children).map { _ in BenchNode<BroadcastableBenchCenter>().listen(to: parent.command) }
         try parent.mount(in: GraniteRuntime())
         let start = ContinuousClock.now
-        for i in 0..<n { try parent.command.send(Shout(value: i)) }
+        for i in 0..<n { try parent.sendEvent(Shout(value: i)) }
         let elapsed = ContinuousClock.now - start
         precondition(kids.allSatisfy { $0.state.count == n })
         return (elapsed, kids.reduce(0) { $0 + $1.command.renderCount - 1 })

@@ -117,7 +117,7 @@ final class BehaviorBeamTests: XCTestCase {
         let (a, b) = sharingRelay(relay) { (Node<HostCenter>(), Node<HostCenter>()) }
         let store = try await GraniteTestStore(a)
         try b.mount(in: store.runtime)
-        try relay.command.send(Announce(tag: 7))
+        try relay.sendEvent(Announce(tag: 7))
         await store.receive(Probe.self, renders: 0) {
             $0.probes = [7]
             $0.lastBehavior = .quiet
@@ -130,7 +130,7 @@ final class BehaviorBeamTests: XCTestCase {
     /// Sending an event nobody reduces is a typed error naming the event and the component.
     func testEventWithNoExpeditionIsATypedError() throws {
         let relay = EchoRelay()
-        XCTAssertThrowsError(try relay.command.send(Emit(probe: Probe(), beam: .none))) { error in
+        XCTAssertThrowsError(try relay.sendEvent(Emit(probe: Probe(), beam: .none))) { error in
             guard case let .noExpedition(event, component) = error as? GraniteError else {
                 return XCTFail("unexpected \(error)")
             }

@@ -36,6 +36,7 @@ final class Undeclared: GraniteDependable, @unchecked Sendable {
 struct SessionState: GraniteState {
     var seenUser: String?
     var seenScale: Int?
+    var failure: GraniteError?
 }
 
 /// Writes the user name into Session with the event's lander, then reads it back.
@@ -51,15 +52,19 @@ struct ReadUndeclared: GraniteEvent {
 
 struct SetUserExpedition: GraniteExpedition, GraniteDiscoverable {
     func reduce(event: SetUser, state: inout SessionState, connection: GraniteConnection) {
-        connection.update(\Session.user, value: event.user, event.lander)
-        state.seenUser = connection.retrieve(\Session.user)
-        state.seenScale = connection.retrieve(\Settings.scale)
+        try! connection.update(\Session.user, value: event.user, event.lander)
+        state.seenUser = try! connection.retrieve(\Session.user)
+        state.seenScale = try! connection.retrieve(\Settings.scale)
     }
 }
 
 struct ReadUndeclaredExpedition: GraniteExpedition, GraniteDiscoverable {
     func reduce(event: ReadUndeclared, state: inout SessionState, connection: GraniteConnection) {
-        state.seenScale = connection.retrieve(\Undeclared.value)
+        do {
+            state.seenScale = try connection.retrieve(\Undeclared.value)
+        } catch {
+            state.failure = error
+        }
     }
 }
 
@@ -149,11 +154,12 @@ final class DependencyLanderTests: XCTestCase {
         XCTAssertEqual(child.command.renderCount, 1)
     }
 
-    func testRetrievingAnUndeclaredDependencyIsReported() async throws {
+    func testRetrievingAnUndeclaredDependencyThrowsATypedError() async throws {
         let store = try await GraniteTestStore(SessionNode<SessionCenter>())
-        await store.send(ReadUndeclared(), renders: 0)
-        store.receiveErrors([.missingDependency(dependency: String(reflecting: Undeclared.self),
-                                                component: String(reflecting: SessionCenter.self))])
+        await store.send(ReadUndeclared(), renders: 0) {
+            $0.failure = .missingDependency(dependency: String(reflecting: Undeclared.self),
+                                            component: String(reflecting: SessionCenter.self))
+        }
         await store.finish()
     }
 }

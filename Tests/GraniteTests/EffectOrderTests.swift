@@ -87,7 +87,7 @@ final class PumpHostCenter: GraniteCenter<NodeState> {
 final class EscapedConnectionTests: XCTestCase {
     func testAConnectionKeptPastItsReducerActsAtOnce() async throws {
         let node = try Node<PumpHostCenter>().mount(in: GraniteRuntime())
-        try node.center.pump.command.send(StartPump(count: 500))
+        try node.center.pump.sendEvent(StartPump(count: 500))
         let all = await eventually { node.state.probes.count == 500 }
         XCTAssertTrue(all, "got \(node.state.probes.count) of 500 broadcasts from the escaped connection")
         XCTAssertEqual(node.state.probes, Array(0..<500))

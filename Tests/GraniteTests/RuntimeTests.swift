@@ -43,7 +43,7 @@ final class RuntimeTests: XCTestCase {
     func testErrorsAreARingWithARunningCount() throws {
         let runtime = GraniteRuntime(errorLimit: 4)
         let node = try Node<QuietCenter>().mount(in: runtime)
-        for tag in 1...10 { try node.command.send(Emit(probe: Probe(tag: tag), beam: .contact)) }
+        for tag in 1...10 { try node.sendEvent(Emit(probe: Probe(tag: tag), beam: .contact)) }
 
         XCTAssertEqual(runtime.errorCount, 10)
         XCTAssertEqual(runtime.errors.count, 4, "only the last errorLimit errors are kept")
@@ -79,7 +79,7 @@ final class RuntimeTests: XCTestCase {
             let numbers = Array(0..<(id % 5))
             expectedSum += id + numbers.reduce(0, +)
             expectedLabels += label.count
-            try node.command.send(Carry(payload: payload, label: label, numbers: numbers))
+            try node.sendEvent(Carry(payload: payload, label: label, numbers: numbers))
             last = payload
         }
         XCTAssertNil(last, "the mailbox kept no reference to the last payload")

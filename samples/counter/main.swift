@@ -40,8 +40,8 @@ struct CounterRelay: GraniteRelay {
     /// Starts the producer once every display is hosting the relay (so none misses a tick).
     func start() {
         let ticks = Options.ticks
-        Thread.detachNewThread { [command] in
-            for _ in 0..<ticks { try? command.send(Increment()) }
+        Thread.detachNewThread { [self] in
+            for _ in 0..<ticks { try? self.sendEvent(Increment()) }
         }
     }
 }
