@@ -184,3 +184,16 @@ let package = Package(
                                                            "GraniteML", "GraniteMLVulkan"]),
     ]
 )
+
+// `GRANITE_PACKAGE=core`: only the event core, what its tests need and its tests — what the
+// sanitizer tier (scripts/tiers/25-sanitizers.sh) builds with ThreadSanitizer and AddressSanitizer.
+if Context.environment["GRANITE_PACKAGE"] == "core" {
+    let targets: Set<String> = ["Granite", "GraniteMedia", "GraniteProcess", "GraniteTesting", "GraniteTests"]
+    let packages = ["swift-log", "swift-collections", "swift-custom-dump", "xctest-dynamic-overlay"]
+    package.targets.removeAll { !targets.contains($0.name) }
+    package.products.removeAll { !["Granite", "GraniteTesting"].contains($0.name) }
+    package.dependencies.removeAll { dependency in
+        guard case let .sourceControl(_, location, _) = dependency.kind else { return false }
+        return !packages.contains { location.hasSuffix("/" + $0) }
+    }
+}

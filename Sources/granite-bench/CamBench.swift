@@ -77,7 +77,7 @@ struct CamBench: AsyncParsableCommand {
         print("granite-bench cam: chain \"\(chain)\" (\(cpu ? "CPU reference" : "Vulkan")) vs ffmpeg \"\(ffmpegChain)\" -threads \(ffmpegThreads); "
               + "\(frames) frames, \(runs) runs, median; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         if !cpu { print("device: \(try MarbleStage(specs: [chain]).chain.deviceDescription())") }
-        let rssStart = residentKiB()
+        let rssStart = MemoryProbe.residentKiB()
         let list = try sizes.split(separator: ",").map { text in
             guard let size = FrameSize(parsing: String(text)) else { throw ValidationError("bad size \(text)") }
             return size
@@ -122,7 +122,7 @@ struct CamBench: AsyncParsableCommand {
                       + ", latency p50 \(fmt(median(live.compactMap(\.latencyP50)))) ms p99 \(fmt(median(live.compactMap(\.latencyP99)))) ms")
             }
         }
-        print("RSS (this process, paced runs): \(rssStart / 1024) MiB at start, \(residentKiB() / 1024) MiB at end")
+        print("RSS (this process, paced runs): \(rssStart / 1024) MiB at start, \(MemoryProbe.residentKiB() / 1024) MiB at end")
     }
 
     /// One end-to-end child run: wall time, CPU time, peak RSS, frames and depth maps reported.
@@ -198,12 +198,6 @@ struct CamBench: AsyncParsableCommand {
         let stage = try MarbleStage(specs: [chain], gpu: !cpu)
         let depthStage = try depthEvery.map { _ in try DepthEstimatorStage(backend: try depthDevice.backend()) }
         return try await CamApp(pipeline: try CamPipeline(settings: s, stages: [stage], depth: depthStage)).run()
-    }
-
-    func residentKiB() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
     func median(_ values: [Double]) -> Double {

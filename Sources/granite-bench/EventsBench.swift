@@ -1,5 +1,6 @@
 import ArgumentParser
 import Granite
+import GraniteCam  // MemoryProbe
 import OpenCombine
 
 /// `granite-bench events`: the event core's costs beside OpenCombine's `PassthroughSubject.send`.
@@ -32,6 +33,27 @@ struct EventsBench: ParsableCommand {
                 granite: { n in try hearGranite(n, children: fanout) }, combine: { n in combineSend(n, subscribers: fanout) })
         try row("relay broadcast to \(fanout) hosts (per send)", n: fan,
                 granite: { n in try broadcastGranite(n, hosts: fanout) }, combine: { n in combineSend(n, subscribers: fanout) })
+        try mountRow(n: max(1, events / 20))
+    }
+
+    /// Mount, one event each, unmount: a parent with an attached and a listening child, each
+    /// center hosting its own relay (per tree) — and how much resident memory the trees leave
+    /// behind, which must be none once they are unmounted.
+    private func mountRow(n: Int) throws {
+        let name = "mount+send+unmount, 3 nodes + 3 relays (per tree)"
+        if let only, !name.contains(only) { return }
+        var g: [Double] = [], c: [Double] = []
+        var firstResident = 0
+        for run in 0..<runs {
+            g.append(nanos(try mountGranite(n)) / Double(n))
+            if run == 0 { firstResident = MemoryProbe.residentKiB() }
+            c.append(nanos(combineTrees(n)) / Double(n))
+        }
+        let growth = Double(MemoryProbe.residentKiB() - firstResident) / Double(n * (runs - 1)) * 1000
+        let gm = median(g), cm = median(c), gb = g.min() ?? .nan, cb = c.min() ?? .nan
+        print(pad(name, 44) + pad("\(format(gm)) (\(format(gb)))", 16) + pad("\(format(cm)) (\(format(cb)))", 16)
+              + pad("\(format(gm / cm))x (\(format(gb / cb))x)", 15)
+              + (runs > 1 ? "resident +\(format(growth)) KiB per 1,000 trees" : ""))
     }
 
     private func row(_ name: String, n: Int, granite: (Int) throws -> (Duration, Int), combine: (Int) -> Duration) throws {
@@ -94,7 +116,37 @@ struct EventsBench: ParsableCommand {
         return (elapsed, nodes.reduce(0) { $0 + $1.command.renderCount - 1 })
     }
 
+    private func mountGranite(_ n: Int) throws -> Duration {
+        let runtime = GraniteRuntime()
+        let start = ContinuousClock.now
+        for i in 0..<n {
+            let parent = try BenchNode<BenchHostCenter>().mount(in: runtime)
+            let attached = try BenchNode<BenchHostCenter>().attach(to: parent.command).mount(in: runtime)
+            let listening = try BenchNode<BenchHostCenter>().listen(to: parent.command).mount(in: runtime)
+            try parent.sendEvent(QuietBump(value: i))
+            try attached.sendEvent(QuietBump(value: i))
+            try listening.sendEvent(QuietBump(value: i))
+            precondition(listening.state.count == 1)
+            parent.unmount()
+        }
+        return ContinuousClock.now - start
+    }
+
     // MARK: The anchor
+
+    /// The same shape in Combine: three subjects, each with a subscriber, one value each, cancelled.
+    private func combineTrees(_ n: Int) -> Duration {
+        let start = ContinuousClock.now
+        for i in 0..<n {
+            let subjects = (0..<3).map { _ in PassthroughSubject<Int, Never>() }
+            let sinks = (0..<3).map { _ in CombineSink() }
+            let cancellables = zip(subjects, sinks).map { subject, sink in subject.sink { sink.count += 1; sink.last = $0 } }
+            for subject in subjects { subject.send(i) }
+            precondition(sinks[2].count == 1)
+            for cancellable in cancellables { cancellable.cancel() }
+        }
+        return ContinuousClock.now - start
+    }
 
     private func combineSend(_ n: Int, subscribers: Int) -> Duration {
         let subject = PassthroughSubject<Int, Never>()
@@ -110,6 +162,7 @@ struct EventsBench: ParsableCommand {
 }
 
 private final class CombineSink { var count = 0; var last = 0 }
+
 
 private func nanos(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
