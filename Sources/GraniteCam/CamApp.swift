@@ -127,7 +127,6 @@ public final class CamApp: Sendable {
         // Unmounting unhosts the relays: the output relay closes its writer, the sink relay finishes its sinks.
         root.unmount()
         let pinning = await pipeline.pins?.finish()
-        root.center.releaseParts()
         var summary = CamSummary(frames: figures.frames, saved: figures.saved, dropped: figures.sourceStats.dropped,
                                  renders: renders, latencyP50: figures.latency.percentile(50),
                                  latencyP99: figures.latency.percentile(99), depthFrames: figures.depthFrames,

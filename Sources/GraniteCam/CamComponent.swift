@@ -245,20 +245,6 @@ final class CamCenter: GraniteCenter<CamState> {
 
     override var behavior: GraniteEventBehavior { .broadcastable }
 
-    /// Lets go of what the relays own — the source, the stages with their device buffers, the
-    /// model, the writer, the sinks, the preview's parts — once the run is over. The event core
-    /// keeps its nodes alive after unmounting (an engine's ready-made connection holds the node
-    /// that owns the engine), so without this a program that runs one pipeline after another
-    /// (granite-bench, an app of the library's) kept every earlier run's parts: ~70 MB a run at
-    /// 640×480 with depth.
-    func releaseParts() {
-        capture.command.center.resources.parts.set(nil)
-        depth.own(nil)
-        output.own(nil)
-        pin.own(nil)
-        preview.own(nil)
-        sinks.own([])
-    }
 }
 
 /// `granite-cam`'s root component: hosts the relays, routes frames, and has the status as a

@@ -164,6 +164,12 @@ final class CaptureResources: Sendable {
         opened.signal()
     }
 
+    /// The relay's last host left: drop the connection the pump was handed (it holds the relay),
+    /// so the relay and what it owns are freed once the pump, which keeps its own copy, has ended.
+    func close() {
+        connection.withLock { $0 = nil }
+    }
+
     /// Runs the run's capture: waits until the relay was opened (mounted, its Open reduced),
     /// then pumps frames until the source ends. The run's owner calls this in its own task
     /// (``CamApp/run()``; a test that drives the component does the same), so the pump lives
@@ -314,6 +320,9 @@ struct CaptureRelay: GraniteRelay {
 
     /// What it owns.
     var resources: CaptureResources { command.center.resources }
+
+    /// The last host unmounted.
+    func clean() { resources.close() }
 }
 
 /// The pump: pulls frames from the source, starts each one's stages, and broadcasts each result
