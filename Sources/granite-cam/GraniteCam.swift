@@ -3,6 +3,7 @@ import Dispatch
 import GraniteCam
 import GraniteCapture
 import GraniteMLVulkan
+import GraniteMedia
 import GranitePinOptions
 
 #if canImport(Glibc)
@@ -188,6 +189,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
         let tty = isatty(2) != 0
         // A reader that goes away is EPIPE from write (a clean end), not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
+        let unknownSwitches = GraniteDebug.unknown
+        if !unknownSwitches.isEmpty {
+            let known = GraniteDebug.names.map(\.name).joined(separator: ", ")
+            writeStandardError("granite-cam: warning: GRANITE_DEBUG: no switch \(unknownSwitches.joined(separator: ", ")) (known: \(known))\n")
+        }
         // With --pipe, standard output carries the video: everything else goes to stderr.
         let toStandardError = pipe != nil
         let say: @Sendable (String) -> Void = { line in
