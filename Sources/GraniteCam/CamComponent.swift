@@ -13,8 +13,6 @@ struct CamRouting: Sendable, Equatable {
     var depthEvery: Int?
     /// Whether the depth relay has a model (live runs with depth).
     var liveDepth = false
-    /// Whether a stage reads a depth map (a live run's maps go back to the capture relay).
-    var chainUsesDepth = false
     /// Whether there is an output folder.
     var writesFiles = false
     /// The output folder, when there is one.
@@ -38,7 +36,6 @@ struct CamRouting: Sendable, Equatable {
         live = s.isLive
         depthEvery = s.depthEvery
         liveDepth = s.isLive && pipeline.depth != nil && s.depthEvery != nil
-        chainUsesDepth = pipeline.stages.contains { $0.usesDepth }
         writesFiles = pipeline.writer != nil
         outFolder = pipeline.writer?.directory
         sinks = !pipeline.sinks.isEmpty
@@ -47,15 +44,14 @@ struct CamRouting: Sendable, Equatable {
     }
 }
 
-/// The root component's state: how frames are routed and which are still being written. Values
-/// only; the counters and rates the status line shows belong to ``StatusComponent``.
+/// The root component's state: how frames are routed. Values only; the counters and rates the
+/// status line shows belong to ``StatusComponent``, and which frames are still being written is
+/// the capture relay's ``FlowGate``'s alone (each frame carries its place, ``FrameSlot``).
 struct CamState: GraniteState {
     /// The outlets.
     var routing = CamRouting()
-    /// Frames routed so far (the save policy counts by it; a frame's ticket is its index here).
+    /// Frames routed so far (the save policy counts by it).
     var routed: UInt64 = 0
-    /// Frames still being written: ticket → outlets not done yet. At most the gate's limit.
-    var outlets: [UInt64: Int] = [:]
     /// Frames due for depth that were skipped because the model was busy (latest frame wins).
     var depthSkipped: UInt64 = 0
     /// When a frame last went to the preview (monotonic ns).
@@ -90,20 +86,26 @@ struct StartExpedition: GraniteExpedition {
 }
 
 /// The hot path: routes one processed frame to its outlets (files, live sinks, depth, preview),
-/// never renders. The frame keeps its place in the capture relay's gate until its last outlet
-/// answers; a frame with no outlet gives it back at once.
+/// never renders. The frame's place in the gate (its ``FrameSlot``) goes forward with it: shared
+/// with each outlet that writes it (file, depth PNG, sinks), freed by the last of them where it
+/// finishes; a frame with no such outlet frees it here. Nothing about it comes back to the root.
 struct FrameExpedition: GraniteExpedition {
     func reduce(event: CamEvents.FrameReady, state: inout CamState, connection: GraniteConnection) {
         let routing = state.routing
-        let ticket = state.routed
+        let index = state.routed
         state.routed += 1
         let now = event.processedNanos
-        var outlets = 0
+        let slot = event.slot
+        // Which outlets write the frame, decided first: the slot is shared with all of them
+        // before any is handed the frame, so none can free it while the others still write.
+        let writesDepth = event.depth != nil && routing.writesFiles
+        let writesFile = routing.writesFiles && (routing.save.saves(index) || state.snapshotPending)
+        slot.share((writesDepth ? 1 : 0) + (routing.sinks ? 1 : 0) + (writesFile ? 1 : 0))
+        defer { slot.done() }   // the root's own hold: the last one when no outlet writes the frame
         if let maps = event.depth {
             // Non-live: this frame's own map, estimated before the chain; written like a frame.
-            if routing.writesFiles {
-                outlets += 1
-                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, ticket: ticket), .rebound)
+            if writesDepth {
+                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, slot: slot), .rebound)
             }
         } else if routing.liveDepth {
             // Live: the capture relay chose (the depth relay was free) and the chain made the model's input.
@@ -121,29 +123,11 @@ struct FrameExpedition: GraniteExpedition {
             FrameExpedition.previewDepth(maps.map, at: now, state: &state, connection: connection)
         }
         if routing.sinks {
-            outlets += 1
-            connection.request(SinkRelayEvents.Write(frame: event.frame, ticket: ticket), .rebound)
+            connection.request(SinkRelayEvents.Write(frame: event.frame, slot: slot), .rebound)
         }
-        if routing.writesFiles && (routing.save.saves(ticket) || state.snapshotPending) {
+        if writesFile {
             state.snapshotPending = false
-            outlets += 1
-            connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: now, ticket: ticket), .rebound)
-        }
-        if outlets == 0 {
-            connection.request(CaptureRelayEvents.Release(), .rebound)
-        } else {
-            state.outlets[ticket] = outlets
-        }
-    }
-
-    /// One outlet of frame `ticket` is done; the last one gives the frame's place back.
-    static func outletDone(_ ticket: UInt64, state: inout CamState, connection: GraniteConnection) {
-        guard let left = state.outlets[ticket] else { return }
-        if left > 1 {
-            state.outlets[ticket] = left - 1
-        } else {
-            state.outlets[ticket] = nil
-            connection.request(CaptureRelayEvents.Release(), .rebound)
+            connection.request(OutputRelayEvents.Save(frame: event.frame, processedNanos: now, slot: slot), .rebound)
         }
     }
 
@@ -161,44 +145,38 @@ struct FrameExpedition: GraniteExpedition {
     }
 }
 
-/// A frame was written (or not): pin it, and it is one outlet less.
+/// A frame was written (or not): pin it (its place in the gate was freed by the output relay).
 struct SavedExpedition: GraniteExpedition {
     func reduce(event: CamEvents.Saved, state: inout CamState, connection: GraniteConnection) {
         FrameExpedition.pin(event.path, state: state, connection: connection)
-        FrameExpedition.outletDone(event.ticket, state: &state, connection: connection)
     }
 }
 
-/// A live depth map is back: the capture relay may send the next due frame; the map goes to the writer and the chain.
+/// A live depth map is back (the depth relay already gave it to the chain and freed its place):
+/// it goes to the preview and the writer.
 struct DepthReadyExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthReady, state: inout CamState, connection: GraniteConnection) {
-        // The capture relay may send the next due frame; a chain that reads depth gets the map.
-        connection.request(CaptureRelayEvents.LatestDepth(map: state.routing.chainUsesDepth ? event.maps?.map : nil,
-                                                          sequence: event.sequence), .rebound)
         guard let maps = event.maps else { return }
         FrameExpedition.previewDepth(maps.map, at: event.finishedNanos, state: &state, connection: connection)
         if state.routing.writesFiles {
-            connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, ticket: nil), .rebound)
+            connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, slot: nil), .rebound)
         }
     }
 }
 
-/// A depth map was written (or not): pin it; a non-live frame's map is one outlet less.
+/// A depth map was written (or not): pin it.
 struct DepthSavedExpedition: GraniteExpedition {
     func reduce(event: CamEvents.DepthSaved, state: inout CamState, connection: GraniteConnection) {
         FrameExpedition.pin(event.path, state: state, connection: connection)
-        if let ticket = event.ticket { FrameExpedition.outletDone(ticket, state: &state, connection: connection) }
     }
 }
 
-/// The live sinks took a frame; a reader that went away ends the run.
-struct SinkWrittenExpedition: GraniteExpedition {
-    func reduce(event: CamEvents.SinkWritten, state: inout CamState, connection: GraniteConnection) {
-        FrameExpedition.outletDone(event.ticket, state: &state, connection: connection)
-        if let closed = event.closedBy, state.closedBy == nil {
-            state.closedBy = closed
-            StopExpedition().reduce(event: CamEvents.Stop(), state: &state, connection: connection)
-        }
+/// A live sink's reader went away: the run ends.
+struct SinkClosedExpedition: GraniteExpedition {
+    func reduce(event: CamEvents.SinkClosed, state: inout CamState, connection: GraniteConnection) {
+        guard state.closedBy == nil else { return }
+        state.closedBy = event.sink
+        StopExpedition().reduce(event: CamEvents.Stop(), state: &state, connection: connection)
     }
 }
 
@@ -236,7 +214,7 @@ final class CamCenter: GraniteCenter<CamState> {
 
     override var expeditions: [GraniteBaseExpedition] {
         [StartExpedition().discovery(), FrameExpedition().discovery(), SavedExpedition().discovery(),
-         DepthReadyExpedition().discovery(), DepthSavedExpedition().discovery(), SinkWrittenExpedition().discovery(),
+         DepthReadyExpedition().discovery(), DepthSavedExpedition().discovery(), SinkClosedExpedition().discovery(),
          SnapshotExpedition().discovery(), StopExpedition().discovery(), EndedExpedition().discovery(),
          ChangeChainExpedition().discovery(), ChainChangedExpedition().discovery()]
     }

@@ -30,6 +30,9 @@ enum CamEvents {
         var depthRequest: DepthRequest? = nil
         /// A live run: this frame was due for depth while the depth relay was busy (latest wins).
         var depthSkipped = false
+        /// The frame's place in the run's gate, carried forward: the root shares it with the
+        /// outlets it hands the frame to, and the last of them frees it (no event comes back).
+        let slot: FrameSlot
     }
 
     /// The format in effect (at start and after a reconnect). Quiet.
@@ -66,8 +69,6 @@ enum CamEvents {
         var behavior: GraniteEventBehavior { .quiet }
         /// Its sequence number.
         let sequence: UInt64
-        /// The frame's place in the run (the root's outlet bookkeeping).
-        var ticket: UInt64 = 0
         /// The file written (nil when it failed).
         let path: String?
         /// The write error, if it failed.
@@ -94,22 +95,18 @@ enum CamEvents {
         var behavior: GraniteEventBehavior { .quiet }
         /// The frame it belongs to.
         let sequence: UInt64
-        /// The frame whose outlet this was (non-live runs), nil for a live run's map.
-        var ticket: UInt64? = nil
         /// The file written (nil when it failed).
         let path: String?
         /// The write error, if it failed.
         let failure: String?
     }
 
-    /// Every live sink took the frame (rebound from the sink relay). Quiet.
-    struct SinkWritten: GraniteEvent {
+    /// A live sink's reader went away (rebound from the sink relay, once): the run ends. Quiet.
+    struct SinkClosed: GraniteEvent {
         /// Quiet: reduced without a render.
         var behavior: GraniteEventBehavior { .quiet }
-        /// The frame's place in the run.
-        let ticket: UInt64
-        /// The sink whose reader went away (the run ends), if one did.
-        var closedBy: String? = nil
+        /// The sink whose reader went away.
+        let sink: String
     }
 
     /// Write the next processed frame whatever the save policy (SIGUSR1). Quiet.
@@ -136,7 +133,9 @@ enum CamEvents {
 }
 
 /// What a live frame hands the depth relay: the model's input made from the frame (on the GPU
-/// by the chain that uploaded it), or the frame as captured for a model that takes any size.
+/// by the chain that uploaded it), or the frame as captured for a model that takes any size, and
+/// where the map goes: the depth relay hands it to the run's ``NewestDepth`` itself and frees its
+/// one place there (no event back through the root).
 struct DepthRequest: Sendable {
     /// The picture the model runs on.
     let image: Image
@@ -146,4 +145,15 @@ struct DepthRequest: Sendable {
     let width: Int
     /// The frame's height.
     let height: Int
+    /// The run's newest depth map (the capture relay's): the map goes there, the place is freed there.
+    let newest: NewestDepth
+    /// Whether a stage reads the map (else only the place is freed).
+    let keepsMap: Bool
+
+    /// The model answered (`map` nil: it failed): a chain that reads depth gets the map for later
+    /// frames, and the depth relay is free for the next due frame.
+    func answered(_ map: Image?, sequence: UInt64) {
+        if keepsMap, let map { newest.made(map, sequence: sequence) }
+        newest.freeMaker()
+    }
 }

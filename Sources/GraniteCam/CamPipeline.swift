@@ -4,20 +4,21 @@ import GraniteMedia
 /// A `granite-cam` run's recipe: the settings and the seams (stages, encoder, depth model,
 /// decoder, writer, live sinks, preview, pinning). It holds no run-time state; ``CamComponent``
 /// hands each seam to the one relay that owns it while the tree is built, and from then on only
-/// values travel between them.
+/// values travel between them — and each frame's place in the gate (`FrameSlot`), which goes
+/// forward with the frame and is freed by its last writer.
 ///
 /// ```
-///  CaptureRelay (owns: the source, the stages, the FlowGate, the latest depth map; non-live: the model)
-///   pump: source ─► flow.acquire() ─► [non-live: own depth] ─► stages ─FrameReady (.quiet, broadcast)─┐
-///   live: the source drops; non-live: it waits           ▲ Release (a frame's last outlet is done)  │
-///                                                        │ LatestDepth (live: newest map)           │
-///  CamComponent (root: routing, outlets per frame) ◄──────────────────────────────────────────────┤
-///   ├─.rebound─► OutputRelay (owns: encoder, writer) ─Saved / DepthSaved (broadcast)               │
-///   ├─.rebound─► DepthRelay (live; owns: the model; one frame at a time) ─DepthReady (broadcast)   │
-///   ├─.rebound─► SinkRelay (owns: y4m pipe, V4L2 out) ─SinkWritten (rebound)                        │
-///   ├─.rebound─► PreviewRelay (owns: the server; ≤10 fps)                                           │
-///   └─.rebound─► PinRelay (owns: the pin session) ─Fault (broadcast)                                │
-///  StatusComponent (child: attached, listening) ◄── the same broadcasts ───────────────────────────┘
+///  CaptureRelay (owns: the source, the stages, the FlowGate (admission), the NewestDepth; non-live: the model)
+///   pump: source ─► flow.acquire() → FrameSlot ─► [non-live: own depth] ─► stages ─FrameReady(slot) (.quiet, broadcast)─┐
+///   live: the source drops; non-live: it waits        ▲ slot.done() by the frame's last writer, where it finishes      │
+///                                                     │ (no event back)     NewestDepth ◄─ the depth relay's answer    │
+///  CamComponent (root: routing; shares the slot with the outlets that write the frame) ◄───────────────────────────────┤
+///   ├─.rebound─► OutputRelay (owns: encoder, writer) ─ writes, slot.done() ─ Saved / DepthSaved (broadcast: pins, status)
+///   ├─.rebound─► DepthRelay (live; owns: the model; one frame at a time) ─ NewestDepth ─ DepthReady (broadcast)        │
+///   ├─.rebound─► SinkRelay (owns: y4m pipe, V4L2 out) ─ writes, slot.done() ─ SinkClosed (rebound, once)              │
+///   ├─.rebound─► PreviewRelay (owns: the server; ≤10 fps)                                                              │
+///   └─.rebound─► PinRelay (owns: the pin session) ─Fault (broadcast)                                                   │
+///  StatusComponent (child: attached, listening) ◄── the same broadcasts ──────────────────────────────────────────────┘
 ///   counters, rates, latency, drops; ticker ─Tick─► render: the status line, a few times a second
 /// ```
 public final class CamPipeline: Sendable {

@@ -110,6 +110,10 @@ public struct CamSettings: Sendable, Hashable {
     /// threshold after the first large free and then serves frame buffers from the arenas).
     public var largeBlockMmapThreshold: Int? = 1 << 20
 
+    /// A file the test pattern logs each frame's drawn counter and time to (`--capture-log`; the
+    /// PipeWire benchmark joins it with the consumer's to measure latency). Nil: no log.
+    public var captureLog: String?
+
     /// Default settings: the test pattern at 640x480, 30 fps, nothing saved.
     public init() {}
 

@@ -27,13 +27,14 @@ enum DepthRelayEvents {
 
 /// Latest-frame-wins depth for live runs: the capture relay hands over one frame at a time (its
 /// model input, resized on the GPU by the chain from the frame it uploaded) and skips the frames
-/// due while the model works, so the relay's mailbox never holds more than one frame; each map goes out as a `DepthReady` broadcast (the root routes it to the chain and the
-/// writer, the status counts it).
+/// due while the model works, so the relay's mailbox never holds more than one frame. Each map
+/// goes to the run's ``NewestDepth`` from here (which frees the relay's place), then out as a
+/// `DepthReady` broadcast (the root routes it to the writer and the preview, the status counts it).
 struct DepthExpedition: GraniteExpedition {
     let model: Owned<any DepthStage>
 
     func reduce(event: DepthRelayEvents.Estimate, state: inout DepthRelayState, connection: GraniteConnection) {
-        guard let model = model.value else { return }
+        guard let model = model.value else { return event.request.answered(nil, sequence: event.sequence) }
         var maps: DepthEstimate?
         var failure: String?
         do {
@@ -46,6 +47,9 @@ struct DepthExpedition: GraniteExpedition {
             state.failed += 1
             failure = "\(error)"
         }
+        // The map to the chain and the place freed here, where the model finished; the broadcast
+        // is news for the writer, the preview and the status.
+        event.request.answered(maps?.map, sequence: event.sequence)
         connection.request(CamEvents.DepthReady(sequence: event.sequence, finishedNanos: monotonicNanos(),
                                                 maps: maps, failure: failure), .broadcast)
     }

@@ -30,8 +30,8 @@ enum OutputRelayEvents {
         var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
         let processedNanos: UInt64
-        /// The frame's place in the run (the root's outlet bookkeeping).
-        let ticket: UInt64
+        /// The frame's place in the run's gate: done with once the file is written.
+        let slot: FrameSlot
     }
 
     /// Writes one depth map (`gray16`) as `depth-SEQ.png`.
@@ -40,12 +40,14 @@ enum OutputRelayEvents {
         var behavior: GraniteEventBehavior { .quiet }
         let map: Image
         let sequence: UInt64
-        /// The frame whose outlet this is (non-live runs); nil for a live run's map.
-        let ticket: UInt64?
+        /// The frame's place in the run's gate (a non-live frame's own map: done with once it is
+        /// written); nil for a live run's map, which holds no frame's place.
+        let slot: FrameSlot?
     }
 }
 
-/// Encodes and writes one frame atomically, then tells the tree (`Saved`, broadcast).
+/// Encodes and writes one frame atomically, is done with the frame's place in the gate (freed
+/// here when the file was its last outlet), then tells the tree (`Saved`, broadcast: pinning, the status).
 struct SaveExpedition: GraniteExpedition {
     let parts: Owned<OutputParts>
 
@@ -61,12 +63,13 @@ struct SaveExpedition: GraniteExpedition {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.Saved(sequence: event.frame.sequence, ticket: event.ticket, path: path, failure: failure),
-                           .broadcast)
+        event.slot.done()
+        connection.request(CamEvents.Saved(sequence: event.frame.sequence, path: path, failure: failure), .broadcast)
     }
 }
 
-/// Writes one depth map, then tells the tree (`DepthSaved`, broadcast).
+/// Writes one depth map, is done with its frame's place (a non-live frame's own map), then tells
+/// the tree (`DepthSaved`, broadcast).
 struct SaveDepthExpedition: GraniteExpedition {
     let parts: Owned<OutputParts>
 
@@ -81,8 +84,8 @@ struct SaveDepthExpedition: GraniteExpedition {
             state.failed += 1
             failure = "\(error)"
         }
-        connection.request(CamEvents.DepthSaved(sequence: event.sequence, ticket: event.ticket, path: path, failure: failure),
-                           .broadcast)
+        event.slot?.done()
+        connection.request(CamEvents.DepthSaved(sequence: event.sequence, path: path, failure: failure), .broadcast)
     }
 }
 

@@ -12,31 +12,35 @@ struct SinkRelayState: GraniteState {
     init() {}
 }
 
-/// Events the sink relay reduces (values only).
+/// Events the sink relay reduces.
 enum SinkRelayEvents {
     /// Hands one processed frame to every sink, in arrival order.
     struct Write: GraniteEvent {
         /// Quiet.
         var behavior: GraniteEventBehavior { .quiet }
         let frame: Frame
-        /// The frame's place in the run (the root's outlet bookkeeping).
-        let ticket: UInt64
+        /// The frame's place in the run's gate: the sink relay is done with it once every sink
+        /// took the frame, and frees it then (the last outlet frees the place).
+        let slot: FrameSlot
     }
 }
 
-/// Writes the frame to each sink and answers `SinkWritten`; a reader that went away is named in
-/// it (the root ends the run cleanly), any other failure is a `Fault` broadcast to the status.
+/// Writes the frame to each sink, then is done with the frame's place in the gate (freed here
+/// when the sinks were its last outlet: nothing goes back to the root). A reader that went away
+/// is told to the root once (`SinkClosed`: the run ends cleanly); any other failure is a `Fault`
+/// broadcast to the status.
 struct SinkWriteExpedition: GraniteExpedition {
     let sinks: Owned<[any FrameSink]>
 
     func reduce(event: SinkRelayEvents.Write, state: inout SinkRelayState, connection: GraniteConnection) {
-        defer { connection.request(CamEvents.SinkWritten(ticket: event.ticket, closedBy: state.closedBy), .rebound) }
+        defer { event.slot.done() }
         guard state.closedBy == nil else { return }
         for sink in sinks.value ?? [] {
             do {
                 try sink.write(event.frame)
             } catch let .closed(name) {
                 state.closedBy = name
+                connection.request(CamEvents.SinkClosed(sink: name), .rebound)
                 return
             } catch {
                 connection.request(CamEvents.Fault(message: error.description), .broadcast)

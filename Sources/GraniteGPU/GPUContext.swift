@@ -1,5 +1,6 @@
 import CVulkan
 import Foundation
+import GraniteMedia
 
 /// One Vulkan device and its compute queue: the root every GPU resource holds on to.
 ///
@@ -63,12 +64,12 @@ public final class GPUContext: @unchecked Sendable {
     }
 
     /// Opens a device; `requested` (default: `GRANITE_VULKAN_DEVICE`) picks one by name substring.
-    /// `forceStaging` (default: `GRANITE_GPU_STAGING=1`) moves every upload and read-back through
+    /// `forceStaging` (default: `GRANITE_DEBUG=staging`, or the old `GRANITE_GPU_STAGING=1`) moves every upload and read-back through
     /// staging buffers and copy commands even on unified memory, as on a discrete GPU.
     /// `cacheDirectory` keeps compiled pipelines between runs (default: `~/.cache/granite`, see
     /// ``pipelineCacheFile``; nil: none).
     public init(requested: String? = ProcessInfo.processInfo.environment["GRANITE_VULKAN_DEVICE"],
-                forceStaging: Bool = ProcessInfo.processInfo.environment["GRANITE_GPU_STAGING"] == "1",
+                forceStaging: Bool = GraniteDebug.current.contains(.staging),
                 cacheDirectory: String? = PipelineCache.defaultDirectory) throws(GPUError) {
         let instance = try GPUContext.makeInstance()
         do throws(GPUError) {

@@ -97,7 +97,7 @@ public struct MemoryPolicy: Sendable, Equatable {
 
     /// A policy for a device of `kind` with `table`; `forceStaging` treats a unified-memory device
     /// as a discrete one (staging buffers and copy commands everywhere), so the discrete path runs
-    /// and is checked on lavapipe (`GRANITE_GPU_STAGING=1`).
+    /// and is checked on lavapipe (`GRANITE_DEBUG=staging`, or the old `GRANITE_GPU_STAGING=1`).
     public init(table: MemoryTable, kind: GPUDeviceKind, forceStaging: Bool = false) {
         self.table = table
         self.kind = kind

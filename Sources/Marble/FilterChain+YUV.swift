@@ -54,13 +54,13 @@ extension FilterChain {
 extension FilterChain {
     /// Whether converting the result to YUV on the device beats the CPU's vectorised conversion:
     /// on a GPU, yes; on a CPU device (lavapipe: the "GPU" is the same cores, and the shader
-    /// costs about 20× the vectorised rows at 1280×720) no, unless `GRANITE_GPU_YUV=1` asks for
-    /// it anyway (the tests, to exercise the path on lavapipe). False when there is no device.
+    /// costs about 20× the vectorised rows at 1280×720) no, unless `GRANITE_DEBUG=gpu-yuv` (or the
+    /// old `GRANITE_GPU_YUV=1`) asks for it anyway (the tests, to exercise the path on lavapipe).
+    /// False when there is no device. Asked per frame: an atomic load once the device is open
+    /// (no lock, no environment read).
     public var convertsYUVOnDevice: Bool {
-        if FilterChain.environment("GRANITE_GPU_YUV") == "1" { return true }
-        let kind = lock.withLock { try? bufferPool().context.deviceKind }
-        guard let kind else { return false }
-        return kind != .cpu
+        if GraniteDebug.current.contains(.gpuYUV) { return true }
+        return deviceIsGPU ?? false
     }
 }
 
@@ -69,23 +69,15 @@ extension FilterChain {
     /// back later): on a GPU, yes — the upload and submission of one frame overlap the compute and
     /// read-back of another; on a CPU device (lavapipe) no — its "device" threads are the same
     /// cores, and two frames at once ran slower there (61 against 89 fps for blur σ2 + sobel +
-    /// sepia at 1280×720 on 2 cores). `GRANITE_GPU_OVERLAP=1` or `=0` overrides it. False when
-    /// there is no device.
+    /// sepia at 1280×720 on 2 cores). `GRANITE_DEBUG=overlap` or `=no-overlap` (the old
+    /// `GRANITE_GPU_OVERLAP=1` or `=0`) overrides it. False when there is no device. Asked per
+    /// frame: an atomic load once the device is open.
     public var overlapsFrames: Bool {
-        switch FilterChain.environment("GRANITE_GPU_OVERLAP") {
-        case "1": return true
-        case "0": return false
-        default:
-            let kind = lock.withLock { try? bufferPool().context.deviceKind }
-            guard let kind else { return false }
-            return kind != .cpu
-        }
+        let debug = GraniteDebug.current
+        if debug.contains(.overlap) { return true }
+        if debug.contains(.noOverlap) { return false }
+        return deviceIsGPU ?? false
     }
-}
-
-extension FilterChain {
-    /// An environment variable, read per frame (`getenv`: no copy of the whole environment).
-    static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
 extension Shader {

@@ -1,6 +1,7 @@
 import Foundation
 import GraniteGPU
 import GraniteMedia
+import Synchronization
 
 /// A sequence of filters run as one GPU submission, with a CPU reference path.
 ///
@@ -25,6 +26,9 @@ public final class FilterChain: @unchecked Sendable {
     /// The plans frames hold now (``ChainFrame``).
     private var leased: Set<ObjectIdentifier> = []
     let transferCounter = TransferCounter()
+    /// The device's kind once it is open, for the per-frame questions without the lock:
+    /// 0 not open yet, 1 a GPU, 2 a CPU driver (lavapipe).
+    private let openedKind = Atomic<UInt8>(0)
     /// The newest depth map on the device for live frames (``ChainDepth/resident(_:version:)``).
     private var resident: (buffer: StagedBuffer, width: Int, height: Int, version: UInt64?)?
     /// Whether a model has written the resident buffer on the device (``ChainDepth/onDevice(newMap:)``).
@@ -284,7 +288,20 @@ public final class FilterChain: @unchecked Sendable {
         }
         let made = BufferPool(context: context)
         pool = made
+        openedKind.store(context.deviceKind == .cpu ? 2 : 1, ordering: .releasing)
         return made
+    }
+
+    /// Whether the chain's device is a GPU rather than a CPU driver; the device is opened on the
+    /// first call (under the lock), later calls are one atomic load. Nil when there is no device.
+    var deviceIsGPU: Bool? {
+        switch openedKind.load(ordering: .acquiring) {
+        case 1: return true
+        case 2: return false
+        default:
+            guard let kind = lock.withLock({ try? bufferPool().context.deviceKind }) else { return nil }
+            return kind != .cpu
+        }
     }
 
     /// The plan key for `image` (and `depth`) on plan `slot`, after checking the GPU can read its format.

@@ -103,13 +103,23 @@ struct CamBench: AsyncParsableCommand {
         }
         // In-process runs last: a child's peak RSS (wait4's ru_maxrss) starts from this process's
         // peak at spawn (Linux keeps it across exec), so children run while this one is small.
+        // Each in-process run's parts are let go when it ends: the resident size after each run
+        // (allocator trimmed) stays flat run over run.
+        var afterRuns: [Int] = []
         for size in list where !(depth && depthOnly) {
             var paced: [CamSummary] = []
-            for _ in 0..<runs { paced.append(try await runGranite(size: size)) }
+            for _ in 0..<runs {
+                paced.append(try await runGranite(size: size))
+                MemoryProbe.trim()
+                afterRuns.append(MemoryProbe.residentKiB())
+            }
             let p = median(paced.map { Double($0.frames) / $0.seconds })
             print("\(size): live, paced \(fmt(fps)) fps → \(fmt(p)) fps, dropped \(median(paced.map { Double($0.dropped) }))"
                   + ", latency p50 \(fmt(median(paced.compactMap(\.latencyP50)))) ms p99 \(fmt(median(paced.compactMap(\.latencyP99)))) ms"
                   + ", renders \(median(paced.map { Double($0.renders) })) in \(fmt(seconds)) s")
+        }
+        if !afterRuns.isEmpty {
+            print("RSS after each in-process run (trimmed): \(afterRuns.map { "\($0 / 1024)" }.joined(separator: ", ")) MiB")
         }
         // Live with depth on every frame: on the device (gpu) the map is made in the frame's stream.
         for size in list where depth {

@@ -3,6 +3,7 @@ import Dispatch
 import GraniteCam
 import GraniteCapture
 import GraniteMLVulkan
+import GraniteMedia
 import GranitePinOptions
 
 #if canImport(Glibc)
@@ -106,6 +107,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Status renders per second.")
     var statusHz: Double = 4
 
+    @Option(name: .customLong("capture-log"), help: ArgumentHelp("Test pattern: log each frame's drawn counter and time to this file (latency measurements join it with a consumer's log; default: $GRANITE_CAPTURE_LOG).", valueName: "file"))
+    var captureLog: String?
+
     func validate() throws {
         if device != nil && source != nil { throw ValidationError("give --device or --source, not both") }
         if frames != nil && duration != nil { throw ValidationError("give --frames or --duration, not both") }
@@ -160,6 +164,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.live = live
         s.depthEvery = depth ? depthEvery : nil
         s.reconnectTimeout = reconnectTimeout
+        // The option, or the variable the benchmarks set before it existed (read once, here).
+        s.captureLog = captureLog ?? getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         return s
     }
 
@@ -183,6 +189,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
         let tty = isatty(2) != 0
         // A reader that goes away is EPIPE from write (a clean end), not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
+        let unknownSwitches = GraniteDebug.unknown
+        if !unknownSwitches.isEmpty {
+            let known = GraniteDebug.names.map(\.name).joined(separator: ", ")
+            writeStandardError("granite-cam: warning: GRANITE_DEBUG: no switch \(unknownSwitches.joined(separator: ", ")) (known: \(known))\n")
+        }
         // With --pipe, standard output carries the video: everything else goes to stderr.
         let toStandardError = pipe != nil
         let say: @Sendable (String) -> Void = { line in

@@ -52,7 +52,8 @@ final class CamAppTests: CamTestCase {
         XCTAssertEqual(summary.dropped, 0)
         XCTAssertEqual(app.root.status.state.lastSequence, 99)
         XCTAssertEqual(app.root.state.routed, 100)
-        XCTAssertEqual(app.root.state.outlets, [:], "no frame left waiting on an outlet")
+        XCTAssertEqual(app.flow.pending, 0, "no frame left holding its place")
+        XCTAssertEqual(app.flow.freed, 100, "each frame freed its place once")
         XCTAssertGreaterThanOrEqual(summary.seconds, 99.0 / 200)
         XCTAssertNotNil(summary.latencyP99)
     }

@@ -54,11 +54,19 @@ final class CamReducerTests: CamTestCase {
               sequence: sequence, timestampNanos: captured, source: "test")
     }
 
+    /// A processed frame holding `slot`, its place in the capture relay's gate.
     func ready(_ frame: Frame, at processed: UInt64, stats: CaptureStats = CaptureStats(), depth: DepthEstimate? = nil,
-               request: DepthRequest? = nil, skipped: Bool = false) -> CamEvents.FrameReady {
+               request: DepthRequest? = nil, skipped: Bool = false, slot: FrameSlot) -> CamEvents.FrameReady {
         CamEvents.FrameReady(frame: frame, processedNanos: processed, sourceStats: stats, depth: depth,
-                             depthRequest: request, depthSkipped: skipped)
+                             depthRequest: request, depthSkipped: skipped, slot: slot)
     }
+
+    /// Admits one frame into the store's capture gate (as the pump does).
+    func admit(_ store: GraniteTestStore<CamComponent>) throws -> FrameSlot {
+        try XCTUnwrap(capture(store).resources.flow.admit(), "the gate has room")
+    }
+
+    func gate(_ store: GraniteTestStore<CamComponent>) -> FlowGate { capture(store).resources.flow }
 
     func maps() throws -> DepthEstimate {
         DepthEstimate(map: try Image(width: 2, height: 2, format: .grayF32, bytes: [UInt8](repeating: 0, count: 16)),
@@ -76,28 +84,30 @@ final class CamReducerTests: CamTestCase {
         await store.finish()
     }
 
-    /// No outlet: the frame gives its place in the capture relay's gate back at once.
+    /// No outlet: the root, the frame's last holder, frees its place in the gate at once.
     func testAFrameWithNoOutletIsReleasedAtOnce() async throws {
         let store = try await store()
-        await store.send(ready(try frame(7), at: 3_000_000), renders: 0) { $0.routed = 1 }
+        let slot = try admit(store)
+        await store.send(ready(try frame(7), at: 3_000_000, slot: slot), renders: 0) { $0.routed = 1 }
+        XCTAssertTrue(slot.isFree, "freed as the root finished routing it")
         await store.runtime.drain()
-        XCTAssertEqual(capture(store).state.released, 1)
+        XCTAssertEqual(gate(store).freed, 1)
         XCTAssertEqual(store.component.status.state.frames, 0, "a frame sent to the root is not a relay broadcast")
         await store.finish()
     }
 
-    /// A saved frame waits for the output relay's `Saved` (a broadcast the status counts too), then is released.
+    /// A saved frame keeps its place until the output relay wrote it, which frees it; `Saved` (a
+    /// broadcast the status counts too) is news for pinning, not a release.
     func testSavedFrameKeepsItsPlaceUntilTheOutputRelayWroteIt() async throws {
         let output = folder.appendingPathComponent("out").path
         let store = try await store { $0.outputDirectory = output; $0.save = .every }
-        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) {
-            $0.routed = 1
-            $0.outlets = [0: 1]
-        }
-        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
+        let slot = try admit(store)
+        await store.send(ready(try frame(0), at: 2_000_000, slot: slot), renders: 0) { $0.routed = 1 }
+        await store.receive(CamEvents.Saved.self, renders: 0)
+        XCTAssertTrue(slot.isFree, "the output relay freed it once written, before telling the tree")
         await store.runtime.drain()
         XCTAssertEqual(store.component.center.output.state.written, 1)
-        XCTAssertEqual(capture(store).state.released, 1, "released once written")
+        XCTAssertEqual(gate(store).freed, 1, "freed once")
         XCTAssertEqual(store.component.status.state.saved, 1, "the output relay's broadcast reached the status child")
         XCTAssertTrue(FileManager.default.fileExists(atPath: output + "/frame_00000000.ppm"))
         await store.finish()
@@ -107,19 +117,16 @@ final class CamReducerTests: CamTestCase {
     func testNonLiveFrameAndItsDepthMapAreTwoOutlets() async throws {
         let output = folder.appendingPathComponent("depth").path
         let store = try await store { $0.outputDirectory = output; $0.save = .every; $0.live = false; $0.depthEvery = 1 }
-        await store.send(ready(try frame(3), at: 2_000_000, depth: try maps()), renders: 0) {
-            $0.routed = 1
-            $0.outlets = [0: 2]
-        }
-        await store.receive(CamEvents.DepthSaved.self, renders: 0) { state, event in
+        let slot = try admit(store)
+        await store.send(ready(try frame(3), at: 2_000_000, depth: try maps(), slot: slot), renders: 0) { $0.routed = 1 }
+        await store.receive(CamEvents.DepthSaved.self, renders: 0) { _, event in
             XCTAssertEqual(event.path, output + "/depth-00000003.png")
-            XCTAssertEqual(event.ticket, 0)
-            state.outlets = [0: 1]
         }
-        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
+        await store.receive(CamEvents.Saved.self, renders: 0)
+        XCTAssertTrue(slot.isFree, "the image, its last outlet, freed it")
         await store.runtime.drain()
         XCTAssertEqual(store.component.center.output.state.depthWritten, 1)
-        XCTAssertEqual(capture(store).state.released, 1, "one place per frame, given back after its last outlet")
+        XCTAssertEqual(gate(store).freed, 1, "one place per frame, given back by its last outlet")
         XCTAssertEqual(store.component.status.state.depthSaved, 1)
         await store.finish()
     }
@@ -132,14 +139,15 @@ final class CamReducerTests: CamTestCase {
         let depth = SlowDepthFake(delayMicros: 300_000)
         let store = try await store({ $0.live = true; $0.depthEvery = 1; $0.outputDirectory = output },
                                     stages: [try MarbleStage(specs: ["depthmask:near=0,far=1"], gpu: false)], depth: depth)
-        XCTAssertTrue(capture(store).resources.takeDepthSlot(), "the pump takes the depth relay's place for frame 5")
-        XCTAssertFalse(capture(store).resources.takeDepthSlot(), "one frame at a time")
+        let newest = capture(store).resources.depth
+        XCTAssertTrue(newest.takeMaker(), "the pump takes the depth relay's place for frame 5")
+        XCTAssertFalse(newest.takeMaker(), "one frame at a time")
         let five = try frame(5)
-        let request = DepthRequest(image: five.image, modelSized: false, width: 4, height: 2)
-        await store.send(ready(five, at: 2_000_000, request: request), renders: 0) {
+        let request = DepthRequest(image: five.image, modelSized: false, width: 4, height: 2, newest: newest, keepsMap: true)
+        await store.send(ready(five, at: 2_000_000, request: request, slot: try admit(store)), renders: 0) {
             $0.routed = 1
         }
-        await store.send(ready(try frame(6), at: 3_000_000, skipped: true), renders: 0) {
+        await store.send(ready(try frame(6), at: 3_000_000, skipped: true, slot: try admit(store)), renders: 0) {
             $0.routed = 2
             $0.depthSkipped = 1
         }
@@ -149,14 +157,14 @@ final class CamReducerTests: CamTestCase {
         }
         await store.receive(CamEvents.DepthSaved.self, renders: 0) { _, event in
             XCTAssertEqual(event.path, output + "/depth-00000005.png")
-            XCTAssertNil(event.ticket, "a live map holds no frame's place")
         }
         await store.runtime.drain()
-        XCTAssertEqual(capture(store).resources.latestDepth.withLock { $0?.sequence }, 5, "the chain reads the newest map")
-        XCTAssertTrue(capture(store).resources.depthSlotFree, "the answer freed the depth relay's place")
+        XCTAssertEqual(newest.newest?.sequence, 5, "the chain reads the newest map (handed over by the depth relay)")
+        XCTAssertTrue(newest.makerFree, "the depth relay freed its place where the model finished")
         XCTAssertEqual(store.component.center.depth.state.estimated, 1)
         XCTAssertEqual(depth.calls.load(ordering: .relaxed), 1)
-        XCTAssertEqual(capture(store).state.released, 2)
+        XCTAssertEqual(gate(store).freed, 2)
+        XCTAssertEqual(gate(store).pending, 0, "a live map holds no frame's place")
         await store.finish()
     }
 
@@ -165,39 +173,35 @@ final class CamReducerTests: CamTestCase {
         let server = try PreviewServer(port: 0)
         defer { server.close() }
         let store = try await store(preview: server)
-        await store.send(ready(try frame(0), at: 200_000_000), renders: 0) {
+        await store.send(ready(try frame(0), at: 200_000_000, slot: try admit(store)), renders: 0) {
             $0.routed = 1
             $0.lastPreviewNanos = 200_000_000
         }
-        await store.send(ready(try frame(1), at: 250_000_000), renders: 0) { $0.routed = 2 }
+        await store.send(ready(try frame(1), at: 250_000_000, slot: try admit(store)), renders: 0) { $0.routed = 2 }
         await store.runtime.drain()
         XCTAssertEqual(store.component.center.preview.state.published, 1, "the second frame came within 100 ms")
         XCTAssertEqual(server.framesPublished, 1)
         await store.finish()
     }
 
-    /// A live sink whose reader went away: the frame is released and the run stops, once.
+    /// A live sink whose reader went away: the frame's place is freed by the sink relay, the root
+    /// hears it once (`SinkClosed`) and stops the run; later frames are freed there too, unheard.
     func testASinkWhoseReaderWentAwayStopsTheRun() async throws {
         let sink = ClosedReaderSinkFake()
         let store = try await store(sinks: [sink])
-        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) {
-            $0.routed = 1
-            $0.outlets = [0: 1]
-        }
-        await store.receive(CamEvents.SinkWritten.self, renders: 0) {
-            $0.outlets = [:]
+        let (first, second) = (try admit(store), try admit(store))   // both in flight when the reader goes
+        await store.send(ready(try frame(0), at: 2_000_000, slot: first), renders: 0) { $0.routed = 1 }
+        await store.receive(CamEvents.SinkClosed.self, renders: 0) {
             $0.closedBy = "closed-reader-fake"
             $0.stopping = true
         }
-        await store.send(ready(try frame(1), at: 3_000_000), renders: 0) {
-            $0.routed = 2
-            $0.outlets = [1: 1]
-        }
-        await store.receive(CamEvents.SinkWritten.self, renders: 0) { $0.outlets = [:] }
+        XCTAssertNil(gate(store).admit(), "the stop closed the gate")
+        await store.send(ready(try frame(1), at: 3_000_000, slot: second), renders: 0) { $0.routed = 2 }
         await store.runtime.drain()
+        XCTAssertTrue(first.isFree && second.isFree, "the sink relay freed both")
         XCTAssertEqual(sink.writes.load(ordering: .relaxed), 1, "no write after the reader went away")
         XCTAssertTrue(capture(store).state.stopping)
-        XCTAssertEqual(capture(store).state.released, 2)
+        XCTAssertEqual(gate(store).freed, 2)
         await store.finish()
         store.component.unmount()
         XCTAssertTrue(sink.finished.load(ordering: .relaxed), "the sink relay finishes its sinks when unhosted")
@@ -206,18 +210,17 @@ final class CamReducerTests: CamTestCase {
     func testSnapshotWritesTheNextFrameOnly() async throws {
         let output = folder.appendingPathComponent("snap").path
         let store = try await store { $0.outputDirectory = output; $0.save = SavePolicy.none }
-        await store.send(ready(try frame(0), at: 2_000_000), renders: 0) { $0.routed = 1 }
+        await store.send(ready(try frame(0), at: 2_000_000, slot: try admit(store)), renders: 0) { $0.routed = 1 }
         await store.send(CamEvents.Snapshot(), renders: 0) {
             $0.snapshotPending = true
             $0.actions.snapshots = 1
         }
-        await store.send(ready(try frame(1), at: 3_000_000), renders: 0) {
+        await store.send(ready(try frame(1), at: 3_000_000, slot: try admit(store)), renders: 0) {
             $0.routed = 2
-            $0.outlets = [1: 1]
             $0.snapshotPending = false
         }
-        await store.receive(CamEvents.Saved.self, renders: 0) { $0.outlets = [:] }
-        await store.send(ready(try frame(2), at: 4_000_000), renders: 0) { $0.routed = 3 }
+        await store.receive(CamEvents.Saved.self, renders: 0)
+        await store.send(ready(try frame(2), at: 4_000_000, slot: try admit(store)), renders: 0) { $0.routed = 3 }
         XCTAssertTrue(FileManager.default.fileExists(atPath: output + "/frame_00000001.ppm"))
         await store.finish()
     }
@@ -246,13 +249,14 @@ final class StatusReducerTests: CamTestCase {
 
     func testFrameReadyCountsQuietlyFromTheEventsTimes() async throws {
         let store = try await store()
+        let gate = FlowGate(limit: 2)   // the frames' places (the status never touches them)
         var stats = CaptureStats()
         stats.delivered = 8
         stats.droppedByConsumer = 1
         let map = try Image(width: 2, height: 2, format: .grayF32)
         let png = try Image(width: 2, height: 2, format: .gray16)
         let first = CamEvents.FrameReady(frame: try frame(7), processedNanos: 3_000_000,
-                                         sourceStats: stats, depthAge: 2)
+                                         sourceStats: stats, depthAge: 2, slot: try XCTUnwrap(gate.admit()))
         await store.send(first, renders: 0) {
             $0.frames = 1
             $0.lastSequence = 7
@@ -263,7 +267,8 @@ final class StatusReducerTests: CamTestCase {
         }
         XCTAssertEqual(store.state.latency.percentile(50), 2.0)
         let own = CamEvents.FrameReady(frame: try frame(8), processedNanos: 4_000_000,
-                                       sourceStats: stats, depth: DepthEstimate(map: map, png: png), depthAge: 0)
+                                       sourceStats: stats, depth: DepthEstimate(map: map, png: png), depthAge: 0,
+                                       slot: try XCTUnwrap(gate.admit()))
         await store.send(own, renders: 0) {
             $0.frames = 2
             $0.lastSequence = 8

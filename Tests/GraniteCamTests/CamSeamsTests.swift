@@ -21,8 +21,8 @@ final class CamSeamsTests: XCTestCase {
         if try GPUContext.shared().deviceKind == .cpu {
             XCTAssertFalse(stage.chain.overlapsFrames, "a CPU device finishes each frame before the next")
         }
-        setenv("GRANITE_GPU_OVERLAP", "1", 1)   // the GPU's way, on whatever device this is
-        defer { unsetenv("GRANITE_GPU_OVERLAP") }
+        GraniteDebug.override([.overlap])   // the GPU's way, on whatever device this is
+        defer { GraniteDebug.override(nil) }
         XCTAssertTrue(stage.chain.overlapsFrames)
         let reference = try MarbleStage(specs: specs, gpu: false)
         let pattern = TestPattern(size: FrameSize(width: 61, height: 37))

@@ -81,7 +81,7 @@ final class DepthChainTests: CamTestCase {
         let age = try XCTUnwrap(app.root.status.state.depthAge, "frames after the first map carry its age")
         XCTAssertLessThan(age, 60)
         XCTAssertTrue(summary.statusLine.contains("fps age \(age)"), summary.statusLine)
-        XCTAssertNotNil(app.root.center.capture.resources.latestDepth.withLock { $0 }, "the capture relay kept the newest map")
+        XCTAssertNotNil(app.root.center.capture.resources.depth.newest?.map, "the capture relay kept the newest map")
     }
 
     /// Frames stay on the device (issue 14): a non-live run with depth on every frame sends each

@@ -135,8 +135,8 @@ final class DepthOnDeviceTests: XCTestCase {
         XCTAssertGreaterThan(summary.frames, 0)
         XCTAssertGreaterThan(summary.depthFrames, 0, "the first frame is due and makes a map")
         XCTAssertLessThanOrEqual(summary.depthFrames, summary.frames)
-        XCTAssertNil(app.root.center.capture.resources.latestDepth.withLock { $0 }, "no map went through the host")
-        XCTAssertNotNil(app.root.center.capture.resources.deviceDepthSequence.withLock { $0 })
+        let newest = try XCTUnwrap(app.root.center.capture.resources.depth.newest, "the newest map is known, in one place")
+        XCTAssertNil(newest.map, "no map went through the host")
         XCTAssertNotNil(app.root.status.state.depthAge, "frames carry the kept map's age")
         XCTAssertNil(app.root.status.state.lastFault)
     }

@@ -70,8 +70,8 @@ final class PipeWireCameraTests: XCTestCase {
     /// asked for, each layout's bytes downloaded once; a layout the device did not make is converted.
     func testTheDevicesYUVIsReadStraightIntoTheBuffer() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
-        setenv("GRANITE_GPU_YUV", "1", 1)
-        defer { unsetenv("GRANITE_GPU_YUV") }
+        GraniteDebug.override([.gpuYUV])
+        defer { GraniteDebug.override(nil) }
         let stage = try MarbleStage(specs: ["invert"])
         let image = TestPattern(size: FrameSize(width: 34, height: 18)).render(index: 5)
         let expected = try MarbleStage(specs: ["invert"]).process(image)

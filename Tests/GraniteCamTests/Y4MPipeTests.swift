@@ -89,8 +89,8 @@ final class Y4MPipeTests: XCTestCase {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let w = 161, h = 91
             let y4m = dir.appendingPathComponent("stream.y4m").path
-            // GRANITE_GPU_YUV=1: on lavapipe too (a CPU device otherwise converts on the CPU).
-            let run = try shell("GRANITE_GPU_YUV=1 '\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames 6 --out '\(dir.path)/files' "
+            // GRANITE_DEBUG=gpu-yuv: on lavapipe too (a CPU device otherwise converts on the CPU).
+            let run = try shell("GRANITE_DEBUG=gpu-yuv '\(cam)' --source testpattern --size \(w)x\(h) --fps 30 --frames 6 --out '\(dir.path)/files' "
                                 + "--image-format ppm --status-hz 1 --filter 'blur:sigma=1 | brightness:amount=0.05 | depthmask:near=0,far=1' "
                                 + "\(depth) --pipe \(chroma) > '\(y4m)'")
             XCTAssertEqual(run.status, 0, run.err)
@@ -121,8 +121,8 @@ final class Y4MPipeTests: XCTestCase {
     /// stage with its YUV made on the device (nothing left for the sink to convert).
     func testGPUChainHandsTheSinksTheirYUV() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
-        setenv("GRANITE_GPU_YUV", "1", 1)
-        defer { unsetenv("GRANITE_GPU_YUV") }
+        GraniteDebug.override([.gpuYUV])
+        defer { GraniteDebug.override(nil) }
         let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30), Y4MSink(fd: -1, chroma: .s444, fps: 30)]
         let pipeline = try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: ["invert"])], sinks: sinks)
         let parts = CaptureParts(pipeline)
@@ -164,8 +164,8 @@ final class Y4MPipeTests: XCTestCase {
     /// their YUV from the device, converted from that very result.
     func testGPUChainHandsTheSinksTheirYUVWithDepth() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
-        setenv("GRANITE_GPU_YUV", "1", 1)
-        defer { unsetenv("GRANITE_GPU_YUV") }
+        GraniteDebug.override([.gpuYUV])
+        defer { GraniteDebug.override(nil) }
         let specs = ["blur:sigma=1", "depthmask:near=0.2,far=0.6"]
         let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30)]
         let parts = CaptureParts(try CamPipeline(settings: CamSettings(), stages: [try MarbleStage(specs: specs)], sinks: sinks))
