@@ -37,6 +37,7 @@ struct SessionState: GraniteState {
     var seenUser: String?
     var seenScale: Int?
     var failure: GraniteError?
+    var updateFailure: GraniteError?
 }
 
 /// Writes the user name into Session with the event's lander, then reads it back.
@@ -64,6 +65,11 @@ struct ReadUndeclaredExpedition: GraniteExpedition, GraniteDiscoverable {
             state.seenScale = try connection.retrieve(\Undeclared.value)
         } catch {
             state.failure = error
+        }
+        do {
+            try connection.update(\Undeclared.value, value: 3, .here)   // neither written nor rendered
+        } catch {
+            state.updateFailure = error
         }
     }
 }
@@ -156,9 +162,11 @@ final class DependencyLanderTests: XCTestCase {
 
     func testRetrievingAnUndeclaredDependencyThrowsATypedError() async throws {
         let store = try await GraniteTestStore(SessionNode<SessionCenter>())
+        let missing = GraniteError.missingDependency(dependency: String(reflecting: Undeclared.self),
+                                                     component: String(reflecting: SessionCenter.self))
         await store.send(ReadUndeclared(), renders: 0) {
-            $0.failure = .missingDependency(dependency: String(reflecting: Undeclared.self),
-                                            component: String(reflecting: SessionCenter.self))
+            $0.failure = missing
+            $0.updateFailure = missing
         }
         await store.finish()
     }
