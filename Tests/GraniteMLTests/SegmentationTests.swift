@@ -44,6 +44,16 @@ final class SegmentationTests: XCTestCase {
         for p in Self.photos { try compare("selfie-landscape-\(p.stem)", person: p.person, threads: 2) }
     }
 
+    /// After optimisation no HardSwish or ReduceMean is left (the ops the Vulkan backend lacks):
+    /// the five squeeze-and-excitation means became GlobalAveragePools (beside the five it had).
+    func testLandscapeModelIsRewrittenToCommonOps() throws {
+        let graph = try Optimizer.optimize(OnnxLoader.load(path: try TestEnvironment.model(ModelDescription.selfieSegmentationLandscape.file)))
+        let ops = graph.nodes.map(\.op)
+        XCTAssertFalse(ops.contains("ReduceMean"))
+        XCTAssertFalse(ops.contains("HardSwish"))
+        XCTAssertEqual(ops.filter { $0 == "GlobalAveragePool" }.count, 10)
+    }
+
     /// Both files ship in Models/ with the hash their descriptions record (checked on every load);
     /// a damaged copy under the described name is refused naming both hashes; the README gives
     /// each file's hash, the licence ships beside them.

@@ -5,7 +5,7 @@
 enum Optimizer {
     /// The rewritten graph; constants folded here obey `memoryLimit` (bytes) as plans do.
     static func optimize(_ graph: Graph, memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) -> Graph {
-        var g = try foldConstants(poolTransposedMeans(expandHardSwish(graph)), maxElements: memoryLimit / MemoryLayout<Float>.size)
+        var g = try foldConstants(expandHardSwish(poolTransposedMeans(graph)), maxElements: memoryLimit / MemoryLayout<Float>.size)
         g = try foldChannelAffines(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
@@ -43,26 +43,45 @@ enum Optimizer {
         return g
     }
 
-    /// Rewrites `ReduceMean(Transpose(x, [0, 2, 3, 1]), axes [1, 2], keepdims)` (the spatial mean of
-    /// an NCHW value read as NHWC, as tf2onnx writes a TFLite MEAN) as
-    /// `Transpose(GlobalAveragePool(x), [0, 2, 3, 1])`: an op every backend has. The same sums.
+    /// Rewrites a ReduceMean over axes 1 and 2 of a 4-D value (the spatial mean of an NHWC
+    /// value, as tf2onnx writes a TFLite MEAN) as a `GlobalAveragePool`, an op every backend has:
+    /// `Transpose(GlobalAveragePool(x), [0, 2, 3, 1])` when the value is `Transpose(x, [0, 2, 3, 1])`,
+    /// else with a Transpose to NCHW before the pool. The value is known to be 4-D when it comes
+    /// from a 4-axis Transpose through element-wise ops. The same sums.
     static func poolTransposedMeans(_ graph: Graph) -> Graph {
         guard graph.nodes.contains(where: { $0.op == "ReduceMean" }) else { return graph }
         var g = graph
         var producer: [String: Node] = [:]
         for node in g.nodes { for o in node.outputs { producer[o] = node } }
+        let elementwise: Set<String> = ["HardSwish", "Relu", "Sigmoid", "HardSigmoid", "LeakyRelu", "Clip"]
+        func fourAxes(_ value: String) -> Bool {
+            var v = value
+            while let p = producer[v] {
+                if p.op == "Transpose" { return p.ints("perm")?.count == 4 }
+                guard elementwise.contains(p.op), let first = p.inputs.first else { return false }
+                v = first
+            }
+            return false
+        }
         let uses = g.useCounts(), graphOutputs = Set(g.outputs.map(\.name))
         var nodes: [Node] = [], dropped = Set<String>()
         for node in g.nodes {
             guard node.op == "ReduceMean", node.domain.isEmpty || node.domain == "ai.onnx", node.inputs.count == 1,
                   node.outputs.count == 1, g.opset < 18, let axes = node.ints("axes"), Set(axes.map { $0 < 0 ? $0 + 4 : $0 }) == [1, 2],
-                  node.int("keepdims", 1) == 1, let t = producer[node.inputs[0]], t.op == "Transpose", t.ints("perm") == [0, 2, 3, 1]
-            else { nodes.append(node); continue }
+                  node.int("keepdims", 1) == 1, fourAxes(node.inputs[0]) else { nodes.append(node); continue }
+            let nchw: String
+            if let t = producer[node.inputs[0]], t.op == "Transpose", t.ints("perm") == [0, 2, 3, 1] {
+                nchw = t.inputs[0]
+                if uses[node.inputs[0]] == 1, !graphOutputs.contains(node.inputs[0]) { dropped.insert(node.inputs[0]) }
+            } else {
+                nchw = node.outputs[0] + "/granite_nchw"
+                nodes.append(Node(name: node.name + "/nchw", op: "Transpose", domain: "", inputs: [node.inputs[0]], outputs: [nchw],
+                                  attributes: ["perm": .ints([0, 3, 1, 2])]))
+            }
             let pooled = node.outputs[0] + "/granite_pooled"
-            nodes.append(Node(name: node.name + "/pool", op: "GlobalAveragePool", domain: "", inputs: [t.inputs[0]], outputs: [pooled], attributes: [:]))
+            nodes.append(Node(name: node.name + "/pool", op: "GlobalAveragePool", domain: "", inputs: [nchw], outputs: [pooled], attributes: [:]))
             nodes.append(Node(name: node.name + "/nhwc", op: "Transpose", domain: "", inputs: [pooled], outputs: node.outputs,
                               attributes: ["perm": .ints([0, 2, 3, 1])]))
-            if uses[node.inputs[0]] == 1, !graphOutputs.contains(node.inputs[0]) { dropped.insert(node.inputs[0]) }
         }
         g.nodes = nodes.filter { !($0.op == "Transpose" && $0.outputs.count == 1 && dropped.contains($0.outputs[0])) }
         return g
