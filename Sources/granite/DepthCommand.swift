@@ -28,102 +28,41 @@ struct DepthCommand: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "Image files or folders.")
-    var inputs: [String]
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output folder (created if missing).", valueName: "outdir"))
-    var output: String
-
-    @Option(help: ArgumentHelp("The ONNX model file (or a folder holding it).", valueName: "path"))
-    var model: String?
+    @OptionGroup var batch: PhotoBatchOptions
 
     @Option(help: ArgumentHelp("Size of the depth PNG and preview: input (the photo's own, default) or model (the model's output, e.g. 224x224).",
                                valueName: "input|model"))
     var depthSize = "input"
 
-    @Option(help: "Threads for inference (default: the number of cores).")
-    var threads: Int?
-
     @Option(help: ArgumentHelp("Where the model runs: gpu (Vulkan), cpu, or auto (the GPU on discrete and integrated GPUs, the CPU on CPU drivers such as lavapipe).",
                                valueName: "auto|gpu|cpu"))
     var depthDevice: InferenceDevice = .auto
 
-    @Option(help: "Photos in flight at once (default 2, or 1 on one core: one photo's single-threaded steps, decoding and inference, overlap the other's PNG deflating).")
-    var jobs: Int?
-
     func validate() throws {
-        if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be in 1...256, got \(threads)") }
-        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be in 1...256, got \(jobs)") }
         guard ["input", "model"].contains(depthSize) else { throw ValidationError("--depth-size must be input or model, got '\(depthSize)'") }
     }
 
     func run() async throws {
-        let files = try Self.expand(inputs)
+        let files = try PhotoJobs.expand(batch.inputs, command: "granite depth")
         let estimator: DepthEstimator
         do {
-            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-            estimator = try DepthEstimator(modelPath: model, threads: threads ?? Model.defaultThreads, backend: try depthDevice.backend())
+            try FileManager.default.createDirectory(atPath: batch.output, withIntermediateDirectories: true)
+            estimator = try DepthEstimator(modelPath: batch.model, threads: batch.threads ?? Model.defaultThreads, backend: try depthDevice.backend())
         } catch {
-            Self.report("granite depth: \(error)")
+            PhotoJobs.report("granite depth: \(error)")
             throw ExitCode(1)
         }
         if depthDevice != .cpu { print("depth runs on the \(InferenceDevice.describe(estimator.runner))") }
         if estimator.normalizesInside {
             print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
         }
-        // `jobs` photos in flight (decode, resize, infer, upscale and PNG encoding are per photo).
-        let modelSize = depthSize == "model", output = output
-        let jobs = max(1, min(self.jobs ?? min(2, ProcessInfo.processInfo.activeProcessorCount), files.count))
-        var failed = 0
-        await withTaskGroup(of: (String, Result<(String, String), any Error>).self) { group in
-            var next = 0
-            func start() {
-                guard next < files.count else { return }
-                let file = files[next]
-                next += 1
-                group.addTask {
-                    (file, Result { try DepthImages.process(file, into: output, with: estimator, modelSize: modelSize) })
-                }
-            }
-            for _ in 0..<jobs { start() }
-            for await (file, result) in group {
-                switch result {
-                case let .success((depthPath, previewPath)):
-                    print("\(file) -> \(depthPath), \(previewPath)")
-                case let .failure(error):
-                    let message = "\(error)"  // codec errors already start with the path
-                    Self.report("granite depth: " + (message.hasPrefix(file) ? message : "\(file): \(message)"))
-                    failed += 1
-                }
-                start()
-            }
+        let modelSize = depthSize == "model", output = batch.output
+        let failed = await PhotoJobs.run(files, jobs: batch.jobs, command: "granite depth") { file in
+            let (depthPath, previewPath) = try DepthImages.process(file, into: output, with: estimator, modelSize: modelSize)
+            return "\(depthPath), \(previewPath)"
         }
         print("\(files.count - failed) of \(files.count) images done with \((estimator.modelPath as NSString).lastPathComponent)")
         if failed > 0 { throw ExitCode(2) }
-    }
-
-    /// Files named directly, plus the JPEG and PNG files directly inside named folders (sorted).
-    static func expand(_ inputs: [String]) throws -> [String] {
-        var files: [String] = []
-        let fm = FileManager.default
-        for input in inputs {
-            var isDirectory: ObjCBool = false
-            guard fm.fileExists(atPath: input, isDirectory: &isDirectory) else {
-                report("granite depth: \(input): no such file or folder")
-                throw ExitCode(66)
-            }
-            if !isDirectory.boolValue { files.append(input); continue }
-            let names = (try? fm.contentsOfDirectory(atPath: input)) ?? []
-            for name in names.sorted() where !name.hasPrefix(".") {
-                let ext = (name as NSString).pathExtension.lowercased()
-                if ["jpg", "jpeg", "jpe", "png"].contains(ext) { files.append((input as NSString).appendingPathComponent(name)) }
-            }
-        }
-        return files
-    }
-
-    static func report(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
 

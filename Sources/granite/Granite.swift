@@ -20,6 +20,7 @@ struct GraniteCLI: AsyncParsableCommand {
         FiltersCommand.self,
         PinCommand.self,
         DepthCommand.self,
+        SegmentCommand.self,
         DevicesCommand.self,
     ]
 }

@@ -141,6 +141,28 @@ final class VulkanModelTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(integerConvs, 30, "the int8 convolutions should run in integers")
         XCTAssertLessThanOrEqual(differing, Model.kernelInstructionSet == "avx512vnni" ? 0 : 10)
     }
+    /// MediaPipe's selfie segmentation, both variants (HardSwish, AveragePool, GlobalAveragePool
+    /// from ReduceMean, bilinear Resize, ConvTranspose), on photographs with and without people:
+    /// the GPU's person probability within 1e-4 of ONNX Runtime's, the same >0.5 mask.
+    func testSelfieSegmentationMatchesONNXRuntime() throws {
+        let gpu = try GPUTest.context()
+        for name in ["selfie-256-astronaut", "selfie-256-Bridge_by_Sander_Klootwijk", "selfie-landscape-camera",
+                     "selfie-landscape-Kleiber_by_Lukas_Baubkus"] {
+            let f = try fixture(name)
+            let vulkan = try VulkanModel(model: try Model(path: f.model, threads: 2), context: gpu)
+            let actual = try vulkan.run(f.inputs)
+            for (output, expected) in f.outputs {
+                let got = try XCTUnwrap(actual[output])
+                XCTAssertEqual(got.shape, expected.shape)
+                let worst = zip(got.values, expected.values).map { abs($0 - $1) }.max() ?? .infinity
+                let flipped = zip(got.values, expected.values).filter { ($0 > 0.5) != ($1 > 0.5) }.count
+                print("\(name) on \(gpu.deviceName): max |GPU − ORT| \(worst), \(flipped) mask pixels differ, \(vulkan.dispatchCount) dispatches")
+                XCTAssertLessThanOrEqual(worst, 1e-4, name)
+                XCTAssertLessThanOrEqual(flipped, 2, name)
+            }
+        }
+    }
+
     func testMidasReplicaOpset9MatchesONNXRuntime() throws { try assertMatchesONNXRuntime("midas-small-replica-opset9") }
     func testMidasReplicaOpset13MatchesONNXRuntime() throws { try assertMatchesONNXRuntime("midas-small-replica-opset13") }
 

@@ -11,7 +11,10 @@ CASE.json's "exact_int8" says whether ONNX Runtime's u8×s8 GEMM sums exactly on
 VNNI it does; without, its AVX2 kernel adds byte-pair products in saturating 16-bit lanes
 (vpmaddubsw), so an int8 model's reference departs from exact integer arithmetic.
 
-usage: make_fixtures.py [--photo JPEG] OUT_DIR MODEL_DIR...   (each model is taken from the first folder that has it)
+With --segment PHOTO (repeatable), MediaPipe's selfie segmentation (Models/) sees each photo,
+as selfie-256-STEM (256×256) and selfie-landscape-STEM (144×256), fed 0…1 floats NHWC.
+
+usage: make_fixtures.py [--photo JPEG] [--segment PHOTO]... OUT_DIR MODEL_DIR...   (each model is taken from the first folder that has it)
 """
 import json
 import os
@@ -50,13 +53,14 @@ def ort_int8_exact():
     return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
-def photo(path, size):
-    """A JPEG photograph squeezed to size×size RGB bytes by ImageMagick (a plain resize; the test
-    feeds ONNX Runtime's very bytes, so only the picture's content matters)."""
+def photo(path, size, width=None):
+    """A photograph squeezed to size×size (or size×width) RGB bytes by ImageMagick (a plain
+    resize; the test feeds ONNX Runtime's very bytes, so only the picture's content matters)."""
+    width = width or size
     convert = shutil.which("convert") or sys.exit("make_fixtures: --photo needs ImageMagick's convert")
-    raw = subprocess.run([convert, path, "-resize", f"{size}x{size}!", "-depth", "8", "rgb:-"],
+    raw = subprocess.run([convert, path, "-resize", f"{width}x{size}!", "-depth", "8", "rgb:-"],
                          check=True, capture_output=True).stdout
-    return np.frombuffer(raw, dtype=np.uint8).reshape(size, size, 3)
+    return np.frombuffer(raw, dtype=np.uint8).reshape(size, width, 3)
 
 
 def case(out_dir, name, model_path, feeds):
@@ -85,8 +89,13 @@ def find(name, folders):
 def main():
     args = sys.argv[1:]
     picture = None
-    if args[:1] == ["--photo"]:
-        picture, args = args[1], args[2:]
+    segment = []
+    while args[:1] in (["--photo"], ["--segment"]):
+        if args[0] == "--photo":
+            picture = args[1]
+        else:
+            segment.append(args[1])
+        args = args[2:]
     out_dir, folders = args[0], args[1:]
     os.makedirs(out_dir, exist_ok=True)
     fastdepth = find("fastdepth-224-int8.onnx", folders)
@@ -99,6 +108,12 @@ def main():
         case(out_dir, f"ppocr-det-{size}", find("ppocr-v4-det.onnx", folders), {"x": x})
     cls = ((scene(48, 192, 7) - 0.5) / 0.5).transpose(2, 0, 1)[None].astype(np.float32)
     case(out_dir, "ppocr-cls", find("ppocr-mobile-v2-cls.onnx", folders), {"x": cls})
+    for path in segment:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        for name, file, h, w in (("selfie-256", "selfie-segmentation-256.onnx", 256, 256),
+                                 ("selfie-landscape", "selfie-segmentation-landscape-144x256.onnx", 144, 256)):
+            x = (photo(path, h, w).astype(np.float32) / 255)[None]
+            case(out_dir, f"{name}-{stem}", find(file, folders), {"input_1": x})
 
 
 if __name__ == "__main__":

@@ -19,12 +19,7 @@ public final class DepthEstimator: Sendable {
     /// `Models/` or the built-ins), else `description` along the search path.
     public init(modelPath: String? = nil, description: ModelDescription = .fastDepth224,
                 threads: Int = Model.defaultThreads, backend: Backend? = nil) throws(MLError) {
-        if let modelPath {
-            let d = try ModelLocator.description(forModelAt: modelPath) ?? description
-            ml = try GraniteML<DepthMap>(modelPath, description: d, threads: threads, backend: backend)
-        } else {
-            ml = try GraniteML<DepthMap>(description, threads: threads, backend: backend)
-        }
+        ml = try GraniteML<DepthMap>(modelPath: modelPath, description: description, threads: threads, backend: backend)
         guard ml.description.output.meaning != .probability else {
             throw .invalidDescription(path: ml.model.path, reason: "the model's output is a probability map, not depth")
         }

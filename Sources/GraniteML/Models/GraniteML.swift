@@ -116,6 +116,19 @@ public final class GraniteML<Output: ModelOutput>: Sendable {
                       input: input, threads: threads, backend: backend)
     }
 
+    /// Loads `modelPath` when given (its description from a sibling JSON, the search folders or
+    /// the built-ins, else `description`), otherwise `description`'s file along the search path:
+    /// how the depth estimator and the person segmenter load their model.
+    public convenience init(modelPath: String?, description: ModelDescription, threads: Int = Model.defaultThreads,
+                            backend: Backend? = nil) throws(MLError) {
+        if let modelPath {
+            try self.init(modelPath, description: try ModelLocator.description(forModelAt: modelPath) ?? description,
+                          threads: threads, backend: backend)
+        } else {
+            try self.init(description, threads: threads, backend: backend)
+        }
+    }
+
     /// Runs the model on an image (resized to the model's input with the shared antialiased
     /// resampler); image outputs come at `size`.
     public func predict(_ image: Image, size: OutputSize = .input) throws(MLError) -> Output {

@@ -84,8 +84,27 @@ public struct ModelDescription: Sendable, Codable, Equatable {
                      mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225]),
         output: Output(meaning: .inverseDepth))
 
+    /// MediaPipe selfie segmentation, general model (256×256 NHWC float 0…1, person probability
+    /// out, shipped in `Models/`); the default of ``PersonSegmenter``.
+    public static let selfieSegmentation256 = ModelDescription(
+        name: "selfie-segmentation-256", file: "selfie-segmentation-256.onnx",
+        sha256: "85045d3d2cfc6be913353de6aa7eae57d7f62aea883883c7fdf725f2606431f9",
+        source: "MediaPipe selfie segmentation (general, 256x256) from the mediapipe 0.10.21 wheel, converted with tf2onnx 1.17 and scripts/ml/convert_selfie_segmentation.py",
+        input: Input(name: "input_1", width: 256, height: 256, layout: .nhwc, dtype: .float32, pixelScale: 0.003921569,
+                     mean: [0, 0, 0], std: [1, 1, 1]),
+        output: Output(name: "activation_10", meaning: .probability))
+
+    /// MediaPipe selfie segmentation, landscape model (144×256, for 16:9 video; shipped in `Models/`).
+    public static let selfieSegmentationLandscape = ModelDescription(
+        name: "selfie-segmentation-landscape-144x256", file: "selfie-segmentation-landscape-144x256.onnx",
+        sha256: "b4df4f05d672d3a1fdc1d8cad4fab402db33452293091c667d41bc3b00c24ebb",
+        source: "MediaPipe selfie segmentation (landscape, 144x256) from the mediapipe 0.10.21 wheel, converted with tf2onnx 1.17 and scripts/ml/convert_selfie_segmentation.py",
+        input: Input(name: "input_1", width: 256, height: 144, layout: .nhwc, dtype: .float32, pixelScale: 0.003921569,
+                     mean: [0, 0, 0], std: [1, 1, 1]),
+        output: Output(name: "segment_back", meaning: .probability))
+
     /// The descriptions compiled in (the same as the JSON files in `Models/`).
-    public static let builtIn: [ModelDescription] = [.fastDepth224, .midasSmall]
+    public static let builtIn: [ModelDescription] = [.fastDepth224, .midasSmall, .selfieSegmentation256, .selfieSegmentationLandscape]
 
     /// Reads a description from a JSON file.
     public static func load(path: String) throws(MLError) -> ModelDescription {

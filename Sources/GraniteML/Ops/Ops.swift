@@ -7,6 +7,7 @@ enum Ops {
         "AveragePool", "Resize", "Upsample", "Pad", "Concat", "Transpose", "Reshape", "Flatten", "Slice",
         "Softmax", "MatMul", "Gemm", "QuantizeLinear", "DequantizeLinear", "Constant",
         "Identity", "Cast", "Shape", "Gather", "Squeeze", "Unsqueeze",
+        "ReduceMean", "HardSwish",  // HardSwish rewritten as Add, Clip, Mul and Div by the optimizer (Optimizer.expandHardSwish)
     ]
 
     /// Ops whose builders apply the node's epilogue themselves (per channel, in cache).
@@ -34,6 +35,7 @@ enum Ops {
         case "Gather": return try Indexing.gatherOp(c)
         case "Transpose": return try Transpose.build(c)
         case "Reshape", "Flatten", "Identity", "Cast", "Shape", "Squeeze", "Unsqueeze": return try ShapeOps.build(c)
+        case "ReduceMean": return try Reduce.build(c)
         case "Softmax": return try Linear.softmax(c)
         case "MatMul": return try Linear.matmul(c)
         case "Gemm": return try Linear.gemm(c)

@@ -1,16 +1,89 @@
 /// Load-time rewrites of a ``Graph``: constant folding (DequantizeLinear of weights, shape
 /// arithmetic on constants), per-channel affine steps (BatchNormalization, constant Mul and
-/// Add) folded into the Conv or ConvTranspose before them, and
-/// activations and quantise-dequantise pairs fused onto the node that produces their input.
+/// Add) folded into the Conv or ConvTranspose before them, HardSwish spelled as the ops exporters
+/// use for it, and activations and quantise-dequantise pairs fused onto the node that produces their input.
 enum Optimizer {
     /// The rewritten graph; constants folded here obey `memoryLimit` (bytes) as plans do.
     static func optimize(_ graph: Graph, memoryLimit: Int = Model.defaultMemoryLimit) throws(MLError) -> Graph {
-        var g = try foldConstants(graph, maxElements: memoryLimit / MemoryLayout<Float>.size)
+        var g = try foldConstants(expandHardSwish(poolTransposedMeans(graph)), maxElements: memoryLimit / MemoryLayout<Float>.size)
         g = try foldChannelAffines(g)
         g = fuseEpilogues(g)
         g = foldPadsIntoConvs(g)
         g = dropRepeatedFakeQuants(g)
         g = QuantizedConv.mark(g)
+        return g
+    }
+
+    /// Rewrites each `HardSwish(x)` (x · clamp(x/6 + 1/2, 0, 1)) as `Add(x, 3)` clipped to 0…6,
+    /// `Mul(x, ·)` and `Div(·, 6)`: the form PyTorch exports spell it in, which ``fuseEpilogues(_:)``
+    /// turns into a `gatedClip` and a scalar step on x's producer, so every backend runs it with
+    /// the steps it already has. The same values up to float rounding (a few ulp).
+    static func expandHardSwish(_ graph: Graph) -> Graph {
+        guard graph.nodes.contains(where: { $0.op == "HardSwish" }) else { return graph }
+        var g = graph
+        func constant(_ name: String, _ value: Float) -> String {
+            var unique = name, k = 0
+            while g.constants[unique] != nil || g.inputs.contains(where: { $0.name == unique }) { k += 1; unique = "\(name)_\(k)" }
+            g.constants[unique] = try! Tensor(shape: [], values: [value])
+            return unique
+        }
+        let three = constant("granite_hardswish_3", 3), six = constant("granite_hardswish_6", 6)
+        var nodes: [Node] = []
+        for node in g.nodes {
+            guard node.op == "HardSwish", node.domain.isEmpty || node.domain == "ai.onnx",
+                  node.inputs.count == 1, node.outputs.count == 1 else { nodes.append(node); continue }
+            let x = node.inputs[0], gate = node.outputs[0] + "/granite_gate", product = node.outputs[0] + "/granite_product"
+            var add = Node(name: node.name + "/add", op: "Add", domain: "", inputs: [x, three], outputs: [gate], attributes: [:])
+            add.epilogue = [.clip(lo: 0, hi: 6)]
+            nodes.append(add)
+            nodes.append(Node(name: node.name + "/mul", op: "Mul", domain: "", inputs: [x, gate], outputs: [product], attributes: [:]))
+            nodes.append(Node(name: node.name + "/div", op: "Div", domain: "", inputs: [product, six], outputs: node.outputs, attributes: [:]))
+        }
+        g.nodes = nodes
+        return g
+    }
+
+    /// Rewrites a ReduceMean over axes 1 and 2 of a 4-D value (the spatial mean of an NHWC
+    /// value, as tf2onnx writes a TFLite MEAN) as a `GlobalAveragePool`, an op every backend has:
+    /// `Transpose(GlobalAveragePool(x), [0, 2, 3, 1])` when the value is `Transpose(x, [0, 2, 3, 1])`,
+    /// else with a Transpose to NCHW before the pool. The value is known to be 4-D when it comes
+    /// from a 4-axis Transpose through element-wise ops. The same sums.
+    static func poolTransposedMeans(_ graph: Graph) -> Graph {
+        guard graph.nodes.contains(where: { $0.op == "ReduceMean" }) else { return graph }
+        var g = graph
+        var producer: [String: Node] = [:]
+        for node in g.nodes { for o in node.outputs { producer[o] = node } }
+        let elementwise: Set<String> = ["HardSwish", "Relu", "Sigmoid", "HardSigmoid", "LeakyRelu", "Clip"]
+        func fourAxes(_ value: String) -> Bool {
+            var v = value
+            while let p = producer[v] {
+                if p.op == "Transpose" { return p.ints("perm")?.count == 4 }
+                guard elementwise.contains(p.op), let first = p.inputs.first else { return false }
+                v = first
+            }
+            return false
+        }
+        let uses = g.useCounts(), graphOutputs = Set(g.outputs.map(\.name))
+        var nodes: [Node] = [], dropped = Set<String>()
+        for node in g.nodes {
+            guard node.op == "ReduceMean", node.domain.isEmpty || node.domain == "ai.onnx", node.inputs.count == 1,
+                  node.outputs.count == 1, g.opset < 18, let axes = node.ints("axes"), Set(axes.map { $0 < 0 ? $0 + 4 : $0 }) == [1, 2],
+                  node.int("keepdims", 1) == 1, fourAxes(node.inputs[0]) else { nodes.append(node); continue }
+            let nchw: String
+            if let t = producer[node.inputs[0]], t.op == "Transpose", t.ints("perm") == [0, 2, 3, 1] {
+                nchw = t.inputs[0]
+                if uses[node.inputs[0]] == 1, !graphOutputs.contains(node.inputs[0]) { dropped.insert(node.inputs[0]) }
+            } else {
+                nchw = node.outputs[0] + "/granite_nchw"
+                nodes.append(Node(name: node.name + "/nchw", op: "Transpose", domain: "", inputs: [node.inputs[0]], outputs: [nchw],
+                                  attributes: ["perm": .ints([0, 3, 1, 2])]))
+            }
+            let pooled = node.outputs[0] + "/granite_pooled"
+            nodes.append(Node(name: node.name + "/pool", op: "GlobalAveragePool", domain: "", inputs: [nchw], outputs: [pooled], attributes: [:]))
+            nodes.append(Node(name: node.name + "/nhwc", op: "Transpose", domain: "", inputs: [pooled], outputs: node.outputs,
+                              attributes: ["perm": .ints([0, 2, 3, 1])]))
+        }
+        g.nodes = nodes.filter { !($0.op == "Transpose" && $0.outputs.count == 1 && dropped.contains($0.outputs[0])) }
         return g
     }
 

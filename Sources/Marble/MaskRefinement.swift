@@ -1,0 +1,95 @@
+import Foundation
+
+/// The person mask made fit for a frame, as the `background` filter will use it (issue 38; its
+/// shader is still to come, this is the CPU reference it will be tested against):
+///
+/// ```
+///  model mask (e.g. 256×144) ─joint bilateral upsampling on the frame's luma─► frame-size mask
+///      ─feather (smoothstep over [½ − f, ½ + f])─► ─EMA over time, reset on a scene cut─► alpha
+/// ```
+///
+/// Upsampling: each frame pixel p averages the 4×4 mask samples q nearest its position in the
+/// mask, weighted by a spatial Gaussian (σ = `spatialSigma` mask samples) times a range Gaussian
+/// of the luma difference between p and the frame pixel at q's centre (σ = `rangeSigma` of 255),
+/// so the mask's edge snaps to the frame's edges (Kopf et al., "Joint bilateral upsampling",
+/// SIGGRAPH 2007) instead of blurring across them as bilinear does.
+struct MaskRefinement {
+    var spatialSigma: Float = 1
+    var rangeSigma: Float = 16
+    /// Half-width of the feathered edge in probability: values below ½ − f become 0, above ½ + f 1.
+    var feather: Float = 0.25
+    /// Weight of the new mask in the moving average (1 = no smoothing).
+    var newWeight: Float = 0.5
+    /// Mean absolute luma change (0…255) between frames above which the average restarts.
+    var sceneCut: Float = 24
+
+    /// The averaged mask and the luma it was made on (nil before the first frame).
+    private(set) var state: [Float]?
+    private var lastLuma: [UInt8]?
+
+    /// The frame's luma (the shaders' `luma`).
+    static func luma(_ frame: RGBAPlane) -> [UInt8] { frame.pixels.map { UInt8(Px.luma($0)) } }
+
+    /// Joint bilateral upsampling of `mask` (`maskWidth`×`maskHeight`, 0…1) to `frame`'s size.
+    func upsample(_ mask: [Float], maskWidth: Int, maskHeight: Int, luma: [UInt8], width: Int, height: Int) -> [Float] {
+        precondition(mask.count == maskWidth * maskHeight && luma.count == width * height)
+        let sx = Float(maskWidth) / Float(width), sy = Float(maskHeight) / Float(height)
+        let spatial = -1 / (2 * spatialSigma * spatialSigma), range = -1 / (2 * rangeSigma * rangeSigma)
+        var out = [Float](repeating: 0, count: width * height)
+        for y in 0..<height {
+            // p's position in mask samples (centres at integer + ½, as half-pixel resizing).
+            let my = (Float(y) + 0.5) * sy - 0.5
+            let y0 = Int(my.rounded(.down)) - 1
+            for x in 0..<width {
+                let mx = (Float(x) + 0.5) * sx - 0.5
+                let x0 = Int(mx.rounded(.down)) - 1
+                let lp = Float(luma[y * width + x])
+                var sum: Float = 0, weights: Float = 0
+                for qy in max(y0, 0)...min(y0 + 3, maskHeight - 1) {
+                    // The frame pixel at q's centre.
+                    let fy = min(max(Int(((Float(qy) + 0.5) / sy).rounded(.down)), 0), height - 1)
+                    for qx in max(x0, 0)...min(x0 + 3, maskWidth - 1) {
+                        let fx = min(max(Int(((Float(qx) + 0.5) / sx).rounded(.down)), 0), width - 1)
+                        let dx = Float(qx) - mx, dy = Float(qy) - my
+                        let dl = lp - Float(luma[fy * width + fx])
+                        let w = expf(spatial * (dx * dx + dy * dy) + range * dl * dl)
+                        sum += w * mask[qy * maskWidth + qx]
+                        weights += w
+                    }
+                }
+                out[y * width + x] = weights > 0 ? sum / weights : 0
+            }
+        }
+        return out
+    }
+
+    /// Smoothstep over [½ − feather, ½ + feather] (a hard threshold at ½ when feather is 0).
+    func feathered(_ v: Float) -> Float {
+        guard feather > 0 else { return v >= 0.5 ? 1 : 0 }
+        let t = min(max((v - (0.5 - feather)) / (2 * feather), 0), 1)
+        return t * t * (3 - 2 * t)
+    }
+
+    /// The frame's alpha (1 = person): upsampled, feathered and averaged with the frames before,
+    /// unless the scene changed (then this frame's mask alone).
+    mutating func refine(_ mask: [Float], maskWidth: Int, maskHeight: Int, frame: RGBAPlane) -> [Float] {
+        let luma = Self.luma(frame)
+        let current = upsample(mask, maskWidth: maskWidth, maskHeight: maskHeight, luma: luma,
+                               width: frame.width, height: frame.height).map(feathered)
+        defer { lastLuma = luma }
+        guard var average = state, let last = lastLuma, last.count == luma.count, !isCut(from: last, to: luma) else {
+            state = current
+            return current
+        }
+        for i in average.indices { average[i] += newWeight * (current[i] - average[i]) }
+        state = average
+        return average
+    }
+
+    /// Whether the mean absolute luma change exceeds ``sceneCut``.
+    func isCut(from a: [UInt8], to b: [UInt8]) -> Bool {
+        var total = 0
+        for i in a.indices { total += abs(Int(a[i]) - Int(b[i])) }
+        return Float(total) / Float(max(a.count, 1)) > sceneCut
+    }
+}
