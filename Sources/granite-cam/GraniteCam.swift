@@ -4,6 +4,7 @@ import GraniteCam
 import GraniteCapture
 import GraniteMLVulkan
 import GranitePinOptions
+import GraniteRecorder
 
 #if canImport(Glibc)
 import Glibc
@@ -90,6 +91,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("pipewire-out-format"), help: "Formats --pipewire-out offers, comma-separated in order of preference (default: yuy2,nv12,i420,bgrx,rgbx).")
     var pipeWireOutFormat: String?
+
+    @OptionGroup(title: "Recording (--record)")
+    var recording: RecordOptions
 
     @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
     var pipe: String?
@@ -201,6 +205,15 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let recordSink: RecordSink?
+        do {
+            recordSink = try recording.sink(fps: fps)
+            if let recordSink { say("granite-cam: recording to \(recordSink.path) (written as \(Recorder.partialName(recordSink.path)) until it ends), \(recordSink.choice)") }
+        } catch {
+            writeStandardError("granite-cam: error: --record: \(error)\n")
+            throw ExitCode(1)
+        }
+        if let recordSink { sinks.append(recordSink) }
         var pipeWireSink: PipeWireOutputSink?
         if let pipeWireOut {
             do {
@@ -291,6 +304,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { snapshot.cancel() }
         var lostFrames: String?
         var pinningFailed = false
+        var recordFailed = false
         var sourceFailed: String?
         do {
             let summary = try await app.run()
@@ -311,7 +325,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 }
                 if report.failed { pinningFailed = true }
             }
-            if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
+            if let recordSink {
+                let (lines, failed) = RecordOptions.report(recordSink)
+                for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }
+                if failed { recordFailed = true }
+            }
+            if let closed = summary.closedSink, closed != recordSink?.name { say("granite-cam: \(closed): the reader went away; stopped") }
             if summary.reconnects > 0 {
                 say("granite-cam: the source went away \(summary.reconnects) time\(summary.reconnects == 1 ? "" : "s") and came back "
                       + "(the longest gap \(CamStateFormat.seconds(summary.longestGap)) s)")
@@ -339,7 +358,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             writeStandardError("granite-cam: error: \(lostFrames)\n")
             throw ExitCode(1)
         }
-        if pinningFailed { throw ExitCode(1) }
+        if pinningFailed || recordFailed { throw ExitCode(1) }
         if let sourceFailed {
             writeStandardError("granite-cam: error: \(sourceFailed)\n")
             throw ExitCode(1)
