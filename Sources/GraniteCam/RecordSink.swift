@@ -24,6 +24,7 @@ public final class RecordSink: FrameSink, @unchecked Sendable {
         var recorder: Recorder?
         var outcome: Result<Recorder.Summary, RecorderError>?
         var deviceReads: UInt64 = 0
+        var segmentClosed: (@Sendable (String) -> Void)?
     }
     private let state = Mutex(State())
 
@@ -50,12 +51,20 @@ public final class RecordSink: FrameSink, @unchecked Sendable {
     /// Frames read from the device straight into the encoder's frame.
     public var deviceReads: UInt64 { state.withLock { $0.deviceReads } }
 
+    /// For segments: `hook` is called with each file's path as it closes (``Recorder/onSegmentClosed``);
+    /// set before the first frame.
+    public func notifySegments(_ hook: @escaping @Sendable (String) -> Void) {
+        state.withLock { $0.segmentClosed = hook }
+    }
+
     public func write(_ frame: Frame) throws(SinkError) {
         try state.withLock { (state: inout State) throws(SinkError) in
             guard state.outcome == nil else { throw .closed(sink: name) }
             do throws(RecorderError) {
                 if state.recorder == nil {
-                    state.recorder = try Recorder(path: path, width: frame.width, height: frame.height, options: options, machine: machine)
+                    let recorder = try Recorder(path: path, width: frame.width, height: frame.height, options: options, machine: machine)
+                    recorder.onSegmentClosed = state.segmentClosed
+                    state.recorder = recorder
                 }
                 let recorder = state.recorder!
                 guard recorder.width == frame.width, recorder.height == frame.height else {

@@ -30,6 +30,8 @@ public final class Recorder {
     public let width: Int, height: Int
     /// Frames encoded so far.
     public private(set) var frames = 0
+    /// The file kind.
+    public let container: Container
 
     static let ticks: Int32 = 90_000
     private var format: UnsafeMutablePointer<AVFormatContext>?
@@ -40,9 +42,19 @@ public final class Recorder {
     private var firstNanos: UInt64?
     private var lastPTS: Int64 = -1
     private var ended = false
+    private var audioTrack: AudioTrack?
+    /// For segments (`.m3u8`): called with each file's path as it closes (the init segment, then
+    /// each segment, in order), on the thread that appends.
+    public var onSegmentClosed: ((String) -> Void)?
+    private var announced = 0
+    private var playlistStamp: (Int, Int) = (0, 0)
+    /// Audio samples encoded so far.
+    public private(set) var audioSamples = 0
+    /// The audio encoder (`libopus`, `aac`), when the recording has sound.
+    public var audioCodecName: String? { audioTrack?.codecName }
 
     /// Opens `path` (its extension picks the container) for `width`×`height` frames (even sides).
-    public init(path: String, width: Int, height: Int, options: RecordingOptions,
+    public init(path: String, width: Int, height: Int, options: RecordingOptions, audio: AudioFormat? = nil,
                 machine: @autoclosure () -> EncoderChoice.Machine = .probe()) throws(RecorderError) {
         let container = try Container(path: path)
         guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
@@ -50,7 +62,9 @@ public final class Recorder {
         }
         let choice = try EncoderChoice.resolve(options, container: container, machine: machine())
         self.path = path
-        self.partialPath = Recorder.partialName(path)
+        // A playlist is live by design: written in place, each segment renamed into place when it closes.
+        self.partialPath = container == .hls ? path : Recorder.partialName(path)
+        self.container = container
         self.choice = choice
         self.layout = choice.encoder == .vaapi ? .nv12 : .i420
         self.width = width
@@ -75,10 +89,13 @@ public final class Recorder {
             try configure(encoder, options: options, container: container)
             try ffmpeg("avcodec_parameters_from_context", path: partial) { avcodec_parameters_from_context(stream.pointee.codecpar, encoder) }
             stream.pointee.time_base = encoder.pointee.time_base
-            try ffmpeg("avio_open", path: partial) { avio_open(&context!.pointee.pb, partial, AVIO_FLAG_WRITE) }
+            if let audio { audioTrack = try AudioTrack(format: context!, container: container, input: audio, path: partial) }
+            if context!.pointee.oformat.pointee.flags & cff_fmt_nofile() == 0 {   // the HLS muxer opens its files itself
+                try ffmpeg("avio_open", path: partial) { avio_open(&context!.pointee.pb, partial, AVIO_FLAG_WRITE) }
+            }
             var muxing: OpaquePointer?
             defer { av_dict_free(&muxing) }
-            for (key, value) in Recorder.muxerOptions(container) { av_dict_set(&muxing, key, value, 0) }
+            for (key, value) in Recorder.muxerOptions(container, options: options, path: path) { av_dict_set(&muxing, key, value, 0) }
             try ffmpeg("avformat_write_header", path: partial) { avformat_write_header(context, &muxing) }
         } catch {
             release()
@@ -99,8 +116,15 @@ public final class Recorder {
         return String(path[..<dot]) + ".partial" + String(path[dot...])
     }
 
-    static func muxerOptions(_ container: Container) -> [(String, String)] {
+    static func muxerOptions(_ container: Container, options: RecordingOptions, path: String) -> [(String, String)] {
         switch container {
+        case .hls:
+            // fMP4 segments (an init segment and one .m4s per segment), each written as .tmp and
+            // renamed when complete; the playlist lists every segment and ends with EXT-X-ENDLIST.
+            let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+            return [("hls_time", String(options.segmentSeconds)), ("hls_list_size", "0"), ("hls_segment_type", "fmp4"),
+                    ("hls_fmp4_init_filename", "init.mp4"), ("hls_segment_filename", "\(dir)/seg%05d.m4s"),
+                    ("hls_playlist_type", "event"), ("hls_flags", "independent_segments+temp_file"), ("flush_packets", "1")]
         case .matroska, .webm:
             // A cluster at least each second (or 2 MiB); every packet handed to the kernel at once.
             return [("cluster_time_limit", "1000"), ("cluster_size_limit", "2097152"), ("flush_packets", "1")]
@@ -115,7 +139,7 @@ public final class Recorder {
         encoder.pointee.time_base = AVRational(num: 1, den: Recorder.ticks)
         let rate = FrameRate(options.fps)
         encoder.pointee.framerate = AVRational(num: rate.num, den: rate.den)
-        encoder.pointee.gop_size = Int32(options.keyFrameInterval)
+        encoder.pointee.gop_size = Int32(options.keyFrameInterval(for: container))
         encoder.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         // What the project's one YUV conversion makes: BT.601, limited range.
         encoder.pointee.color_range = AVCOL_RANGE_MPEG
@@ -217,10 +241,67 @@ public final class Recorder {
         try ffmpeg("avcodec_send_frame", path: partialPath) { avcodec_send_frame(codec, sent) }
         frames += 1
         try drain()
+        announceSegments()
+    }
+
+    /// Reads the playlist when it changed (a segment closed) and announces the segments it lists
+    /// that were not announced yet; the muxer renames each segment into place before it lists it.
+    private func announceSegments() {
+        guard container == .hls, let onSegmentClosed else { return }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let stamp = (Int(info.st_mtim.tv_nsec) ^ Int(info.st_mtim.tv_sec), Int(info.st_size))
+        guard stamp != playlistStamp else { return }
+        playlistStamp = stamp
+        guard let text = Recorder.read(path) else { return }
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        var names: [String] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#EXT-X-MAP:URI=\""), let name = line.dropFirst(16).split(separator: "\"").first { names.append(String(name)) }
+            if !line.hasPrefix("#") && !line.isEmpty { names.append(String(line)) }
+        }
+        while announced < names.count {
+            onSegmentClosed("\(dir)/\(names[announced])")
+            announced += 1
+        }
+    }
+
+    /// A small text file's content (the playlist), nil when it cannot be read.
+    public static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The frame's presentation time: its capture time after the first frame's, in 1/90000 s,
     /// strictly increasing.
+    /// Encodes interleaved float samples whose first was captured at `timestampNanos` (the same
+    /// clock as the frames'): the first block places the sound against the video, later ones follow on.
+    public func appendAudio(_ samples: UnsafeBufferPointer<Float>, timestampNanos: UInt64) throws(RecorderError) {
+        guard !ended, let audioTrack else { throw .frame(path: path, reason: "the recording has no sound or has ended") }
+        let origin = firstNanos ?? timestampNanos
+        firstNanos = origin
+        try audioTrack.append(samples, timestampNanos: timestampNanos, origin: origin) { (frame) throws(RecorderError) in
+            try encodeAudio(frame)
+        }
+        audioSamples += samples.count / audioTrack.input.channels
+    }
+
+    private func encodeAudio(_ frame: UnsafeMutablePointer<AVFrame>?) throws(RecorderError) {
+        guard let audioTrack else { return }
+        try ffmpeg("avcodec_send_frame", path: partialPath) { avcodec_send_frame(audioTrack.codec, frame) }
+        try drain(audioTrack.codec, audioTrack.stream)
+    }
+
     private func pts(_ nanos: UInt64) -> Int64 {
         let first = firstNanos ?? nanos
         firstNanos = first
@@ -233,7 +314,12 @@ public final class Recorder {
 
     /// Every packet the encoder has ready, to the muxer.
     private func drain() throws(RecorderError) {
-        guard let codec, let packet, let format else { return }
+        guard let codec else { return }
+        try drain(codec, stream)
+    }
+
+    private func drain(_ codec: UnsafeMutablePointer<AVCodecContext>, _ stream: UnsafeMutablePointer<AVStream>) throws(RecorderError) {
+        guard let packet, let format else { return }
         while true {
             let status = avcodec_receive_packet(codec, packet)
             if status == cff_eagain() || status == cff_eof() { return }
@@ -268,12 +354,20 @@ public final class Recorder {
         do {
             try ffmpeg("avcodec_send_frame", path: partial) { avcodec_send_frame(codec, nil) }
             try drain()
+            if let audioTrack {
+                try audioTrack.flush(minimum: 1) { (frame) throws(RecorderError) in try encodeAudio(frame) }
+                try encodeAudio(nil)
+            }
             try ffmpeg("av_write_trailer", path: partial, kept: keep) { av_write_trailer(format) }
-            try ffmpeg("avio_closep", path: partial, kept: keep) { avio_closep(&format!.pointee.pb) }
+            if format!.pointee.pb != nil {
+                try ffmpeg("avio_closep", path: partial, kept: keep) { avio_closep(&format!.pointee.pb) }
+            }
         } catch {
             closeFile()
             throw error
         }
+        announceSegments()
+        if container == .hls { return Summary(path: path, frames: frames, seconds: Double(max(0, lastPTS)) / Double(Recorder.ticks)) }
         let fd = open(partial, O_RDONLY | O_CLOEXEC)
         if fd >= 0 { fsync(fd); close(fd) }
         guard rename(partial, path) == 0 else {
@@ -286,7 +380,7 @@ public final class Recorder {
     public func abandon() {
         guard !ended else { return }
         ended = true
-        if let format, format.pointee.pb != nil { _ = av_write_trailer(format) }
+        if let format, format.pointee.pb != nil || container == .hls { _ = av_write_trailer(format) }
         closeFile()
     }
 
@@ -297,6 +391,7 @@ public final class Recorder {
     private func release() {
         closeFile()
         if codec != nil { avcodec_free_context(&codec) }
+        audioTrack = nil
         if packet != nil { av_packet_free(&packet) }
         if hwFrames != nil { av_buffer_unref(&hwFrames) }
         if let format { avformat_free_context(format); self.format = nil }

@@ -28,6 +28,9 @@ public struct RecordingOptions: Sendable, Equatable {
     public var fps: Double
     /// x264's preset (`veryfast` by default: a live camera must keep up).
     public var preset: String
+    /// For an HLS playlist (`live.m3u8`): seconds per segment (each starts at a key frame, so the
+    /// GOP defaults to one segment).
+    public var segmentSeconds: Double = 4
 
     public init(encoder: Encoder = .auto, quality: Int = 20, gop: Int? = nil, fps: Double = 30, preset: String = "veryfast") {
         self.encoder = encoder
@@ -39,6 +42,12 @@ public struct RecordingOptions: Sendable, Equatable {
 
     /// The GOP in frames (at least 1).
     public var keyFrameInterval: Int { max(1, gop ?? Int((fps * 2).rounded())) }
+
+    /// The GOP for segments: at most one segment's worth, so every segment can start with a key frame.
+    func keyFrameInterval(for container: Container) -> Int {
+        guard container == .hls else { return keyFrameInterval }
+        return max(1, min(gop ?? Int.max, Int((fps * segmentSeconds).rounded())))
+    }
 }
 
 /// The file kinds a recording writes, by extension.
@@ -46,12 +55,14 @@ public enum Container: String, Sendable {
     case matroska = "mkv"
     case mp4
     case webm
+    /// An HLS playlist of fragmented-MP4 segments beside it (`DIR/live.m3u8`, `init.mp4`, `segNNNNN.m4s`).
+    case hls = "m3u8"
 
     /// The container for `path`'s extension; throws for any other.
     public init(path: String) throws(RecorderError) {
         let ext = path.split(separator: "/").last.flatMap { name in name.contains(".") ? name.split(separator: ".").last : nil }
         guard let ext, let kind = Container(rawValue: ext.lowercased()) else {
-            throw .options("\(path): a recording ends in .mkv, .mp4 or .webm")
+            throw .options("\(path): a recording ends in .mkv, .mp4 or .webm (or .m3u8: live segments)")
         }
         self = kind
     }
@@ -62,6 +73,7 @@ public enum Container: String, Sendable {
         case .matroska: return "matroska"
         case .mp4: return "mp4"
         case .webm: return "webm"
+        case .hls: return "hls"
         }
     }
 }

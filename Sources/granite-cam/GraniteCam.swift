@@ -187,6 +187,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
         let tty = isatty(2) != 0
         // A reader that goes away is EPIPE from write (a clean end), not a fatal signal.
         signal(SIGPIPE, SIG_IGN)
+        // A file size limit (ulimit -f) is a write error (EFBIG) the recording reports, not a fatal signal.
+        signal(SIGXFSZ, SIG_IGN)
         // With --pipe, standard output carries the video: everything else goes to stderr.
         let toStandardError = pipe != nil
         let say: @Sendable (String) -> Void = { line in
@@ -205,15 +207,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let recordSink: RecordSink?
+        let recordSinks: [RecordSink]
         do {
-            recordSink = try recording.sink(fps: fps)
-            if let recordSink { say("granite-cam: recording to \(recordSink.path) (written as \(Recorder.partialName(recordSink.path)) until it ends), \(recordSink.choice)") }
+            recordSinks = try recording.sinks(fps: fps)
+            for sink in recordSinks {
+                let partial = Recorder.partialName(sink.path)
+                say("granite-cam: recording to \(sink.path)" + (sink.path.hasSuffix(".m3u8") ? "" : " (written as \(partial) until it ends)") + ", \(sink.choice)")
+            }
         } catch {
             writeStandardError("granite-cam: error: --record: \(error)\n")
             throw ExitCode(1)
         }
-        if let recordSink { sinks.append(recordSink) }
+        sinks += recordSinks as [any FrameSink]
         var pipeWireSink: PipeWireOutputSink?
         if let pipeWireOut {
             do {
@@ -280,6 +285,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
             writeStandardError("granite-cam: --pin: \(error)\n")
             throw ExitCode(1)
         }
+        // --segments with --pin: each segment journaled and pinned as it closes, live.ipfs.m3u8 beside live.m3u8.
+        var segmentPinner: SegmentPinner?
+        if let pins, let segmentSink = recordSinks.first(where: { $0.path.hasSuffix(".m3u8") }) {
+            let pinner = SegmentPinner(pins: pins, playlist: segmentSink.path)
+            segmentSink.notifySegments { pinner.closed($0) }
+            segmentPinner = pinner
+        }
         let server = try preview.map { port in try PreviewServer(port: port, bind: previewBind ?? "127.0.0.1") }
         if let server {
             let host = server.address.contains(":") ? "[\(server.address)]" : server.address
@@ -325,12 +337,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 }
                 if report.failed { pinningFailed = true }
             }
-            if let recordSink {
-                let (lines, failed) = RecordOptions.report(recordSink)
+            for sink in recordSinks {
+                let (lines, failed) = RecordOptions.report(sink)
                 for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }
                 if failed { recordFailed = true }
             }
-            if let closed = summary.closedSink, closed != recordSink?.name { say("granite-cam: \(closed): the reader went away; stopped") }
+            if let segmentPinner {
+                say("granite-cam: segments: \(segmentPinner.addresses.count) files journaled for pinning as they closed; "
+                      + "playlist with ipfs:// addresses: \(segmentPinner.ipfsPlaylist)")
+                for failure in segmentPinner.failures { writeStandardError("granite-cam: segments: pin: \(failure)\n") }
+            }
+            if let closed = summary.closedSink, !recordSinks.contains(where: { $0.name == closed }) { say("granite-cam: \(closed): the reader went away; stopped") }
             if summary.reconnects > 0 {
                 say("granite-cam: the source went away \(summary.reconnects) time\(summary.reconnects == 1 ? "" : "s") and came back "
                       + "(the longest gap \(CamStateFormat.seconds(summary.longestGap)) s)")

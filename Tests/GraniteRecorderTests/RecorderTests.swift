@@ -102,7 +102,7 @@ final class RecorderTests: XCTestCase {
 
         // Decoded by ffmpeg, against the bytes written: PSNR of every plane ≥ 40 dB at the default quality.
         let raw = dir.appendingPathComponent("decoded.yuv").path
-        let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
+        let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
         XCTAssertEqual(decode.status, 0, decode.err)
         let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
         let size = 160 * 96 * 3 / 2
@@ -196,6 +196,99 @@ final class RecorderTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path), "nothing under the final name")
         let info = try probe(Recorder.partialName(path), "stream=nb_read_frames")
         XCTAssertGreaterThan(Int(value(info, "nb_read_frames") ?? "") ?? 0, 0, "what was kept plays")
+    }
+
+    /// Live segments: fMP4 segments and an HLS playlist that ends with EXT-X-ENDLIST; every frame plays through it.
+    func testSegmentsMakeAnHLSPlaylistOfFragmentedMP4() throws {
+        let path = dir.appendingPathComponent("live.m3u8").path
+        var options = RecordingOptions(fps: 30)
+        options.segmentSeconds = 1
+        let recorder = try Recorder(path: path, width: 160, height: 96, options: options, machine: plain)
+        let long = (0..<120).map { UInt64($0) * 33_333_333 }
+        try record(recorder, times: Array(long.prefix(70)))
+        // While it runs: the segments closed so far are listed, the playlist is not ended.
+        let midway = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(midway.contains("seg00000.m4s"), midway)
+        XCTAssertFalse(midway.contains("#EXT-X-ENDLIST"), midway)
+        for t in long.dropFirst(70) {
+            let frame = Self.scene(Int(t / 33_333_333), width: 160, height: 96)
+            try recorder.append(timestampNanos: t) { buffer in frame.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        }
+        try recorder.finish()
+        let playlist = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(playlist.contains("#EXT-X-ENDLIST"), playlist)
+        XCTAssertTrue(playlist.contains("#EXT-X-MAP:URI=\"init.mp4\""), playlist)
+        let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".m4s") }
+        XCTAssertEqual(segments.count, 4, playlist)
+        for segment in segments {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent(String(segment)).path), String(segment))
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".tmp") }
+        XCTAssertEqual(leftovers, [])
+        let info = try probe(path, "stream=codec_name,nb_read_frames")
+        XCTAssertEqual(value(info, "nb_read_frames"), "120")
+    }
+
+    /// Sound beside the video, placed by both capture clocks: a click in the audio against a flash in
+    /// the picture, at most one frame apart in the file (Opus in Matroska, AAC in MP4).
+    func testSoundIsInSyncWithTheVideo() throws {
+        for (name, codec) in [("av.mkv", "opus"), ("av.mp4", "aac")] {
+            let path = dir.appendingPathComponent(name).path
+            let recorder = try Recorder(path: path, width: 160, height: 96, options: RecordingOptions(fps: 30),
+                                        audio: AudioFormat(sampleRate: 44_100, channels: 2), machine: plain)
+            XCTAssertEqual(recorder.audioCodecName, codec == "opus" ? "libopus" : "aac")
+            let start: UInt64 = 7_000_000_000
+            // The sound starts 0.2 s before the first frame (a microphone opens faster than a camera).
+            let audioStart = start - 200_000_000
+            let block = 441, rate = 44_100.0
+            var nextBlock = 0
+            for k in 0..<60 {
+                let t = start + UInt64(k) * 33_333_333
+                // Audio blocks captured up to this frame's time go in first (as two capture threads would interleave).
+                while audioStart + UInt64(Double(nextBlock * block) / rate * 1e9) <= t {
+                    let first = nextBlock * block
+                    var pcm = [Float](repeating: 0, count: block * 2)
+                    for i in 0..<block {
+                        let at = Double(first + i) / rate - 0.2   // seconds after the first frame
+                        let v: Float = (at >= 1.0 && at < 1.005) ? 0.9 : 0.01 * Float(sin(Double(first + i) / 20))
+                        pcm[2 * i] = v
+                        pcm[2 * i + 1] = v
+                    }
+                    try pcm.withUnsafeBufferPointer { buffer in
+                        try recorder.appendAudio(buffer, timestampNanos: audioStart + UInt64(Double(first) / rate * 1e9))
+                    }
+                    nextBlock += 1
+                }
+                // The flash: frame 30, one second after the first frame.
+                let luma: UInt8 = k == 30 ? 235 : 40
+                try recorder.append(timestampNanos: t) { buffer in
+                    buffer.initializeMemory(as: UInt8.self, repeating: 128)
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(160 * 96)]).initializeMemory(as: UInt8.self, repeating: luma)
+                }
+            }
+            try recorder.finish()
+            // Where the flash is: the video frame with the brightest picture, at its presentation time.
+            let video = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                   "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-f", "lavfi",
+                                                                   "movie=\(path),signalstats", "-of", "csv=p=0"])
+            XCTAssertEqual(video.status, 0, video.err)
+            let rows = video.out.split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter { $0.count == 2 }
+            XCTAssertEqual(rows.count, 60, video.out)
+            let flash = rows.max { $0[1] < $1[0 + 1] }![0]
+            // Where the click is: the loudest sample of the decoded sound, from the stream's first timestamp.
+            let audio = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                                   "stream=codec_name,start_time", "-of", "default=nw=1", path])
+            XCTAssertEqual(value(audio.out, "codec_name"), codec, audio.out)
+            let audioStartTime = Double(value(audio.out, "start_time") ?? "") ?? .nan
+            let raw = dir.appendingPathComponent("\(name).f32").path
+            let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "44100", raw])
+            XCTAssertEqual(decode.status, 0, decode.err)
+            let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let loudest = samples.indices.max { abs(samples[$0]) < abs(samples[$1]) }!
+            let click = audioStartTime + Double(loudest) / 44_100
+            print("\(name): flash at \(flash) s, click at \(click) s (audio starts at \(audioStartTime) s): \(Int(((click - flash) * 1000).rounded())) ms apart")
+            XCTAssertEqual(click, flash, accuracy: 1.0 / 30, "\(name): sound and picture at most one frame apart")
+        }
     }
 
     func testOptionsThatDoNotFitAreClearErrors() throws {
