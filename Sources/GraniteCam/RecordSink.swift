@@ -12,12 +12,12 @@ import Synchronization
 /// (``ColorConversion/yuv(_:layout:into:vectorised:)``) into the encoder's frame. The file opens
 /// at the first frame (its size); a full disk ends the run (``SinkError/closed(sink:)``) and
 /// ``outcome`` says what was kept.
-public final class RecordSink: FrameSink, @unchecked Sendable {
+package final class RecordSink: FrameSink, @unchecked Sendable {
     // @unchecked: the recorder and the outcome live in `state` (a Mutex); the sink relay calls from one executor.
     /// The file asked for.
-    public let path: String
+    package let path: String
     /// The encoder chosen at start, and why.
-    public let choice: EncoderChoice
+    package let choice: EncoderChoice
     private let options: RecordingOptions
     private let machine: EncoderChoice.Machine
     private struct State {
@@ -28,10 +28,10 @@ public final class RecordSink: FrameSink, @unchecked Sendable {
     }
     private let state = Mutex(State())
 
-    public var name: String { "recording \(path)" }
+    package var name: String { "recording \(path)" }
 
     /// Checks `path`'s container and picks the encoder (before any frame; throws what does not fit).
-    public init(path: String, options: RecordingOptions, machine: EncoderChoice.Machine = .probe()) throws(RecorderError) {
+    package init(path: String, options: RecordingOptions, machine: EncoderChoice.Machine = .probe()) throws(RecorderError) {
         let container = try Container(path: path)
         self.choice = try EncoderChoice.resolve(options, container: container, machine: machine)
         self.path = path
@@ -40,24 +40,24 @@ public final class RecordSink: FrameSink, @unchecked Sendable {
     }
 
     /// I420 (NV12 for VA-API), unpadded: what the encoder's frame holds.
-    public var gpuLayout: YUVLayout? { choice.encoder == .vaapi ? .nv12 : .i420 }
+    package var gpuLayout: YUVLayout? { choice.encoder == .vaapi ? .nv12 : .i420 }
     /// Never RGB: the encoder takes YUV.
-    public var readsRGBA: Bool { false }
+    package var readsRGBA: Bool { false }
     /// Yes: a GPU chain's YUV is read straight into the encoder's frame.
-    public var readsDeviceYUV: Bool { true }
+    package var readsDeviceYUV: Bool { true }
 
     /// How the recording ended: its summary, or why it stopped (a full disk: what was kept). Nil while it runs.
-    public var outcome: Result<Recorder.Summary, RecorderError>? { state.withLock { $0.outcome } }
+    package var outcome: Result<Recorder.Summary, RecorderError>? { state.withLock { $0.outcome } }
     /// Frames read from the device straight into the encoder's frame.
-    public var deviceReads: UInt64 { state.withLock { $0.deviceReads } }
+    package var deviceReads: UInt64 { state.withLock { $0.deviceReads } }
 
     /// For segments: `hook` is called with each file's path as it closes (``Recorder/onSegmentClosed``);
     /// set before the first frame.
-    public func notifySegments(_ hook: @escaping @Sendable (String) -> Void) {
+    package func notifySegments(_ hook: @escaping @Sendable (String) -> Void) {
         state.withLock { $0.segmentClosed = hook }
     }
 
-    public func write(_ frame: Frame) throws(SinkError) {
+    package func write(_ frame: Frame) throws(SinkError) {
         try state.withLock { (state: inout State) throws(SinkError) in
             guard state.outcome == nil else { throw .closed(sink: name) }
             do throws(RecorderError) {
@@ -98,7 +98,7 @@ public final class RecordSink: FrameSink, @unchecked Sendable {
         }
     }
 
-    public func finish() {
+    package func finish() {
         state.withLock { state in
             guard state.outcome == nil else { return }
             guard let recorder = state.recorder else {

@@ -11,31 +11,31 @@ import Synchronization
 /// ```
 ///  segment renamed into place ─► live.m3u8 lists it ─► closed(path) ─► submit (journal, local CID) ─► live.ipfs.m3u8
 /// ```
-public final class SegmentPinner: Sendable {
+package final class SegmentPinner: Sendable {
     private let pins: CamPinning
     /// The relative playlist (`DIR/live.m3u8`).
-    public let playlist: String
+    package let playlist: String
     private struct State {
         var addresses: [String: String] = [:]
         var failures: [String] = []
     }
     private let state = Mutex(State())
 
-    public init(pins: CamPinning, playlist: String) {
+    package init(pins: CamPinning, playlist: String) {
         self.pins = pins
         self.playlist = playlist
     }
 
     /// The playlist with `ipfs://` addresses (`DIR/live.ipfs.m3u8`).
-    public var ipfsPlaylist: String { String(playlist.dropLast(".m3u8".count)) + ".ipfs.m3u8" }
+    package var ipfsPlaylist: String { String(playlist.dropLast(".m3u8".count)) + ".ipfs.m3u8" }
 
     /// Segments journaled so far, by file name, with their CIDs.
-    public var addresses: [String: String] { state.withLock { $0.addresses } }
+    package var addresses: [String: String] { state.withLock { $0.addresses } }
     /// What could not be journaled.
-    public var failures: [String] { state.withLock { $0.failures } }
+    package var failures: [String] { state.withLock { $0.failures } }
 
     /// Journals the closed file and rewrites the `ipfs://` playlist.
-    public func closed(_ path: String) {
+    package func closed(_ path: String) {
         let name = String(path.split(separator: "/").last ?? Substring(path))
         do throws(PinError) {
             guard let job = try pins.submit([path]).first else { return }
