@@ -5,7 +5,7 @@ import ArgumentParser
 import Foundation
 import GraniteProcess
 
-/// `granite-bench record`: `granite-cam --record` with `blur:sigma=2 | sobel | sepia`, live, x264
+/// `granite-bench record`: `granite-cam --record` with `blur:sigma=2 | sobel | sepia` (sepia: `colormatrix` with the sepia matrix), live, x264
 /// `veryfast`, against ffmpeg doing the same job in the same run (`testsrc2`, `gblur`, `sobel`, a
 /// sepia colour matrix, `-c:v libx264 -preset veryfast -crf 20`): CPU per frame, frames dropped,
 /// frames in the file. Both as child programs, their CPU from `wait4`'s rusage.
@@ -32,7 +32,7 @@ struct RecordBench: ParsableCommand {
             let ours = try median {
                 let file = "\(dir)/granite.mkv"
                 var arguments = ["--source", "testpattern", "--size", size, "--fps", "30", "--frames", String(frames),
-                                 "--filter", "blur:sigma=2", "--filter", "sobel", "--filter", "sepia",
+                                 "--filter", "blur:sigma=2", "--filter", "sobel", "--filter", "colormatrix:rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131",
                                  "--record", file, "--encoder", "x264", "--status-hz", "1"]
                 if cpuFilters { arguments.append("--cpu-filters") }
                 let run = try ChildProgram.run(cam, arguments)
