@@ -167,9 +167,15 @@ let package = Package(
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .executableTarget(name: "granite-pw-check", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
+        // MARK: Recording (issue 36) — FFmpeg's libraries in-process (encoders, muxers, resampler).
+        .systemLibrary(name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswresample-dev"])]),
+        .target(name: "GraniteRecorder", dependencies: ["CFFmpeg", "GraniteMedia"]),
+        .testTarget(name: "GraniteRecorderTests", dependencies: ["GraniteRecorder", "GraniteMedia", "GraniteProcess", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "GraniteCam", dependencies: [
             "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteMLVulkan", "GraniteIPFS",
+            "GraniteRecorder",
             .product(name: "Crypto", package: "swift-crypto"),  // the preview page's CSP hashes
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -11,6 +11,7 @@ GRANITE_APT_PACKAGES=(
   liblcms2-dev zlib1g-dev libdeflate-dev libwebp-dev libavif-dev
   libheif-dev libde265-0 libtiff-dev libgif-dev libjxl-dev
   libpipewire-0.3-dev
+  libavcodec-dev libavformat-dev libavutil-dev libswresample-dev
 )
 # What only the tests (`./scripts/test`) and the benchmarks add, each for its real users:
 #   vulkan-validationlayers   scripts/tiers/30-gpu.sh (the GPU tests under the Khronos layer)

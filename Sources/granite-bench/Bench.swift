@@ -18,5 +18,6 @@ struct GraniteBench: AsyncParsableCommand {
         MLBench.self,
         CamBench.self,
         OutputBench.self,
+        RecordBench.self,
     ]
 }

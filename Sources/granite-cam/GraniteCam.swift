@@ -5,6 +5,7 @@ import GraniteCapture
 import GraniteMLVulkan
 import GraniteMedia
 import GranitePinOptions
+import GraniteRecorder
 
 #if canImport(Glibc)
 import Glibc
@@ -91,6 +92,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("pipewire-out-format"), help: "Formats --pipewire-out offers, comma-separated in order of preference (default: yuy2,nv12,i420,bgrx,rgbx).")
     var pipeWireOutFormat: String?
+
+    @OptionGroup(title: "Recording (--record)")
+    var recording: RecordOptions
 
     @Option(help: "Write every processed frame to standard output as YUV4MPEG2: y4m (4:2:0) or y4m:444. Status and the summary go to stderr; a reader that goes away ends the run cleanly.")
     var pipe: String?
@@ -194,6 +198,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
             let known = GraniteDebug.names.map(\.name).joined(separator: ", ")
             writeStandardError("granite-cam: warning: GRANITE_DEBUG: no switch \(unknownSwitches.joined(separator: ", ")) (known: \(known))\n")
         }
+        // A file size limit (ulimit -f) is a write error (EFBIG) the recording reports, not a fatal signal.
+        signal(SIGXFSZ, SIG_IGN)
         // With --pipe, standard output carries the video: everything else goes to stderr.
         let toStandardError = pipe != nil
         let say: @Sendable (String) -> Void = { line in
@@ -212,6 +218,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let recordSinks: [RecordSink]
+        do {
+            recordSinks = try recording.sinks(fps: fps)
+            for sink in recordSinks {
+                let partial = Recorder.partialName(sink.path)
+                say("granite-cam: recording to \(sink.path)" + (sink.path.hasSuffix(".m3u8") ? "" : " (written as \(partial) until it ends)") + ", \(sink.choice)")
+            }
+        } catch {
+            writeStandardError("granite-cam: error: --record: \(error)\n")
+            throw ExitCode(1)
+        }
+        sinks += recordSinks as [any FrameSink]
         var pipeWireSink: PipeWireOutputSink?
         if let pipeWireOut {
             do {
@@ -278,6 +296,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
             writeStandardError("granite-cam: --pin: \(error)\n")
             throw ExitCode(1)
         }
+        // --segments with --pin: each segment journaled and pinned as it closes, live.ipfs.m3u8 beside live.m3u8.
+        var segmentPinner: SegmentPinner?
+        if let pins, let segmentSink = recordSinks.first(where: { $0.path.hasSuffix(".m3u8") }) {
+            let pinner = SegmentPinner(pins: pins, playlist: segmentSink.path)
+            segmentSink.notifySegments { pinner.closed($0) }
+            segmentPinner = pinner
+        }
         let server = try preview.map { port in try PreviewServer(port: port, bind: previewBind ?? "127.0.0.1") }
         if let server {
             let host = server.address.contains(":") ? "[\(server.address)]" : server.address
@@ -302,6 +327,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { snapshot.cancel() }
         var lostFrames: String?
         var pinningFailed = false
+        var recordFailed = false
         var sourceFailed: String?
         do {
             let summary = try await app.run()
@@ -322,7 +348,17 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 }
                 if report.failed { pinningFailed = true }
             }
-            if let closed = summary.closedSink { say("granite-cam: \(closed): the reader went away; stopped") }
+            for sink in recordSinks {
+                let (lines, failed) = RecordOptions.report(sink)
+                for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }
+                if failed { recordFailed = true }
+            }
+            if let segmentPinner {
+                say("granite-cam: segments: \(segmentPinner.addresses.count) files journaled for pinning as they closed; "
+                      + "playlist with ipfs:// addresses: \(segmentPinner.ipfsPlaylist)")
+                for failure in segmentPinner.failures { writeStandardError("granite-cam: segments: pin: \(failure)\n") }
+            }
+            if let closed = summary.closedSink, !recordSinks.contains(where: { $0.name == closed }) { say("granite-cam: \(closed): the reader went away; stopped") }
             if summary.reconnects > 0 {
                 say("granite-cam: the source went away \(summary.reconnects) time\(summary.reconnects == 1 ? "" : "s") and came back "
                       + "(the longest gap \(CamStateFormat.seconds(summary.longestGap)) s)")
@@ -350,7 +386,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             writeStandardError("granite-cam: error: \(lostFrames)\n")
             throw ExitCode(1)
         }
-        if pinningFailed { throw ExitCode(1) }
+        if pinningFailed || recordFailed { throw ExitCode(1) }
         if let sourceFailed {
             writeStandardError("granite-cam: error: \(sourceFailed)\n")
             throw ExitCode(1)

@@ -1,0 +1,79 @@
+import ArgumentParser
+import GraniteCam
+import GraniteRecorder
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--record FILE` and its encoder settings: every processed frame into a video file, in-process.
+struct RecordOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Record every processed frame into FILE (.mkv, .mp4 or .webm), encoded in-process. It is written as FILE's name with .partial before the extension and renamed at a clean end; a killed recording stays there and plays up to its last second.", valueName: "file"))
+    var record: String?
+
+    @Option(help: ArgumentHelp("Encoder for --record: auto (NVENC on an NVIDIA GPU, VA-API on a render node that encodes, else x264; VP9 for .webm), x264, svtav1, vp9, nvenc, vaapi.", valueName: "name"))
+    var encoder: String = "auto"
+
+    @Option(help: ArgumentHelp("Recording quality on one CRF-like scale for every encoder: 0 (best) to 51 (x264's CRF; the others mapped onto it).", valueName: "0-51"))
+    var quality: Int = 20
+
+    @Option(help: ArgumentHelp("Frames between key frames in the recording (default: two seconds' worth).", valueName: "frames"))
+    var gop: Int?
+
+    @Option(name: .customLong("record-preset"), help: ArgumentHelp("x264's preset for --record.", valueName: "preset"))
+    var recordPreset: String = "veryfast"
+
+    @Option(help: ArgumentHelp("Write live segments into DIR: fragmented-MP4 segments and an HLS playlist DIR/live.m3u8, updated as each segment closes (#EXT-X-ENDLIST at the end). Same encoder options as --record.", valueName: "dir"))
+    var segments: String?
+
+    @Option(name: .customLong("segment-seconds"), help: ArgumentHelp("Seconds per --segments segment (each starts at a key frame).", valueName: "seconds"))
+    var segmentSeconds: Double = 4
+
+    func validate() throws {
+        if !(segmentSeconds > 0) { throw ValidationError("--segment-seconds must be positive") }
+        guard RecordingOptions.Encoder(rawValue: encoder) != nil else {
+            throw ValidationError("--encoder takes \(RecordingOptions.Encoder.allCases.map(\.rawValue).joined(separator: ", ")), not \(encoder)")
+        }
+        if !(0...51).contains(quality) { throw ValidationError("--quality takes 0 (best) to 51") }
+        if let gop, gop < 1 { throw ValidationError("--gop takes 1 or more frames") }
+        if let record {
+            do { _ = try Container(path: record) } catch { throw ValidationError("--record: \(error)") }
+        } else if segments == nil && (encoder != "auto" || gop != nil || quality != 20) {
+            throw ValidationError("--encoder, --quality and --gop need --record FILE or --segments DIR")
+        }
+    }
+
+    /// The sinks for `--record` and `--segments` (none without them), each encoder chosen; throws what does not fit.
+    func sinks(fps: Double) throws(RecorderError) -> [RecordSink] {
+        var options = RecordingOptions(encoder: RecordingOptions.Encoder(rawValue: encoder) ?? .auto, quality: quality, gop: gop,
+                                       fps: fps, preset: recordPreset)
+        options.segmentSeconds = segmentSeconds
+        var sinks: [RecordSink] = []
+        if let record { sinks.append(try RecordSink(path: record, options: options)) }
+        if let segments {
+            var isFolder = stat()
+            if stat(segments, &isFolder) != 0 && mkdir(segments, 0o755) != 0 {
+                throw .options("--segments \(segments): cannot create the folder: \(String(cString: strerror(errno)))")
+            }
+            sinks.append(try RecordSink(path: segments + "/live.m3u8", options: options))
+        }
+        return sinks
+    }
+
+    /// The lines at the end of the run, and whether the recording failed.
+    static func report(_ sink: RecordSink) -> (lines: [String], failed: Bool) {
+        sink.finish()   // idempotent: the sink relay finished it when the run unmounted
+        switch sink.outcome {
+        case let .success(summary)?:
+            if summary.path.hasSuffix(".m3u8") {
+                return (["segments: \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s, playlist \(summary.path)"], false)
+            }
+            return (["recorded \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s to \(summary.path)"
+                     + (sink.deviceReads > 0 ? " (\(sink.deviceReads) read from the device)" : "")], false)
+        case let .failure(error)?:
+            return (["error: --record: \(error)"], true)
+        case nil:
+            return (["error: --record: the recording did not end"], true)
+        }
+    }
+}
