@@ -103,6 +103,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(name: .customLong("reconnect-timeout"), help: ArgumentHelp("How long a source that went away (a PipeWire node whose producer stopped, an unplugged camera) is waited for before the run ends with an error (default: 30 for a PipeWire node; a V4L2 camera is waited for without end).", valueName: "seconds"))
     var reconnectTimeout: Double?
 
+    @Option(name: .customLong("first-frame-timeout"), help: ArgumentHelp("How long a camera or PipeWire node that is open (linked) may take to send its first frame, at the start and after a reconnect, before the run ends with an error naming it and what was negotiated.", valueName: "seconds"))
+    var firstFrameTimeout: Double = 10
+
     @Option(help: "Status renders per second.")
     var statusHz: Double = 4
 
@@ -133,6 +136,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if pipeWireOutFormat != nil && pipeWireOut == nil { throw ValidationError("--pipewire-out-format needs --pipewire-out NAME") }
         if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
         if let reconnectTimeout, !(reconnectTimeout >= 0) { throw ValidationError("--reconnect-timeout takes seconds, 0 or more") }
+        if !(firstFrameTimeout > 0) || !firstFrameTimeout.isFinite { throw ValidationError("--first-frame-timeout takes seconds, more than 0") }
     }
 
     func settings() throws -> CamSettings {
@@ -160,6 +164,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.live = live
         s.depthEvery = depth ? depthEvery : nil
         s.reconnectTimeout = reconnectTimeout
+        s.firstFrameTimeout = firstFrameTimeout
         return s
     }
 
