@@ -48,25 +48,17 @@ fi
 
 bin="$(swift build --show-bin-path)"
 work="$(mktemp -d)"
-export XDG_RUNTIME_DIR="$work/runtime"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
 pids=()
 cleanup() {
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; wait "${pids[i]}" 2>/dev/null || true; done
   # The document portal (started with the desktop portal, section 7) mounts its FUSE file system here.
-  if grep -q " $XDG_RUNTIME_DIR/doc " /proc/mounts; then fusermount3 -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || fusermount -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || true; fi
+  if grep -q " ${XDG_RUNTIME_DIR:-$work/runtime}/doc " /proc/mounts; then fusermount3 -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || fusermount -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 started=$SECONDS
 
-pipewire >"$work/pipewire.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 50); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
-[ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || { cat "$work/pipewire.log"; fail "the PipeWire daemon did not start"; }
-wireplumber >"$work/wireplumber.log" 2>&1 & pids+=($!)
-# WirePlumber is ready when it shows up as a client.
-for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep -q '"application.name": "WirePlumber"' && break; sleep 0.1; done
+start_pipewire_session "$work" || fail "the PipeWire daemon did not start"
 
 # Waits until the daemon lists a node whose property $1 is $2.
 wait_node() {
