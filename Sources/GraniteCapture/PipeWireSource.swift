@@ -64,6 +64,8 @@ public final class PipeWireSource: FrameSource, @unchecked Sendable {
         let first = try PipeWireCapture(loop: loop, node: node, source: self, sequenceBase: nil)
         return try runner.start(delivery) { runner in
             var capture = first
+            // A format fixed before the stream existed (a quick producer) was announced to no one: again.
+            if let format = capture.announced { runner.announce(format) }
             while true {
                 while !runner.isStopping, capture.failure == nil {
                     _ = runner.sleep(until: monotonicNanos() + 50_000_000)
@@ -146,6 +148,11 @@ final class PipeWireCapture: @unchecked Sendable {
     private var counted: UInt64 = 0
     /// The first-frame bound, from making the stream.
     private var waiting: FirstFrameWait
+    /// The last format announced.
+    private var lastAnnounced: StreamFormat?
+
+    /// The last format announced (the source's loop announces it again once its stream exists).
+    var announced: StreamFormat? { loop.locked { lastAnnounced } }
     /// Where this stream's numbering starts when it follows another (a reconnect: the producer's
     /// numbers restart); nil: the producer's own numbers as they are.
     private let sequenceBase: UInt64?
@@ -268,6 +275,7 @@ final class PipeWireCapture: @unchecked Sendable {
         let among = offers.count > 1 || offers.first.map { if case let .raw(f) = $0.kind { f.count > 1 } else { false } } == true
             ? ", chosen among \(offers.map(\.description).joined(separator: "; "))" : ""
         announced.detail = "\(label) sends \(chosen?.rawValue ?? "MJPEG, decoded here")\(among)"
+        lastAnnounced = announced
         runner.announce(announced)
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
         defer { buffer.deallocate() }
