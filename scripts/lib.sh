@@ -23,12 +23,14 @@ GRANITE_APT_PACKAGES=(
 #   lomiri-wallpapers-*       real photographs for the resampler and depth fixtures (pre-media.sh)
 #   ffmpeg                    the y4m pipe, camera and YUV tests (ffmpeg, ffprobe); benchmark anchors
 #   slurm-wlm munge          scripts/tiers/57-slurm.sh (a one-node cluster)
-#   pipewire … gstreamer1.0-* scripts/tiers/45-pipewire.sh (a private daemon, GStreamer consumers)
+#   pipewire … gstreamer1.0-* scripts/tiers/45-pipewire.sh and the docs tier (a private daemon, GStreamer
+#                             producers and consumers; -good: jpegenc, vp8enc, webmmux)
 GRANITE_APT_TEST_PACKAGES=(
   vulkan-validationlayers python3-venv imagemagick libonnx-testdata
   libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg
   slurm-wlm munge
   pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good
   firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin
 )
 # Only scripts/bundle adds these: patchelf sets the RPATHs, strip; libglvnd's libGL and libEGL go in.
@@ -71,4 +73,25 @@ ensure_venv() {
   [ ${#need[@]} -eq 0 ] && return 0
   echo "granite: installing PyPI packages into .venv: ${need[*]}" >&2
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${flags[@]}" "${need[@]}"
+}
+
+# GRANITE_PIPEWIRE_PACKAGES: what a private PipeWire session (scripts/with-pipewire) and its
+# GStreamer producers and consumers need.
+GRANITE_PIPEWIRE_PACKAGES=(pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good)
+
+# start_pipewire_session WORK: a private PipeWire daemon and WirePlumber for this shell, with their
+# own XDG_RUNTIME_DIR (WORK/runtime) and logs in WORK; their pids appended to the caller's `pids`
+# array (stop them in reverse). Call inside dbus-run-session (WirePlumber wants a session bus).
+# Returns when WirePlumber is a client of the daemon; 1 when the daemon does not start.
+start_pipewire_session() {
+  export XDG_RUNTIME_DIR="$1/runtime"
+  mkdir -m 700 "$XDG_RUNTIME_DIR"
+  unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
+  pipewire >"$1/pipewire.log" 2>&1 & pids+=($!)
+  for _ in $(seq 1 50); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
+  [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || { cat "$1/pipewire.log" >&2; return 1; }
+  wireplumber >"$1/wireplumber.log" 2>&1 & pids+=($!)
+  # WirePlumber is ready when it shows up as a client.
+  for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep -q '"application.name": "WirePlumber"' && break; sleep 0.1; done
 }

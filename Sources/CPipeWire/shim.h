@@ -16,6 +16,9 @@
 #include <spa/param/param.h>
 #include <spa/pod/builder.h>
 #include <spa/buffer/meta.h>
+#include <spa/pod/iter.h>
+#include <spa/debug/types.h>
+#include <spa/param/video/type-info.h>
 
 static const uint32_t cpw_id_any = PW_ID_ANY;
 static const uint32_t cpw_id_core = PW_ID_CORE;
@@ -153,5 +156,160 @@ static inline int cpw_core_add_listener(struct pw_core *core, struct spa_hook *h
 }
 static inline int cpw_core_sync(struct pw_core *core, int seq) { return pw_core_sync(core, PW_ID_CORE, seq); }
 static inline void cpw_registry_destroy(struct pw_registry *registry) { pw_proxy_destroy((struct pw_proxy *)registry); }
+
+// ---- What a producer offers (its node's EnumFormat params), read the way a camera client reads them.
+
+enum { CPW_OFFER_MAX = 64 };
+
+// One EnumFormat pod, its choices flattened. Each *_kind is an SPA_CHOICE_* (None: values[0] is the
+// one value; Range: default, min, max; Step: default, min, max, step; Enum: default, then the
+// alternatives); a property that is absent or empty has count 0.
+struct cpw_offer {
+    uint32_t media_type, media_subtype;
+    uint32_t format_kind, format_count;
+    uint32_t formats[CPW_OFFER_MAX];
+    uint32_t size_kind, size_count;
+    struct spa_rectangle sizes[CPW_OFFER_MAX];
+    uint32_t rate_kind, rate_count;
+    struct spa_fraction rates[CPW_OFFER_MAX];
+};
+
+static inline void cpw_offer_values(const struct spa_pod_object *obj, uint32_t key, uint32_t type, uint32_t size,
+                                    void *out, uint32_t *kind, uint32_t *count) {
+    *kind = SPA_CHOICE_None;
+    *count = 0;
+    const struct spa_pod_prop *prop = spa_pod_object_find_prop(obj, NULL, key);
+    if (prop == NULL) return;
+    uint32_t n = 0, choice = SPA_CHOICE_None;
+    const struct spa_pod *values = spa_pod_get_values(&prop->value, &n, &choice);
+    if (values->type != type || values->size < size) return;
+    *kind = choice;
+    n = SPA_MIN(n, (uint32_t)CPW_OFFER_MAX);
+    const uint8_t *body = (const uint8_t *)SPA_POD_BODY_CONST(values);
+    for (uint32_t i = 0; i < n; i++) memcpy((uint8_t *)out + i * size, body + i * values->size, size);
+    *count = n;
+}
+
+// Reads one EnumFormat (or Format) pod. 0, or -EINVAL when it is not a format object.
+static inline int cpw_parse_offer(const struct spa_pod *param, struct cpw_offer *offer) {
+    memset(offer, 0, sizeof *offer);
+    if (param == NULL || !spa_pod_is_object_type(param, SPA_TYPE_OBJECT_Format)) return -EINVAL;
+    if (spa_format_parse(param, &offer->media_type, &offer->media_subtype) < 0) return -EINVAL;
+    const struct spa_pod_object *obj = (const struct spa_pod_object *)param;
+    cpw_offer_values(obj, SPA_FORMAT_VIDEO_format, SPA_TYPE_Id, sizeof(uint32_t), offer->formats, &offer->format_kind, &offer->format_count);
+    cpw_offer_values(obj, SPA_FORMAT_VIDEO_size, SPA_TYPE_Rectangle, sizeof(struct spa_rectangle), offer->sizes, &offer->size_kind, &offer->size_count);
+    cpw_offer_values(obj, SPA_FORMAT_VIDEO_framerate, SPA_TYPE_Fraction, sizeof(struct spa_fraction), offer->rates, &offer->rate_kind, &offer->rate_count);
+    return 0;
+}
+
+// SPA's short name of a raw video format (`YUY2`, `RGB`, …), NULL when SPA has none.
+static inline const char *cpw_video_format_name(uint32_t format) {
+    return spa_debug_type_find_short_name(spa_type_video_format, format);
+}
+static inline const char *cpw_media_subtype_name(uint32_t subtype) {
+    return spa_debug_type_find_short_name(spa_type_media_subtype, subtype);
+}
+
+// Collects a node's params of one id (copies, freed by cpw_node_params_free) as they arrive.
+struct cpw_node_params {
+    struct spa_hook hook;
+    struct pw_node_events events;
+    struct pw_proxy *proxy;
+    struct spa_pod *pods[CPW_OFFER_MAX];
+    uint32_t count;
+};
+
+static inline void cpw_node_params_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+    struct cpw_node_params *p = (struct cpw_node_params *)data;
+    (void)seq; (void)id; (void)index; (void)next;
+    if (param == NULL || p->count >= CPW_OFFER_MAX) return;
+    struct spa_pod *copy = spa_pod_copy(param);
+    if (copy != NULL) p->pods[p->count++] = copy;
+}
+
+// Binds node `id` and asks for its params `param_id` (SPA_PARAM_EnumFormat); they arrive on the
+// loop before the answer to a core sync made after this call. Call locked. 0 or -errno.
+static inline int cpw_node_params_begin(struct pw_registry *registry, uint32_t id, uint32_t param_id, struct cpw_node_params *p) {
+    memset(p, 0, sizeof *p);
+    struct pw_node *node = (struct pw_node *)pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+    if (node == NULL) return -errno;
+    p->proxy = (struct pw_proxy *)node;
+    p->events.version = PW_VERSION_NODE_EVENTS;
+    p->events.param = cpw_node_params_param;
+    pw_node_add_listener(node, &p->hook, &p->events, p);
+    return pw_node_enum_params(node, 0, param_id, 0, UINT32_MAX, NULL);
+}
+
+// Lets go of the node and the copies. Call locked.
+static inline void cpw_node_params_free(struct cpw_node_params *p) {
+    if (p->proxy != NULL) {
+        spa_hook_remove(&p->hook);
+        pw_proxy_destroy(p->proxy);
+        p->proxy = NULL;
+    }
+    for (uint32_t i = 0; i < p->count; i++) free(p->pods[i]);
+    p->count = 0;
+}
+static inline const struct spa_pod *cpw_node_param(struct cpw_node_params *p, uint32_t i) { return i < p->count ? p->pods[i] : NULL; }
+
+// One EnumFormat pod with every property fixed: raw `format` (or, with subtype MJPEG, no format),
+// size and rate: what a client that has chosen asks for. NULL when `buffer` is too small.
+static inline const struct spa_pod *cpw_video_format_fixed(uint8_t *buffer, uint32_t size, uint32_t subtype, uint32_t format,
+                                                           uint32_t width, uint32_t height, uint32_t num, uint32_t den) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(subtype), 0);
+    if (subtype == SPA_MEDIA_SUBTYPE_raw) spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_format, SPA_POD_Id(format), 0);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(width, height)),
+                        SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&SPA_FRACTION(num, den)), 0);
+    return (const struct spa_pod *)spa_pod_builder_pop(&b, &f);
+}
+
+// The media subtype and (raw) format, size and rate a Format param fixes. 0 or -EINVAL.
+static inline int cpw_parse_fixed_format(const struct spa_pod *param, uint32_t *subtype, uint32_t *format, uint32_t *width,
+                                         uint32_t *height, uint32_t *num, uint32_t *den) {
+    struct cpw_offer offer;
+    if (cpw_parse_offer(param, &offer) < 0 || offer.media_type != SPA_MEDIA_TYPE_video) return -EINVAL;
+    if (offer.size_count == 0) return -EINVAL;
+    *subtype = offer.media_subtype;
+    *format = offer.format_count > 0 ? offer.formats[0] : 0;
+    *width = offer.sizes[0].width;
+    *height = offer.sizes[0].height;
+    *num = offer.rate_count > 0 ? offer.rates[0].num : 0;
+    *den = offer.rate_count > 0 ? offer.rates[0].denom : 0;
+    return 0;
+}
+
+// The inverse of cpw_parse_offer: one EnumFormat pod offering raw `formats` (more than one: an Enum
+// choice, the first the default) or, with format_count 0, MJPEG; sizes and rates as choices of
+// `*_kind` laid out as struct cpw_offer says. What the tier's test producers offer. NULL when
+// `buffer` is too small.
+static inline const struct spa_pod *cpw_video_offer(uint8_t *buffer, uint32_t size, const uint32_t *formats, uint32_t format_count,
+                                                    uint32_t size_kind, const struct spa_rectangle *sizes, uint32_t size_count,
+                                                    uint32_t rate_kind, const struct spa_fraction *rates, uint32_t rate_count) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_pod_frame f, c;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(format_count > 0 ? SPA_MEDIA_SUBTYPE_raw : SPA_MEDIA_SUBTYPE_mjpg), 0);
+    if (format_count > 0) {
+        spa_pod_builder_prop(&b, SPA_FORMAT_VIDEO_format, 0);
+        spa_pod_builder_push_choice(&b, &c, format_count > 1 ? SPA_CHOICE_Enum : SPA_CHOICE_None, 0);
+        if (format_count > 1) spa_pod_builder_id(&b, formats[0]);
+        for (uint32_t i = 0; i < format_count; i++) spa_pod_builder_id(&b, formats[i]);
+        spa_pod_builder_pop(&b, &c);
+    }
+    spa_pod_builder_prop(&b, SPA_FORMAT_VIDEO_size, 0);
+    spa_pod_builder_push_choice(&b, &c, size_kind, 0);
+    for (uint32_t i = 0; i < size_count; i++) spa_pod_builder_rectangle(&b, sizes[i].width, sizes[i].height);
+    spa_pod_builder_pop(&b, &c);
+    spa_pod_builder_prop(&b, SPA_FORMAT_VIDEO_framerate, 0);
+    spa_pod_builder_push_choice(&b, &c, rate_kind, 0);
+    for (uint32_t i = 0; i < rate_count; i++) spa_pod_builder_fraction(&b, rates[i].num, rates[i].denom);
+    spa_pod_builder_pop(&b, &c);
+    return (const struct spa_pod *)spa_pod_builder_pop(&b, &f);
+}
 
 #endif

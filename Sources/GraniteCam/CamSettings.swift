@@ -99,6 +99,9 @@ public struct CamSettings: Sendable, Hashable {
     /// Seconds a source that went away is waited for before the run ends (`nil`: the source's
     /// own default: 30 s for a PipeWire node, without end for a V4L2 camera).
     public var reconnectTimeout: Double?
+    /// Seconds a camera or PipeWire node that is open (linked) may take to send its first frame,
+    /// at the start and after each reconnect, before the run ends with an error.
+    public var firstFrameTimeout = 10.0
     /// Seconds between giving the allocator's free pages back to the kernel (`nil`: never).
     ///
     /// Frames are megabyte buffers freed on other threads than the ones that made them; glibc

@@ -74,11 +74,12 @@ struct CaptureParts: Sendable {
             return FolderSource(path: path, decoder: decoder, fps: fps, loop: s.loopFolder, frameLimit: s.frameLimit)
         case let .device(path):
             return V4L2Source(path: path, request: s.request, decoder: decoder,
-                              reconnect: ReconnectPolicy(maximumWait: s.reconnectTimeout))
+                              reconnect: ReconnectPolicy(maximumWait: s.reconnectTimeout), firstFrameTimeout: s.firstFrameTimeout)
         case let .pipeWire(node):
             var reconnect = PipeWireSource.defaultReconnect
             if let wait = s.reconnectTimeout { reconnect.maximumWait = wait }
-            return PipeWireSource(target: node, reconnect: reconnect)
+            return PipeWireSource(target: node, request: s.request, decoder: decoder, reconnect: reconnect,
+                                  firstFrameTimeout: s.firstFrameTimeout)
         }
     }
 

@@ -57,7 +57,9 @@ struct StatusState: GraniteState {
         if let format { parts.append("\(format)") }
         // Before the first frame the device may still be compiling or the source opening: say so
         // rather than show a stalled rate.
-        if frames == 0 && !ended { parts.insert("warming up", at: 0) }
+        // Once the source has a format (a camera streaming, a PipeWire node linked) it is the
+        // frame that is awaited, and the format part says from what.
+        if frames == 0 && !ended { parts.insert(format == nil ? "warming up" : "waiting for the first frame", at: 0) }
         if let lastFault { parts.append("fault: \(lastFault)") }
         return parts.joined(separator: " | ")
     }

@@ -30,6 +30,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     case controlValue(device: String, control: String, value: String, reason: String, valid: String)
     /// The node is not a video output device (for `--v4l2-out`).
     case notAnOutputDevice(device: String, card: String, capabilities: UInt32)
+    /// A source that was linked (a PipeWire node) or streaming (a camera) sent no frame within
+    /// `seconds` of starting or of a reconnect; `detail` says what was negotiated.
+    case noFirstFrame(device: String, seconds: Double, detail: String)
     /// PipeWire refused or failed (no daemon, no such node, a stream error); `node` names the
     /// node (or the daemon's socket, for the connection itself).
     case pipeWire(node: String, detail: String)
@@ -63,6 +66,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notAnOutputDevice(device, card, caps):
             return "\(device) (\(card)): not a video output device (capabilities 0x\(String(caps, radix: 16))); "
                 + "a virtual camera is made by v4l2loopback"
+        case let .noFirstFrame(device, seconds, detail):
+            return "\(device): no first frame within \(ReconnectPolicy.seconds(seconds)) s (\(detail)); "
+                + "the producer may be paused or stalled (--first-frame-timeout sets the bound)"
         case let .pipeWire(node, detail):
             return "\(node): PipeWire: \(detail)"
         }

@@ -132,6 +132,9 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
     /// The controls set by the request (`--ctrl`), as the driver read them back after setting
     /// them (``CameraControl/readBack``), in the order asked; empty when none were asked.
     public var controls: [String] = []
+    /// What the source adds about how it got this format (a PipeWire node: the format it sends
+    /// and the offers it was chosen among); nil for none.
+    public var detail: String?
 
     /// A negotiated format.
     public init(format: CaptureFormat, size: FrameSize, bytesPerLine: Int, fps: Double?, emulated: Bool = false) {
@@ -146,7 +149,7 @@ public struct StreamFormat: Sendable, Hashable, CustomStringConvertible {
         let rate = fps.map { " @ \(Self.formatRate($0)) fps" } ?? ""
         let name = format == .auto ? "" : "\(format) "   // sources that are not cameras
         let set = controls.isEmpty ? "" : " | ctrl " + controls.joined(separator: " ")
-        return "\(name)\(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")\(set)"
+        return "\(name)\(size)\(rate)\(emulated ? " (converted by libv4l2)" : "")\(detail.map { " (\($0))" } ?? "")\(set)"
     }
 
     /// A rate as people write it: `30`, `29.97`.

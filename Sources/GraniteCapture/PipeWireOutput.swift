@@ -48,6 +48,10 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// Formats offered, in order of preference.
     public let formats: [PipeWireVideoFormat]
     private let fps: Double
+    /// Offers of its own (the tier's test producers: size ranges, lists of sizes and rates) in
+    /// place of the formats at the frames' size; the frames are then written at the size a
+    /// consumer fixed (``negotiatedSize``).
+    private let offers: [PipeWireOffer]?
     private let loop: PipeWireLoop
     private var stream: PipeWireStream?
     // Loop-locked state (the callbacks run on the loop thread with the lock held).
@@ -60,10 +64,23 @@ public final class PipeWireOutput: @unchecked Sendable {
 
     /// Publishes the node `name` offering `formats` at `size` and `fps`; throws when there is no
     /// daemon or the stream cannot be made.
-    public init(name: String, size: FrameSize, fps: Double, formats: [PipeWireVideoFormat] = PipeWireVideoFormat.outputFormats,
+    public convenience init(name: String, size: FrameSize, fps: Double, formats: [PipeWireVideoFormat] = PipeWireVideoFormat.outputFormats,
                 loop: PipeWireLoop? = nil) throws(CaptureError) {
+        try self.init(name: name, size: size, fps: fps, formats: formats, offers: nil, loop: loop)
+    }
+
+    /// Publishes the node `name` offering exactly `offers` (raw formats only); frames are written
+    /// at ``negotiatedSize``. For test producers.
+    package convenience init(name: String, offers: [PipeWireOffer]) throws(CaptureError) {
+        let first = offers.first?.sizes?.preferred ?? FrameSize(width: 320, height: 240)
+        try self.init(name: name, size: first, fps: offers.first?.rates?.preferred.fps ?? 30, formats: [], offers: offers, loop: nil)
+    }
+
+    private init(name: String, size: FrameSize, fps: Double, formats: [PipeWireVideoFormat], offers: [PipeWireOffer]?,
+                 loop: PipeWireLoop?) throws(CaptureError) {
         self.name = name
         self.formats = formats
+        self.offers = offers
         self.fps = fps
         self.offered = size
         if let loop { self.loop = loop } else { self.loop = try PipeWireLoop(client: name) }
@@ -121,6 +138,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         loop.locked { format.map { "\($0.format) \($0.size)" } }
     }
 
+    /// The size a consumer fixed, if one is reading.
+    package var negotiatedSize: FrameSize? { loop.locked { format?.size } }
+
     /// Counters so far.
     public var stats: Stats { loop.locked { counters } }
 
@@ -132,7 +152,7 @@ public final class PipeWireOutput: @unchecked Sendable {
         try loop.locked { () throws(CaptureError) -> Outcome in
             if let failure { throw .pipeWire(node: name, detail: failure) }
             guard let stream = stream?.pointer else { throw .pipeWire(node: name, detail: "the node is closed") }
-            if size != offered {
+            if offers == nil, size != offered {
                 offered = size
                 format = nil
                 _ = try withFormatParams(size) { params, count in pw_stream_update_params(stream, params, count) }
@@ -200,6 +220,19 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// The EnumFormat params for `size` (one per format), handed to `body`.
     private func withFormatParams<T>(_ size: FrameSize,
                                      _ body: (UnsafeMutablePointer<UnsafePointer<spa_pod>?>, UInt32) throws(CaptureError) -> T) throws(CaptureError) -> T {
+        if let offers {
+            let bytes = 1024 * offers.count
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes, alignment: 8)
+            defer { storage.deallocate() }
+            var params = [UnsafePointer<spa_pod>?](repeating: nil, count: offers.count)
+            for (i, offer) in offers.enumerated() {
+                guard let pod = offer.pod(in: UnsafeMutableRawBufferPointer(rebasing: storage[(i * 1024)..<((i + 1) * 1024)])) else {
+                    throw .pipeWire(node: name, detail: "cannot build the offer \(offer)")
+                }
+                params[i] = pod
+            }
+            return try params.withUnsafeMutableBufferPointer { (all) throws(CaptureError) -> T in try body(all.baseAddress!, UInt32(offers.count)) }
+        }
         let rate = FrameInterval(fps: fps) ?? FrameInterval(numerator: 1, denominator: 30)
         let bytes = 512 * max(1, formats.count)
         let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)

@@ -10,8 +10,12 @@ import GraniteMedia
 ///
 /// ```
 ///  start: registry ─► the Video/Source named NODE (id, serial, node.name or description; none: the first)
-///        ─► pw_stream INPUT, target.object = its serial; EnumFormat: YUY2 NV12 I420 RGBx BGRx RGBA BGRA, any size/rate
-///  process (loop thread): dequeue ─► copy out (yuyv, nv12 or rgba8 rows, strides dropped) ─► emit ─► queue back
+///        ─► its EnumFormat offers (formats, size and rate choices) ─► one picked (``PipeWireChosenFormat``:
+///           the request's format or YUY2 NV12 I420 RGBx BGRx RGBA BGRA MJPEG, the nearest size and rate;
+///           none fits: ``CaptureError/unsupportedFormat(device:requested:offered:)`` listing the offers)
+///        ─► pw_stream INPUT, target.object = its serial, asking for exactly that format
+///  no frame within `firstFrameTimeout` of linking (or of a reconnect): a last fault (.noFirstFrame) and the stream ends
+///  process (loop thread): dequeue ─► copy out (yuyv, nv12 or rgba8 rows, strides dropped; MJPEG decoded) ─► emit ─► queue back
 ///  sequence: the buffer header's (gaps: dropped by the source), else counted here; continued across reconnects
 ///  the node leaves the registry ─► fault (.disconnected) ─► registry polled (`reconnect`'s back-off) until a node
 ///        of that name is back ─► a new stream, `.started` again ─► frames; not back within `reconnect`'s limit:
@@ -24,18 +28,30 @@ public final class PipeWireSource: FrameSource, @unchecked Sendable {
     public let target: String?
     /// How a node that went away is waited for: the registry is polled with its back-off, up to its limits.
     public let reconnect: ReconnectPolicy
-    private let runner: SourceRunner
-    /// Formats accepted, in order of preference (what the source gives with no conversion first).
-    static let accepted: [PipeWireVideoFormat] = [.yuy2, .nv12, .i420, .rgbx, .bgrx, .rgba, .bgra]
+    /// The format, size and rate asked for (`auto`: the chain's preference; size and rate: the nearest offered).
+    public let request: CaptureRequest
+    /// How long a linked node may take to send its first frame (after linking, and after each reconnect).
+    public let firstFrameTimeout: Double
+    let decoder: (any ImageDecoder)?
+    let runner: SourceRunner
+    /// The default bound on the first frame, in seconds.
+    public static let defaultFirstFrameTimeout = 10.0
     /// The default wait for a node that went away: polled every 0.1–0.5 s for 30 s.
     public static let defaultReconnect = ReconnectPolicy(initialDelay: 0.1, maximumDelay: 0.5, maximumWait: 30)
 
     /// A source reading `target` (nil: the first `Video/Source` the daemon lists), waiting for it
     /// as `reconnect` says when it goes away (by its `node.name` or description, it is found again
     /// when its producer makes it anew; an id or serial names only the node that was).
-    public init(target: String?, reconnect: ReconnectPolicy = PipeWireSource.defaultReconnect) {
+    /// `request` picks among the node's offers; `decoder` decodes MJPEG (without one, a node that
+    /// offers only MJPEG is refused).
+    public init(target: String?, request: CaptureRequest = CaptureRequest(), decoder: (any ImageDecoder)? = nil,
+                reconnect: ReconnectPolicy = PipeWireSource.defaultReconnect,
+                firstFrameTimeout: Double = PipeWireSource.defaultFirstFrameTimeout) {
         self.target = target
+        self.request = request
+        self.decoder = decoder
         self.reconnect = reconnect
+        self.firstFrameTimeout = firstFrameTimeout
         runner = SourceRunner(name: target.map { "pipewire:\($0)" } ?? "pipewire")
     }
 
@@ -45,12 +61,19 @@ public final class PipeWireSource: FrameSource, @unchecked Sendable {
     public func start(_ delivery: FrameDelivery = .live(buffering: 2)) throws(CaptureError) -> AsyncStream<CaptureEvent> {
         let loop = try PipeWireLoop(client: "granite-cam")
         let node = try choose(among: try PipeWireDirectory.videoSources(loop: loop))
-        let first = try PipeWireCapture(loop: loop, node: node, runner: runner, label: name, sequenceBase: nil)
+        let first = try PipeWireCapture(loop: loop, node: node, source: self, sequenceBase: nil)
         return try runner.start(delivery) { runner in
             var capture = first
+            // A format fixed before the stream existed (a quick producer) was announced to no one: again.
+            if let format = capture.announced { runner.announce(format) }
             while true {
                 while !runner.isStopping, capture.failure == nil {
                     _ = runner.sleep(until: monotonicNanos() + 50_000_000)
+                    if let overdue = capture.overdue() {
+                        capture.close()
+                        runner.fault(overdue)
+                        return
+                    }
                 }
                 capture.close()
                 guard !runner.isStopping, let failure = capture.failure else { return }
@@ -93,7 +116,7 @@ public final class PipeWireSource: FrameSource, @unchecked Sendable {
             attempt += 1
             do throws(CaptureError) {
                 let node = try choose(among: try PipeWireDirectory.videoSources(loop: loop))
-                return try PipeWireCapture(loop: loop, node: node, runner: runner, label: name,
+                return try PipeWireCapture(loop: loop, node: node, source: self,
                                            sequenceBase: runner.lastSequence.map { $0 + 1 } ?? 0)
             } catch {
                 lastError = error
@@ -115,8 +138,21 @@ final class PipeWireCapture: @unchecked Sendable {
     private let runner: SourceRunner
     private let label: String
     private var stream: PipeWireStream?
-    private var format: (format: PipeWireVideoFormat, size: FrameSize, fps: Double?)?
+    private let decoder: (any ImageDecoder)?
+    /// What was asked of the node (nil: it listed no formats, so every readable one was offered).
+    private let chosen: PipeWireChosenFormat?
+    /// What the node offered, for messages.
+    private let offers: [PipeWireOffer]
+    /// The format in effect (format nil: MJPEG).
+    private var format: (format: PipeWireVideoFormat?, size: FrameSize, fps: Double?)?
     private var counted: UInt64 = 0
+    /// The first-frame bound, from making the stream.
+    private var waiting: FirstFrameWait
+    /// The last format announced.
+    private var lastAnnounced: StreamFormat?
+
+    /// The last format announced (the source's loop announces it again once its stream exists).
+    var announced: StreamFormat? { loop.locked { lastAnnounced } }
     /// Where this stream's numbering starts when it follows another (a reconnect: the producer's
     /// numbers restart); nil: the producer's own numbers as they are.
     private let sequenceBase: UInt64?
@@ -134,11 +170,27 @@ final class PipeWireCapture: @unchecked Sendable {
         loop.locked { nodeGone ? .disconnected(device: label, detail: "the node went away") : failed }
     }
 
-    init(loop: PipeWireLoop, node: PipeWireNode, runner: SourceRunner, label: String, sequenceBase: UInt64?) throws(CaptureError) {
+    /// The last fault when no frame came within the source's first-frame bound of making the stream, else nil.
+    func overdue() -> CaptureError? {
+        loop.locked { () -> CaptureError? in
+            guard waiting.isOverdue(now: monotonicNanos()), !nodeGone, failed == nil else { return nil }
+            let negotiated = format.map { "\($0.format?.rawValue ?? "MJPEG") \($0.size)" + ($0.fps.map { " @ \(StreamFormat.describeRate($0)) fps" } ?? "") }
+            let what = negotiated.map { "negotiated \($0)" }
+                ?? "no format agreed" + (chosen.map { " (asked for \($0))" } ?? "") + "; the node offers " + offers.map(\.description).joined(separator: "; ")
+            return .noFirstFrame(device: label, seconds: waiting.timeout, detail: what)
+        }
+    }
+
+    init(loop: PipeWireLoop, node: PipeWireNode, source: PipeWireSource, sequenceBase: UInt64?) throws(CaptureError) {
         self.loop = loop
-        self.runner = runner
-        self.label = label
+        self.runner = source.runner
+        self.label = source.name
         self.sequenceBase = sequenceBase
+        self.decoder = source.decoder
+        waiting = FirstFrameWait(since: monotonicNanos(), timeout: source.firstFrameTimeout)
+        let offers = try PipeWireOffer.offers(of: node, loop: loop, label: label)
+        self.offers = offers
+        chosen = offers.isEmpty ? nil : try PipeWireChosenFormat.choose(among: offers, for: source.request, mjpeg: decoder != nil, node: label)
         try loop.locked { () throws(CaptureError) in
             watch = try PipeWireNodeWatch(loop: loop, node: node) { [unowned self] in self.nodeGone = true }
             let properties = [("media.type", "Video"), ("media.category", "Capture"), ("media.role", "Camera"),
@@ -163,12 +215,21 @@ final class PipeWireCapture: @unchecked Sendable {
                 }
             }
             stream = made
-            let ids = PipeWireSource.accepted.map(\.spaID)
+            let ids = PipeWireChosenFormat.preference.map(\.spaID)
             let bytes = 512 * ids.count
             let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes)
             defer { buffer.deallocate() }
             var params = [UnsafePointer<spa_pod>?](repeating: nil, count: ids.count)
-            let count = cpw_video_formats(buffer, UInt32(bytes), ids, UInt32(ids.count), 0, 0, 0, 0, &params)
+            var count: Int32
+            if let chosen {
+                // Exactly the chosen format: what a camera client asks for once it has picked.
+                let subtype = chosen.format == nil ? SPA_MEDIA_SUBTYPE_mjpg.rawValue : SPA_MEDIA_SUBTYPE_raw.rawValue
+                params[0] = cpw_video_format_fixed(buffer, UInt32(bytes), subtype, chosen.format?.spaID ?? 0,
+                                                   UInt32(chosen.size.width), UInt32(chosen.size.height), chosen.rate.num, chosen.rate.den)
+                count = params[0] == nil ? -ENOSPC : 1
+            } else {
+                count = cpw_video_formats(buffer, UInt32(bytes), ids, UInt32(ids.count), 0, 0, 0, 0, &params)
+            }
             guard count > 0 else { throw .pipeWire(node: label, detail: "cannot build the format list (\(count))") }
             try params.withUnsafeMutableBufferPointer { (all) throws(CaptureError) in
                 try made.connect(SPA_DIRECTION_INPUT, flags: [PW_STREAM_FLAG_AUTOCONNECT, PW_STREAM_FLAG_MAP_BUFFERS],
@@ -189,17 +250,33 @@ final class PipeWireCapture: @unchecked Sendable {
     deinit { close() }
 
     private func formatChanged(_ param: UnsafePointer<spa_pod>?) {
-        var id: UInt32 = 0, w: UInt32 = 0, h: UInt32 = 0, num: UInt32 = 0, den: UInt32 = 0
-        guard let stream = stream?.pointer, let param, cpw_parse_video_format(param, &id, &w, &h, &num, &den) == 0,
-              let chosen = PipeWireVideoFormat(spaID: id) else {
+        var subtype: UInt32 = 0, id: UInt32 = 0, w: UInt32 = 0, h: UInt32 = 0, num: UInt32 = 0, den: UInt32 = 0
+        guard let stream = stream?.pointer, let param, cpw_parse_fixed_format(param, &subtype, &id, &w, &h, &num, &den) == 0 else {
             format = nil
             return
         }
+        let raw = PipeWireVideoFormat(spaID: id)
+        let mjpeg = subtype == SPA_MEDIA_SUBTYPE_mjpg.rawValue && decoder != nil
+        guard mjpeg || (subtype == SPA_MEDIA_SUBTYPE_raw.rawValue && raw != nil) else {
+            format = nil
+            return
+        }
+        let chosen = mjpeg ? nil : raw
         let size = FrameSize(width: Int(w), height: Int(h))
         let fps: Double? = den > 0 && num > 0 ? Double(num) / Double(den) : nil
         format = (chosen, size, fps)
-        let captureFormat: CaptureFormat = chosen == .yuy2 ? .yuyv : (chosen == .nv12 || chosen == .i420 ? .nv12 : .auto)
-        runner.announce(StreamFormat(format: captureFormat, size: size, bytesPerLine: chosen.stride(width: size.width), fps: fps))
+        let captureFormat: CaptureFormat = switch chosen {
+        case nil: .mjpeg
+        case .yuy2?: .yuyv
+        case .nv12?, .i420?: .nv12
+        default: .auto
+        }
+        var announced = StreamFormat(format: captureFormat, size: size, bytesPerLine: chosen?.stride(width: size.width) ?? 0, fps: fps)
+        let among = offers.count > 1 || offers.first.map { if case let .raw(f) = $0.kind { f.count > 1 } else { false } } == true
+            ? ", chosen among \(offers.map(\.description).joined(separator: "; "))" : ""
+        announced.detail = "\(label) sends \(chosen?.rawValue ?? "MJPEG, decoded here")\(among)"
+        lastAnnounced = announced
+        runner.announce(announced)
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
         defer { buffer.deallocate() }
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 1)
@@ -228,7 +305,21 @@ final class PipeWireCapture: @unchecked Sendable {
             sequence = (sequenceBase ?? 0) &+ counted
         }
         counted += 1
-        guard let image = copyOut(buffer, format.format, format.size) else { return }
+        let image: Image
+        if let raw = format.format {
+            guard let copied = copyOut(buffer, raw, format.size) else { return }
+            image = copied
+        } else {
+            var chunk: UInt32 = 0, stride: Int32 = 0, room: UInt32 = 0
+            guard let decoder, let data = cpw_buffer_plane(buffer, 0, &chunk, &stride, &room), chunk > 0 else { return }
+            do throws(CaptureError) {
+                image = try decoder.decode(Array(UnsafeBufferPointer(start: data, count: Int(chunk))), path: "\(label) (MJPEG frame)")
+            } catch {
+                runner.fault(error)
+                return
+            }
+        }
+        waiting.frameArrived()
         runner.emit(Frame(image: image, sequence: sequence, timestampNanos: PipeWireCapture.captureTime(pts: pts, now: monotonicNanos()),
                           source: label))
     }

@@ -33,7 +33,7 @@ public enum PipeWireVideoFormat: String, CaseIterable, Sendable, CustomStringCon
     }
 
     /// The `SPA_VIDEO_FORMAT_*` id.
-    var spaID: UInt32 {
+    package var spaID: UInt32 {
         switch self {
         case .yuy2: return SPA_VIDEO_FORMAT_YUY2.rawValue
         case .nv12: return SPA_VIDEO_FORMAT_NV12.rawValue
@@ -46,7 +46,7 @@ public enum PipeWireVideoFormat: String, CaseIterable, Sendable, CustomStringCon
     }
 
     /// The format with SPA id `id`, if it is one of these.
-    init?(spaID id: UInt32) {
+    package init?(spaID id: UInt32) {
         guard let found = PipeWireVideoFormat.allCases.first(where: { $0.spaID == id }) else { return nil }
         self = found
     }

@@ -60,6 +60,7 @@ public final class V4L2Source: FrameSource {
     private let decoder: (any ImageDecoder)?
     private let reconnect: ReconnectPolicy
     private let stallTimeout: Double
+    private let firstFrameTimeout: Double
     private let runner: SourceRunner
     private let negotiatedFormat = Mutex<StreamFormat?>(nil)
 
@@ -68,15 +69,19 @@ public final class V4L2Source: FrameSource {
     ///   - bufferCount: buffers in the mmap ring (drivers may grant more or fewer).
     ///   - decoder: decodes MJPEG frames; without one `auto` never picks MJPEG.
     ///   - stallTimeout: seconds without a frame before the device counts as gone.
+    ///   - firstFrameTimeout: seconds a device that streams may take to send its first frame (after
+    ///     opening, and after each reopen) before the run ends (``CaptureError/noFirstFrame(device:seconds:detail:)``);
+    ///     until then a stall is this, not a device gone.
     public init(path: String, request: CaptureRequest = CaptureRequest(), bufferCount: Int = 4,
                 decoder: (any ImageDecoder)? = nil, reconnect: ReconnectPolicy = ReconnectPolicy(),
-                stallTimeout: Double = 5) {
+                stallTimeout: Double = 5, firstFrameTimeout: Double = 10) {
         self.path = path
         self.request = request
         self.bufferCount = bufferCount
         self.decoder = decoder
         self.reconnect = reconnect
         self.stallTimeout = stallTimeout
+        self.firstFrameTimeout = firstFrameTimeout
         runner = SourceRunner(name: path)
     }
 
@@ -136,15 +141,24 @@ public final class V4L2Source: FrameSource {
         var format = first_format
         var assembler = FrameAssembler(device: path, decoder: decoder)
         var lastFrameAt = monotonicNanos()
+        var waiting = FirstFrameWait(since: lastFrameAt, timeout: firstFrameTimeout)
         while !runner.isStopping, let current = device {
             do throws(CaptureError) {
                 guard let raw = try current.dequeue(timeoutMillis: 100) else {
-                    if Double(monotonicNanos() - lastFrameAt) / 1e9 > stallTimeout {
+                    let now = monotonicNanos()
+                    if waiting.isOverdue(now: now) {
+                        current.close()
+                        device = nil
+                        runner.fault(.noFirstFrame(device: path, seconds: firstFrameTimeout, detail: "streaming \(format)"))
+                        return
+                    }
+                    if !waiting.isWaiting, Double(now - lastFrameAt) / 1e9 > stallTimeout {
                         throw .timedOut(device: path, seconds: stallTimeout)
                     }
                     continue
                 }
                 lastFrameAt = monotonicNanos()
+                waiting.frameArrived()
                 assembler.deliver(raw, format: format, runner: runner)
             } catch {
                 current.close()
@@ -158,6 +172,7 @@ public final class V4L2Source: FrameSource {
                 format = newFormat
                 negotiatedFormat.withLock { $0 = newFormat }
                 lastFrameAt = monotonicNanos()
+                waiting = FirstFrameWait(since: lastFrameAt, timeout: firstFrameTimeout)
                 runner.reconnected(goneSince: gone)
                 runner.announce(newFormat)
             }

@@ -108,6 +108,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(name: .customLong("reconnect-timeout"), help: ArgumentHelp("How long a source that went away (a PipeWire node whose producer stopped, an unplugged camera) is waited for before the run ends with an error (default: 30 for a PipeWire node; a V4L2 camera is waited for without end).", valueName: "seconds"))
     var reconnectTimeout: Double?
 
+    @Option(name: .customLong("first-frame-timeout"), help: ArgumentHelp("How long a camera or PipeWire node that is open (linked) may take to send its first frame, at the start and after a reconnect, before the run ends with an error naming it and what was negotiated.", valueName: "seconds"))
+    var firstFrameTimeout: Double = 10
+
     @Option(help: "Status renders per second.")
     var statusHz: Double = 4
 
@@ -141,6 +144,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if pipeWireOutFormat != nil && pipeWireOut == nil { throw ValidationError("--pipewire-out-format needs --pipewire-out NAME") }
         if previewBind != nil && preview == nil { throw ValidationError("--preview-bind needs --preview PORT") }
         if let reconnectTimeout, !(reconnectTimeout >= 0) { throw ValidationError("--reconnect-timeout takes seconds, 0 or more") }
+        if !(firstFrameTimeout > 0) || !firstFrameTimeout.isFinite { throw ValidationError("--first-frame-timeout takes seconds, more than 0") }
     }
 
     func settings() throws -> CamSettings {
@@ -170,6 +174,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.reconnectTimeout = reconnectTimeout
         // The option, or the variable the benchmarks set before it existed (read once, here).
         s.captureLog = captureLog ?? getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        s.firstFrameTimeout = firstFrameTimeout
         return s
     }
 

@@ -26,6 +26,11 @@
 //       `granite-cam --pipewire-out`, without the rest of granite-cam's pipeline), converting each
 //       frame into the shared buffer; prints frames sent and CPU time per frame sent;
 //       GRANITE_CAPTURE_LOG=FILE: each frame's counter and drawing time, as granite-cam's
+//   granite-pw-check publish NAME --offer 'FORMATS SIZES @ RATES[; …]' [--seconds S] [--silent]
+//       the same node offering exactly these EnumFormat pods (the tier's producers with choices):
+//       FORMATS yuy2,nv12,…; SIZES WxH, WxH,WxH (a list) or WxH..WxH[/WxH] (a range[, its step]);
+//       RATES 30, 30,15 (a list) or 1..60; frames are drawn at the size the consumer fixed.
+//       --silent: the node links but never sends a frame
 //   granite-pw-check list
 //       the daemon's video sources
 import GraniteCapture
@@ -224,12 +229,23 @@ case "publish":
     let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 10
     let fps = option("--fps", in: &arguments).flatMap(Double.init) ?? 30
     let format = option("--format", in: &arguments).flatMap { PipeWireVideoFormat(name: $0) } ?? .yuy2
-    let unpaced = arguments.contains("--unpaced")
-    arguments.removeAll { $0 == "--unpaced" }
-    guard arguments.count == 2, let size = FrameSize(parsing: arguments[1]) else { fail("usage: publish NAME WxH …", code: 64) }
+    let unpaced = arguments.contains("--unpaced"), silent = arguments.contains("--silent")
+    arguments.removeAll { $0 == "--unpaced" || $0 == "--silent" }
+    let offers: [PipeWireOffer]?
+    do { offers = try option("--offer", in: &arguments).map { spec in try spec.split(separator: ";").map { try parseOffer(String($0)) } } }
+    catch { fail("\(error)", code: 64) }
+    guard arguments.count == (offers == nil ? 2 : 1) else { fail("usage: publish NAME WxH … | publish NAME --offer SPEC …", code: 64) }
     let output: PipeWireOutput
-    do { output = try PipeWireOutput(name: arguments[0], size: size, fps: fps, formats: [format]) } catch { fail("\(error)") }
-    let pattern = TestPattern(size: size, fps: fps)
+    do {
+        if let offers {
+            output = try PipeWireOutput(name: arguments[0], offers: offers)
+        } else {
+            guard let size = FrameSize(parsing: arguments[1]) else { fail("usage: publish NAME WxH …", code: 64) }
+            output = try PipeWireOutput(name: arguments[0], size: size, fps: fps, formats: [format])
+        }
+    } catch { fail("\(error)") }
+    var size = offers?.first?.sizes?.preferred ?? FrameSize(parsing: arguments.count > 1 ? arguments[1] : "")!
+    var pattern = TestPattern(size: size, fps: fps)
     var storage = RecycledBytes(slots: 2)
     // GRANITE_CAPTURE_LOG=FILE: each frame's counter and the time it was drawn (as granite-cam's).
     let captureLog = getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }
@@ -240,6 +256,14 @@ case "publish":
         if !unpaced {
             let due = start + UInt64(Double(index) * 1e9 / fps), now = monotonicNanos()
             if due > now { var t = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000)); nanosleep(&t, nil) }
+        }
+        if silent {
+            index += 1
+            continue
+        }
+        if offers != nil, let fixed = output.negotiatedSize, fixed != size {
+            size = fixed
+            pattern = TestPattern(size: size, fps: fps)
         }
         let image = pattern.render(index: index, recycling: &storage)
         let taken = monotonicNanos()
@@ -283,4 +307,29 @@ case "list":
     } catch { fail("\(error)") }
 default:
     fail("unknown mode \(mode): counters, consume or list", code: 64)
+}
+
+/// One `--offer` pod: `FORMATS SIZES @ RATES` (see the usage above).
+func parseOffer(_ text: String) throws -> PipeWireOffer {
+    struct BadOffer: Error, CustomStringConvertible { let description: String }
+    let parts = text.split(separator: " ").map(String.init)
+    guard parts.count == 4, parts[2] == "@" else { throw BadOffer(description: "--offer: want 'FORMATS SIZES @ RATES', got '\(text)'") }
+    let formats = parts[0].split(separator: ",").map { PipeWireVideoFormat(name: String($0)) }
+    guard !formats.isEmpty, formats.allSatisfy({ $0 != nil }) else { throw BadOffer(description: "--offer: unknown format in '\(parts[0])'") }
+    func choice<V>(_ text: String, _ parse: (String) -> V?) -> PipeWireChoice<V>? {
+        if let dots = text.range(of: "..") {
+            let tail = text[dots.upperBound...].split(separator: "/").map(String.init)
+            guard let lo = parse(String(text[..<dots.lowerBound])), let hi = tail.first.flatMap(parse) else { return nil }
+            let step = tail.count > 1 ? parse(tail[1]) : nil
+            return .range(default: lo, min: lo, max: hi, step: step)
+        }
+        let values = text.split(separator: ",").map { parse(String($0)) }
+        guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.count == 1 ? .one(values[0]!) : .list(values.map { $0! })
+    }
+    guard let sizes = choice(parts[1], FrameSize.init(parsing:)) else { throw BadOffer(description: "--offer: bad sizes '\(parts[1])'") }
+    guard let rates = choice(parts[3], { UInt32($0).map { PipeWireRate(num: $0, den: 1) } }) else {
+        throw BadOffer(description: "--offer: bad rates '\(parts[3])'")
+    }
+    return PipeWireOffer(kind: .raw(formats: formats.map { $0!.spaID }), sizes: sizes, rates: rates)
 }

@@ -315,6 +315,12 @@ final class StatusReducerTests: CamTestCase {
         let store = try await store(output: { line in lines.withLock { $0.append(line) } })
         await store.send(CamEvents.Tick(), renders: 1)
         XCTAssertTrue(store.state.statusLine.hasPrefix("warming up | frames 0 | fps 0.0 | latency p50 – ms"), store.state.statusLine)
+        // Once the source has a format, the line says it waits for the first frame, and of what.
+        var format = StreamFormat(format: .yuyv, size: FrameSize(width: 320, height: 240), bytesPerLine: 640, fps: 30)
+        format.detail = "pipewire:cam sends YUY2"
+        await store.send(CamEvents.FormatChanged(format: format), renders: 0) { $0.format = format }
+        XCTAssertTrue(store.state.statusLine.hasPrefix("waiting for the first frame | frames 0 |"), store.state.statusLine)
+        XCTAssertTrue(store.state.statusLine.contains("| yuyv 320x240 @ 30 fps (pipewire:cam sends YUY2)"), store.state.statusLine)
         var stats = CaptureStats()
         stats.droppedBySource = 3
         await store.send(CamEvents.SourceEnded(sourceStats: stats, failure: nil), renders: 1) {

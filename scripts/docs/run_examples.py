@@ -46,9 +46,9 @@ ALLOWED = {
     "./bin/granite*": "a program of an unpacked bundle; scripts/tiers/60-fresh-clone.sh runs them under env -i",
     "VK_DRIVER_FILES=*./bin/granite*": "a program of an unpacked bundle on a chosen Vulkan driver; scripts/tiers/60-fresh-clone.sh runs it on lavapipe",
     "./scripts/bundle*": "a release build; scripts/tiers/60-fresh-clone.sh bundles the fresh clone's build",
-    "*--pipewire-out*": "needs a PipeWire session; scripts/tiers/45-pipewire.sh runs granite-cam --pipewire-out against a private daemon",
-    "granite-cam --source pipewire*": "needs a PipeWire session; scripts/tiers/45-pipewire.sh reads a pipewiresink node with it",
-    "gst-launch-1.0 *": "GStreamer on a PipeWire session; scripts/tiers/45-pipewire.sh runs these consumers and producers against a private daemon",
+    "*--pipewire-out*[!&]": "a camera that runs until stopped, for Firefox or OBS; the GStreamer recipe runs it in the background here, and scripts/tiers/45-pipewire.sh reads it with Firefox",
+    "gst-launch-1.0 *autovideosink*": "opens a window; the recording beside it reads the same node",
+    "granite-cam --source pipewire:42*": "a node's id is the reader's own; the lines beside it read the node by name and as the first",
     "kubectl*": "a Kubernetes cluster",
     "parallel -S*": "remote hosts over ssh",
 }

@@ -12,6 +12,10 @@
 #     beside granite-cam's, and `granite-cam --source pipewire:NODE` reads and writes its frames;
 #     the producer stops mid-run and starts again: granite-cam waits, takes the new node up and
 #     finishes its --frames; stopped for good, the run ends after --reconnect-timeout with exit 1;
+#  4c. producers that offer choices (every raw format, a size range with a step, three fixed sizes,
+#     a rate list, only MJPEG): granite-cam picks one as asked, says it in its status line; only a
+#     format it cannot read (GStreamer's open-caps recipe): exit 1 listing the offers; a node that
+#     links but never sends: exit 1 after --first-frame-timeout, naming the negotiated format;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
 #  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
 #     consumer's buffer: counters in order, the direct reads counted;
@@ -29,7 +33,7 @@ cannot_run() {
 fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
 
 if [ -z "${GRANITE_PW_SESSION:-}" ]; then
-  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base dbus-daemon \
+  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good dbus-daemon \
     firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin \
     || cannot_run "could not install pipewire, wireplumber, GStreamer's PipeWire elements, Firefox and the desktop portal"
   for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session firefox-esr Xvfb gdbus /usr/libexec/xdg-desktop-portal /usr/libexec/xdg-desktop-portal-gtk; do
@@ -44,25 +48,17 @@ fi
 
 bin="$(swift build --show-bin-path)"
 work="$(mktemp -d)"
-export XDG_RUNTIME_DIR="$work/runtime"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR
 pids=()
 cleanup() {
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; wait "${pids[i]}" 2>/dev/null || true; done
   # The document portal (started with the desktop portal, section 7) mounts its FUSE file system here.
-  if grep -q " $XDG_RUNTIME_DIR/doc " /proc/mounts; then fusermount3 -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || fusermount -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || true; fi
+  if grep -q " ${XDG_RUNTIME_DIR:-$work/runtime}/doc " /proc/mounts; then fusermount3 -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || fusermount -u -z "$XDG_RUNTIME_DIR/doc" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 started=$SECONDS
 
-pipewire >"$work/pipewire.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 50); do [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] && break; sleep 0.1; done
-[ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || { cat "$work/pipewire.log"; fail "the PipeWire daemon did not start"; }
-wireplumber >"$work/wireplumber.log" 2>&1 & pids+=($!)
-# WirePlumber is ready when it shows up as a client.
-for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep -q '"application.name": "WirePlumber"' && break; sleep 0.1; done
+start_pipewire_session "$work" || fail "the PipeWire daemon did not start"
 
 # Waits until the daemon lists a node whose property $1 is $2.
 wait_node() {
@@ -170,6 +166,86 @@ code=0; wait $gone || code=$?
 grep "error: pipewire:gst-test-source: PipeWire: the node went away and did not come back within 1 s" "$work/cam-gone.log" \
   || { tr '\r' '\n' <"$work/cam-gone.log" | tail -3; fail "no error naming the node that never came back"; }
 
+# 4c. Producers that offer choices, as cameras behind PipeWire do (formats, sizes and rates as
+#     lists and ranges): granite-cam reads the node's EnumFormat, asks for one fixed format (the
+#     request's, else YUY2/NV12/I420 before RGB, MJPEG decoded when it is all there is; the nearest
+#     size and rate), says it in its status line, and refuses what it cannot read with an error
+#     listing the offers. The producers with ranges and lists are granite-pw-check's (PipeWireOutput
+#     with its own offers); MJPEG and the unreadable one are GStreamer's.
+# Reads 30 frames of node $1 with granite-cam (more options after it); the log in $work/neg.log,
+# the status lines one a line in $work/neg.txt, the seconds it took in $took.
+read_node() {
+  local node=$1; shift
+  local t0=$SECONDS code=0
+  timeout 40 "$bin/granite-cam" --source "pipewire:$node" --frames 30 --status-hz 20 "$@" >"$work/neg.log" 2>&1 || code=$?
+  took=$((SECONDS - t0))
+  tr '\r' '\n' <"$work/neg.log" >"$work/neg.txt"
+  return $code
+}
+# Expects the last status line to carry $1 (the format as granite-cam reads it) and $2 (what the node sends).
+expect_status() {
+  grep "^granite-cam: 30 frames in" "$work/neg.txt" >/dev/null || { tail -5 "$work/neg.txt"; fail "$3: no 30 frames"; }
+  grep -q -- "$1.*$2" "$work/neg.txt" || { grep "fps" "$work/neg.txt" | tail -2; fail "$3: the status line does not say '$1' and '$2'"; }
+  echo "pipewire: $3: $(grep -o "$1[^|]*$2[^|)]*" "$work/neg.txt" | tail -1) in $took s"
+}
+# Starts a granite-pw-check producer named $1 offering $2 (more options after); its pid in $producer.
+start_producer() {
+  local name=$1 offer=$2; shift 2
+  "$bin/granite-pw-check" publish "$name" --offer "$offer" --seconds 120 "$@" >"$work/producer.log" 2>&1 & producer=$!; pids+=($producer)
+  wait_node node.description "$name" || { cat "$work/producer.log"; fail "the producer $name did not appear"; }
+}
+stop_producer() { kill "$producer" 2>/dev/null; wait "$producer" 2>/dev/null || true; }
+
+read_node granite.granite-test-camera || { tail -5 "$work/neg.txt"; fail "every raw format: granite-cam failed"; }
+expect_status "yuyv 320x240 @ 30 fps" "sends YUY2, chosen among YUY2 320x240 @ 30; NV12 320x240 @ 30; I420" "every raw format (granite-cam's node), auto"
+read_node granite.granite-test-camera --format rgb24 || { tail -5 "$work/neg.txt"; fail "every raw format, --format rgb24: granite-cam failed"; }
+expect_status "320x240 @ 30 fps" "sends RGBx" "every raw format, --format rgb24"
+
+start_producer "Range Camera" "yuy2,nv12 16x16..1920x1080/16x8 @ 1..60"
+read_node granite.range-camera --size 330x245 --fps 25 || { tail -5 "$work/neg.txt"; fail "size range: granite-cam failed"; }
+expect_status "yuyv 336x248 @ 25 fps" "sends YUY2" "a size range with a step (asked 330x245 at 25)"
+stop_producer
+
+start_producer "Sizes Camera" "i420 160x120 @ 30; i420 320x240 @ 30; i420 400x300 @ 30"
+read_node granite.sizes-camera --size 390x280 || { tail -5 "$work/neg.txt"; fail "several sizes: granite-cam failed"; }
+expect_status "nv12 400x300 @ 30 fps" "sends I420" "three fixed sizes (asked 390x280)"
+stop_producer
+
+start_producer "Rates Camera" "nv12 320x240 @ 30,15,60"
+read_node granite.rates-camera --fps 50 || { tail -5 "$work/neg.txt"; fail "a rate list: granite-cam failed"; }
+expect_status "nv12 320x240 @ 60 fps" "sends NV12" "a rate list 30,15,60 (asked 50)"
+stop_producer
+
+gst-launch-1.0 -q videotestsrc is-live=true ! video/x-raw,width=320,height=240,framerate=30/1 ! jpegenc \
+  ! pipewiresink mode=provide stream-properties=props,media.class=Video/Source,node.name=gst-mjpeg-source >"$work/gst-mjpeg.log" 2>&1 & producer=$!; pids+=($producer)
+wait_node node.name gst-mjpeg-source || { cat "$work/gst-mjpeg.log"; fail "the MJPEG producer did not appear"; }
+read_node gst-mjpeg-source || { tail -5 "$work/neg.txt"; fail "only MJPEG: granite-cam failed"; }
+expect_status "mjpeg 320x240 @ 30 fps" "sends MJPEG, decoded here" "only MJPEG (GStreamer's jpegenc)"
+stop_producer
+
+# The recipe as a new user types it: caps left open, GStreamer's videotestsrc fixes its first
+# format (one PipeWire has no name for) before PipeWire negotiates: nothing granite reads.
+gst-launch-1.0 -q videotestsrc is-live=true ! pipewiresink mode=provide \
+  stream-properties="props,media.class=Video/Source,node.name=test-source" >"$work/gst-open.log" 2>&1 & producer=$!; pids+=($producer)
+wait_node node.name test-source || { cat "$work/gst-open.log"; fail "the open-caps producer did not appear"; }
+code=0; read_node test-source || code=$?
+[ "$code" = 1 ] || { tail -3 "$work/neg.txt"; fail "a node offering nothing granite reads: exit $code, wanted 1"; }
+grep "error: pipewire:test-source: format auto (one of YUY2, NV12, I420, RGBx, BGRx, RGBA, BGRA, MJPEG) is not offered; the device offers: raw (no format PipeWire names) 320x240 @ 30" "$work/neg.txt" \
+  || { tail -3 "$work/neg.txt"; fail "no error listing what test-source offers"; }
+echo "pipewire: a producer offering only a format granite does not read: exit 1 in $took s, naming it"
+stop_producer
+
+# A node that links but never sends: the run ends after --first-frame-timeout, naming what was negotiated.
+start_producer "Silent Camera" "yuy2 320x240 @ 30" --silent
+code=0; read_node granite.silent-camera --first-frame-timeout 2 || code=$?
+[ "$code" = 1 ] || { tail -3 "$work/neg.txt"; fail "a silent node: exit $code, wanted 1"; }
+grep -q "^waiting for the first frame | frames 0" "$work/neg.txt" || { head -3 "$work/neg.txt"; fail "the status line did not say it waits for the first frame"; }
+grep "error: pipewire:granite.silent-camera: no first frame within 2 s (negotiated YUY2 320x240 @ 30 fps)" "$work/neg.txt" \
+  || { tail -3 "$work/neg.txt"; fail "no error naming the silent node and its format"; }
+[ "$took" -le 8 ] || fail "a silent node with --first-frame-timeout 2 took $took s to end"
+echo "pipewire: a node that links and never sends: exit 1 after $took s (--first-frame-timeout 2)"
+stop_producer
+
 # 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --cpu-filters --filter resize:width=160,height=120 \
   --pipewire-out "Granite Small" --status-hz 1 >"$work/cam-small.log" 2>&1 & small=$!; pids+=($small)
@@ -233,11 +309,13 @@ cat >"$work/camera.html" <<'PAGE'
 const say = s => window.dump("GRANITE-FF " + s + "\n");
 (async () => {
   try {
+    say("step asking for the camera");
     const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 320, height: 240 } });
     const track = stream.getVideoTracks()[0], v = document.getElementById("v");
     say("camera " + track.label + " " + track.getSettings().width + "x" + track.getSettings().height);
     v.srcObject = stream;
     await new Promise(r => { v.onloadeddata = r; });
+    say("step the video has its first frame");
     const c = document.getElementById("c"), g = c.getContext("2d");
     c.width = v.videoWidth; c.height = v.videoHeight;
     for (let i = 0; i < 2; i++) {
@@ -252,8 +330,26 @@ const say = s => window.dump("GRANITE-FF " + s + "\n");
 })();
 </script></body></html>
 PAGE
-HOME="$work/firefox" timeout 120 firefox-esr --headless --no-remote --profile "$work/firefox" "file://$work/camera.html" >"$work/firefox.log" 2>&1 & firefox=$!; pids+=($firefox)
-for _ in $(seq 1 1200); do grep -q "^GRANITE-FF \(done\|error\)" "$work/firefox.log" && break; kill -0 $firefox 2>/dev/null || break; sleep 0.1; done
+# Waited on the page's events, not a clock: the page reports each step, and only a step that takes
+# more than 180 s (no new line from Firefox: it hangs) fails the wait, naming the step it was at;
+# how long each took is printed (on a machine half as fast Firefox's start alone took over 120 s).
+ff_started=$SECONDS
+HOME="$work/firefox" firefox-esr --headless --no-remote --profile "$work/firefox" "file://$work/camera.html" >"$work/firefox.log" 2>&1 & firefox=$!; pids+=($firefox)
+ff_lines=0; ff_moved=$SECONDS; ff_steps=""
+while ! grep -q "^GRANITE-FF \(done\|error\)" "$work/firefox.log"; do
+  kill -0 $firefox 2>/dev/null || break
+  n=$(grep -c "^GRANITE-FF" "$work/firefox.log" || true)
+  if [ "$n" != "$ff_lines" ]; then
+    ff_lines=$n; ff_moved=$SECONDS
+    ff_steps="$ff_steps, $(grep "^GRANITE-FF" "$work/firefox.log" | tail -1 | cut -c12-50 | sed 's/^step //') after $((SECONDS - ff_started)) s"
+  fi
+  if [ $((SECONDS - ff_moved)) -gt 180 ]; then
+    kill $firefox 2>/dev/null; grep -v "^GRANITE-FF frame" "$work/firefox.log" | tail -5
+    fail "Firefox made no progress for 180 s (steps so far: ${ff_steps:-none since it started})"
+  fi
+  sleep 0.1
+done
+echo "pipewire: firefox: ${ff_steps#, }; finished after $((SECONDS - ff_started)) s"
 kill $firefox 2>/dev/null; wait $firefox 2>/dev/null || true
 grep "^GRANITE-FF \(camera\|error\)" "$work/firefox.log" | sed 's/^GRANITE-FF /pipewire: firefox: /'
 grep -q "^GRANITE-FF camera Granite Test Camera 320x240" "$work/firefox.log" \

@@ -7,6 +7,8 @@
 #     the debug build's granite and granite-cam (built by ./scripts/test) in a scratch folder that
 #     holds a few small photos in photos/; commands that need a camera, root, a window, a cluster or
 #     a remote account are checked against the programs' --help through the runner's allow-list.
+#     All of it in a private PipeWire session (scripts/with-pipewire), where Documentation/PipeWire.md's
+#     recipes publish and read their nodes.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 started=$SECONDS
@@ -60,8 +62,11 @@ cp "$sandbox"/photos/set1/* "$sandbox/home/DCIM/"
 cp "$sandbox/photos/photo.jpg" "$sandbox/scans/scan-1.jpg"
 "$convert" -size 64x48 -delay 10 xc:red xc:green xc:blue -loop 0 "$sandbox/memes/spin.gif"
 "$convert" -size 96x64 xc:none -fill '#2060c0' -draw 'circle 48,32 48,4' "$sandbox/logos/logo.png"
+# Documentation/PipeWire.md's recipes publish and read nodes: every block runs in a private PipeWire
+# session (scripts/with-pipewire), with GStreamer's producers and consumers.
+ensure_apt "${GRANITE_PIPEWIRE_PACKAGES[@]}" || { echo "docs tier: could not install PipeWire and GStreamer" >&2; exit 1; }
 status=0
 HOME="$sandbox/home" XDG_DATA_HOME="$sandbox/home/.local/share" XDG_CACHE_HOME="$sandbox/home/.cache" \
-  python3 "$ROOT/scripts/docs/run_examples.py" "$ROOT" "$sandbox" "$bin" || status=$?
+  "$ROOT/scripts/with-pipewire" python3 "$ROOT/scripts/docs/run_examples.py" "$ROOT" "$sandbox" "$bin" || status=$?
 echo "docs tier: $((SECONDS - started)) s"
 exit $status
