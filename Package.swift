@@ -27,22 +27,26 @@ let package = Package(
         .library(name: "GraniteCapture", targets: ["GraniteCapture"]),
         .library(name: "GraniteIPFS", targets: ["GraniteIPFS"]),
     ],
+    // Exact versions of the direct dependencies (what the project tested; transitive ones are in
+    // Package.versions, checked by scripts/check-versions): they resolve the same from any clone,
+    // with no Package.resolved (which is not committed: this machine's package mirror writes its
+    // own commit ids there, which are not upstream's).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
-        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),  // convert manifest, IPFS CIDs
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", exact: "1.7.3"),
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", exact: "1.13.1"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),  // convert manifest, IPFS CIDs
         // IPFS (issue 7)
         // The trait exposes response trailers (Kubo reports late errors in `X-Stream-Error`); traits need tools 6.1.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),  // ONNX (generated code committed)
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0", traits: ["UnstableHTTPAPIsSupport"]),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),  // ONNX (generated code committed)
         // IPFS Pinning Service client (issue 17): generated code committed (scripts/gen-pinning-client.sh).
-        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
-        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", exact: "1.5.0"),
     ],
     targets: [
         // MARK: Event core (issue 2) — pure Swift, no C, no media.

@@ -19,7 +19,7 @@ cannot_run() {
 ensure_apt "${GRANITE_APT_VM_PACKAGES[@]}" || cannot_run "could not install ${GRANITE_APT_VM_PACKAGES[*]}"
 command -v qemu-system-x86_64 >/dev/null || cannot_run "qemu-system-x86_64 is missing"
 for product in granite-v4l2-check granite-cam; do
-  swift build --force-resolved-versions --product "$product" >/dev/null || { echo "vivid-vm tier: FAIL: build of $product failed" >&2; exit 1; }
+  swift build --product "$product" >/dev/null || { echo "vivid-vm tier: FAIL: build of $product failed" >&2; exit 1; }
 done
 BIN="$(swift build --show-bin-path)"
 GUEST='granite-v4l2-check /dev/video0 --fps 30 --frames 60 --replug /bin/vivid-reload || exit 1

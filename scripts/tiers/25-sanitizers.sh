@@ -10,6 +10,13 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 export GRANITE_PACKAGE=core
+# The core-only manifest resolves fewer packages and would rewrite the checkout's Package.resolved:
+# keep the full one and put it back after.
+resolved_copy="$(mktemp)"
+had_resolved=0
+if [ -f Package.resolved ]; then cp Package.resolved "$resolved_copy"; had_resolved=1; fi
+restore() { if [ "$had_resolved" -eq 1 ]; then cp "$resolved_copy" Package.resolved; else rm -f Package.resolved; fi; rm -f "$resolved_copy"; }
+trap restore EXIT
 fail=0; passed=0
 for sanitizer in ${SANITIZERS:-thread address}; do
   scratch="$ROOT/.build-sanitize-$sanitizer"

@@ -14,7 +14,7 @@ cannot_run() {
 }
 ensure_apt chromium || cannot_run "could not install Debian's chromium"
 command -v chromium >/dev/null || cannot_run "chromium is missing"
-swift build --force-resolved-versions --product granite-cam >/dev/null || { echo "preview-browser tier: FAIL: build of granite-cam failed" >&2; exit 1; }
+swift build --product granite-cam >/dev/null || { echo "preview-browser tier: FAIL: build of granite-cam failed" >&2; exit 1; }
 cam="$(swift build --show-bin-path)/granite-cam"
 model="$ROOT/Models/fastdepth-224-int8.onnx"
 [ -f "$model" ] || { echo "preview-browser tier: FAIL: $model missing" >&2; exit 1; }
