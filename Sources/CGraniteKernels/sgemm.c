@@ -510,6 +510,25 @@ int gk_deconv2x2_fits(int level, int k, int w) {
 
 void gk_deconv2x2(int level, int m, int k, const float *a, int lda, const float *in, int h, int w, float *out, int p0,
                   int p1, const float *bias, const gk_epilogue *ep) {
+    if (!gk_deconv2x2_fits(level, k, w)) {
+        // Other shapes: one output at a time, the same sums (ONNX Runtime's K blocks, fmaf).
+        for (int row = 0; row < m; row++) {
+            const int oc = row >> 2, ki = (row >> 1) & 1, kj = row & 1;
+            for (int p = p0; p < p1; p++) {
+                float total = 0.0f;
+                for (int k0 = 0; k0 < k; k0 += GK_ORT_KBLOCK) {
+                    const int k1 = k - k0 < GK_ORT_KBLOCK ? k : k0 + GK_ORT_KBLOCK;
+                    float acc = 0.0f;
+                    for (int kk = k0; kk < k1; kk++) acc = fmaf(a[(size_t)row * lda + kk], in[(size_t)kk * h * w + p], acc);
+                    total = k0 == 0 ? acc : total + acc;
+                }
+                float *d = out + (size_t)oc * 4 * h * w + (size_t)(2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj;
+                *d = total;
+                gk_ep_run(ep, bias ? bias[row] : 0.0f, d, 1);
+            }
+        }
+        return;
+    }
 #if GK_X86
     if (level >= GK_AVX512VNNI) {
         sgemm_avx512(m, k, a, lda, in, h * w, NULL, out, 0, p0, p1, bias, ep, h);
