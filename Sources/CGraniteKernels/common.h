@@ -4,6 +4,10 @@
 
 #include "CGraniteKernels.h"
 
+/* No build may fuse a multiply and an add the others keep apart (the portable one has no FMA):
+ * fused multiply-adds are written out as fmaf() where they are meant. */
+#pragma STDC FP_CONTRACT OFF
+
 #define GK_INLINE static inline __attribute__((always_inline))
 #define GK_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define GK_TARGET_VNNI __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))

@@ -1,4 +1,4 @@
-// Quantised depthwise convolution on exact integers held in floats,.
+// Quantised depthwise convolution on exact integers held in floats, and float depthwise ones.
 //
 // The input plane is turned into centred integers (q - zero point) once, padded with zeros
 // and split into `sw` column phases so that every tap of a strided row is a unit-stride read:
@@ -8,6 +8,7 @@
 // mode (plane used as it is) runs the same loops and then the epilogue over the plane.
 #include "common.h"
 
+#include <math.h>
 #include <string.h>
 
 #define GK_DW_CHUNK 64
@@ -32,9 +33,12 @@ size_t gk_dw_scratch(int h, int w, int kh, int kw, int sh, int sw, int pt, int p
 }
 
 /* Output rows in chunks of `chunk` columns (a constant after inlining, so the sums stay in
- * registers); each tap is one broadcast weight times a unit-stride row at a fixed offset. */
+ * registers); each tap is one broadcast weight times a unit-stride row at a fixed offset.
+ * Taps in order from zero; a float plane (`fused`) takes one fused multiply-add per tap, as ONNX
+ * Runtime's convolutions (and every build here, fmaf in the portable one); integer sums are exact,
+ * so they multiply and add. */
 GK_INLINE void dw_rows(const float *scratch, int pw, size_t phase, const float *k, int kh, int kw, int sh, int sw,
-                       int oh, int ow, const gk_requant *rq, int ch, float *out, const int chunk) {
+                       int oh, int ow, const gk_requant *rq, int ch, float *out, const int chunk, const int fused) {
     const float bias = (float)rq->bias[ch], scale = rq->scale[ch];
     const float shift = rq->shift ? rq->shift[ch] : 0.0f;
     size_t offsets[GK_DW_MAX_TAPS];
@@ -51,7 +55,11 @@ GK_INLINE void dw_rows(const float *scratch, int pw, size_t phase, const float *
             for (int t = 0; t < taps; t++) {
                 const float wv = k[t];
                 const float *s = base + x0 + offsets[t];
-                for (int i = 0; i < chunk; i++) acc[i] += wv * s[i];
+                if (fused) {
+                    for (int i = 0; i < chunk; i++) acc[i] = fmaf(wv, s[i], acc[i]);
+                } else {
+                    for (int i = 0; i < chunk; i++) acc[i] += wv * s[i];
+                }
             }
             int cnt = ow - x0 < chunk ? ow - x0 : chunk;
             if (rq->requant) {
@@ -59,15 +67,21 @@ GK_INLINE void dw_rows(const float *scratch, int pw, size_t phase, const float *
                     acc[i] = gk_rint(gk_clampf((acc[i] + bias) * scale, rq->lo, rq->hi)) * rq->out_scale;
                 }
             } else {
-                for (int i = 0; i < chunk; i++) acc[i] = (acc[i] + bias) * scale + shift;
+                for (int i = 0; i < chunk; i++) {
+                    float v = (acc[i] + bias) * scale;
+                    acc[i] = v + shift;
+                }
             }
             memcpy(o + x0, acc, (size_t)cnt * sizeof(float));
         }
     }
 }
 
+/* hw_fma: the build has fused multiply-adds in hardware, so integer sums take them too (exact
+ * either way, and one instruction); the portable build multiplies and adds them. */
 GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
-                       int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch, float *out) {
+                       int pt, int pl, int oh, int ow, const gk_requant *rq, int ch, float *scratch, float *out,
+                       const int hw_fma) {
     dw_geometry g = dw_geo(h, w, kh, kw, sh, sw, pt, pl, oh, ow);
     size_t phase = (size_t)g.hp * g.pw;
     memset(scratch, 0, (sw * phase + GK_DW_CHUNK + kw) * sizeof(float));
@@ -99,15 +113,21 @@ GK_INLINE void dw_body(const float *src, int h, int w, float inv, const float *k
             }
         }
     }
-    if (ow <= 16) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 16);
-    else if (ow <= 32) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 32);
-    else dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, GK_DW_CHUNK);
+    if (inv > 0 && !hw_fma) {
+        if (ow <= 16) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 16, 0);
+        else if (ow <= 32) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 32, 0);
+        else dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, GK_DW_CHUNK, 0);
+    } else {
+        if (ow <= 16) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 16, 1);
+        else if (ow <= 32) dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, 32, 1);
+        else dw_rows(scratch, g.pw, phase, k, kh, kw, sh, sw, oh, ow, rq, ch, out, GK_DW_CHUNK, 1);
+    }
 }
 
 static void dw_portable(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh, int sw,
                         int pt, int pl, int oh, int ow, const gk_requant *rq, const gk_epilogue *ep, int ch,
                         float *scratch, float *out) {
-    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out, 0);
     if (ep && !rq->requant) gk_ep_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 
@@ -115,14 +135,14 @@ static void dw_portable(const float *src, int h, int w, float inv, const float *
 GK_TARGET_AVX2 static void dw_avx2(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
                                    int sw, int pt, int pl, int oh, int ow, const gk_requant *rq,
                                    const gk_epilogue *ep, int ch, float *scratch, float *out) {
-    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out, 1);
     if (ep && !rq->requant) gk_ep_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 
 GK_TARGET_VNNI static void dw_avx512(const float *src, int h, int w, float inv, const float *k, int kh, int kw, int sh,
                                      int sw, int pt, int pl, int oh, int ow, const gk_requant *rq,
                                      const gk_epilogue *ep, int ch, float *scratch, float *out) {
-    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out);
+    dw_body(src, h, w, inv, k, kh, kw, sh, sw, pt, pl, oh, ow, rq, ch, scratch, out, 1);
     if (ep && !rq->requant) gk_ep512_run(ep, 0.0f, out, (size_t)oh * ow);
 }
 #endif

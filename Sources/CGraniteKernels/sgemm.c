@@ -1,15 +1,80 @@
-// Float C = A·B (row-major, no transposes) for the convolutions' GEMMs on AVX-512: tiles of
+// Float C = A·B (row-major, no transposes) for the convolutions' GEMMs. On AVX-512: tiles of
 // 6 rows x 64 columns held in 24 registers, B copied per tile and K chunk into a contiguous
 // stack buffer (no cache-set aliasing from large row strides), A broadcast from its rows.
 // On the small-M, long-N shapes of convolutions this runs about twice as fast as OpenBLAS's
-// Haswell kernels here; other CPUs keep using OpenBLAS (the caller checks gk_sgemm_available).
+// Haswell kernels here. The AVX2 and portable builds (end of the file) pack the same way and
+// sum in the same order with the same fused multiply-adds, so all three give the same bits.
 #include "common.h"
 
+#include <math.h>
 #include <string.h>
 
 #define GK_SG_KC 256
+/* ONNX Runtime's SGEMM (MLAS) sums K in blocks of 128 (MLAS_SGEMM_STRIDEK): each block from zero,
+ * one fused multiply-add per product, and the blocks' sums added in order. Every build here does
+ * the same (GK_SG_KC is a multiple, so a packed chunk holds whole blocks). MLAS widens the block
+ * when N < K and N <= 64, which convolutions (N: output pixels) do not meet. */
+#define GK_ORT_KBLOCK 128
 
-int gk_sgemm_available(int level) { return GK_X86 && level >= GK_AVX512VNNI; }
+/* Copies rows [k0, k0 + kc) of columns [x, x + cols) of B into buf (64 floats a row). */
+GK_INLINE void sg_pack_plain(const float *b, int ldb, int k0, int kc, int x, int cols, float *buf) {
+    for (int kk = 0; kk < kc; kk++) {
+        const float *src = b + (size_t)(k0 + kk) * ldb + x;
+        float *dst = buf + (size_t)kk * 64;
+        memcpy(dst, src, (size_t)cols * sizeof(float));
+        if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
+    }
+}
+
+/* The same from the im2col matrix of a convolution, read straight from the input. The tile's
+ * columns are cut into output-row segments once; the k rows step through (channel, ki, kj)
+ * without divisions. */
+GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, int cols, float *buf) {
+    int segY[65], segX[65], segLen[65], nseg = 0;
+    for (int p = x; p < x + cols;) {
+        int y = p / g->ow, xo = p - y * g->ow;
+        int seg = g->ow - xo < x + cols - p ? g->ow - xo : x + cols - p;
+        segY[nseg] = y;
+        segX[nseg] = xo;
+        segLen[nseg++] = seg;
+        p += seg;
+    }
+    const int taps = g->kh * g->kw;
+    int ch = k0 / taps, t = k0 % taps, ki = t / g->kw, kj = t % g->kw;
+    for (int kk = 0; kk < kc; kk++) {
+        float *d = buf + (size_t)kk * 64;
+        if (cols < 64) memset(d + cols, 0, (size_t)(64 - cols) * sizeof(float));
+        const float *plane = g->input + (size_t)ch * g->h * g->w;
+        for (int s = 0; s < nseg; s++) {
+            int seg = segLen[s];
+            int iy = segY[s] * g->sh - g->pt + ki * g->dh;
+            if (iy < 0 || iy >= g->h) {
+                memset(d, 0, (size_t)seg * sizeof(float));
+            } else {
+                const float *in = plane + (size_t)iy * g->w;
+                int ix0 = segX[s] * g->sw - g->pl + kj * g->dw;
+                if (g->sw == 1) {
+                    int lo = ix0 < 0 ? -ix0 : 0, hi = g->w - ix0 < seg ? g->w - ix0 : seg;
+                    if (lo > seg) lo = seg;
+                    if (hi < lo) hi = lo;
+                    if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
+                    if (hi > lo) memcpy(d + lo, in + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
+                    if (seg > hi) memset(d + hi, 0, (size_t)(seg - hi) * sizeof(float));
+                } else {
+                    for (int e = 0; e < seg; e++) {
+                        int ix = ix0 + e * g->sw;
+                        d[e] = ix >= 0 && ix < g->w ? in[ix] : 0.0f;
+                    }
+                }
+            }
+            d += seg;
+        }
+        if (++kj == g->kw) {
+            kj = 0;
+            if (++ki == g->kh) { ki = 0; ch++; }
+        }
+    }
+}
 
 #if GK_X86
 /* Bias and epilogue on a tile's sums in registers (bias 0 adds nothing, as gk_ep_run). */
@@ -81,31 +146,47 @@ GK_TARGET_VNNI GK_INLINE void sg_store_deconv(__m512 acc[6][4], const sg_deconv 
     }
 }
 
+/* Ends one K block of a tile: its sums go into `tot` (the first block) or are added to it. */
+GK_TARGET_VNNI GK_INLINE void sg_fold(__m512 tot[6][4], __m512 acc[6][4], int first, const int mr, const int nv) {
+    for (int r = 0; r < mr; r++) {
+        for (int j = 0; j < nv; j++) tot[r][j] = first ? acc[r][j] : _mm512_add_ps(tot[r][j], acc[r][j]);
+    }
+}
+
 /* A tile over B rows of stride ldb: a packed chunk (ldb 64, zero padded), or B itself (the last
- * vector then loaded masked); added to C when `accumulate`; stored as a transposed
- * convolution's output when dc is given (one K chunk only). */
+ * vector then loaded masked), in ONNX Runtime's K blocks; added to C when `accumulate` (C then
+ * holds the sums of whole blocks before); stored as a transposed convolution's output when dc is
+ * given (one K chunk only). */
 GK_TARGET_VNNI GK_INLINE void sg_tile(const float *a, int lda, const float *b, size_t ldb, float *c, int ldc, int k,
                                       int accumulate, const float *bias, const gk_epilogue *ep, const sg_deconv *dc,
                                       const int mr, const int nv, __mmask16 last) {
-    __m512 acc[6][4];
-    for (int r = 0; r < mr; r++) {
-        for (int j = 0; j < nv; j++) {
-            const float *d = c + (size_t)r * ldc + 16 * j;
-            if (!accumulate) acc[r][j] = _mm512_setzero_ps();
-            else acc[r][j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, d) : _mm512_loadu_ps(d);
-        }
-    }
-    for (int kk = 0; kk < k; kk++) {
-        const float *br = b + (size_t)kk * ldb;
-        __m512 bv[4];
-        for (int j = 0; j < nv; j++) bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
+    __m512 acc[6][4], tot[6][4];
+    if (accumulate) {
         for (int r = 0; r < mr; r++) {
-            __m512 w = _mm512_set1_ps(a[(size_t)r * lda + kk]);
-            for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
+            for (int j = 0; j < nv; j++) {
+                const float *d = c + (size_t)r * ldc + 16 * j;
+                tot[r][j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, d) : _mm512_loadu_ps(d);
+            }
         }
     }
-    if (dc) sg_store_deconv(acc, dc, bias, ep, mr, nv);
-    else sg_store(acc, c, ldc, bias, ep, mr, nv, last);
+    for (int k0 = 0; k0 < k; k0 += GK_ORT_KBLOCK) {
+        const int k1 = k - k0 < GK_ORT_KBLOCK ? k : k0 + GK_ORT_KBLOCK;
+        for (int r = 0; r < mr; r++) {
+            for (int j = 0; j < nv; j++) acc[r][j] = _mm512_setzero_ps();
+        }
+        for (int kk = k0; kk < k1; kk++) {
+            const float *br = b + (size_t)kk * ldb;
+            __m512 bv[4];
+            for (int j = 0; j < nv; j++) bv[j] = j == nv - 1 ? _mm512_maskz_loadu_ps(last, br + 16 * j) : _mm512_loadu_ps(br + 16 * j);
+            for (int r = 0; r < mr; r++) {
+                __m512 w = _mm512_set1_ps(a[(size_t)r * lda + kk]);
+                for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
+            }
+        }
+        sg_fold(tot, acc, k0 == 0 && !accumulate, mr, nv);
+    }
+    if (dc) sg_store_deconv(tot, dc, bias, ep, mr, nv);
+    else sg_store(tot, c, ldc, bias, ep, mr, nv, last);
 }
 
 /* Where each of a tile's vectors reads one window tap of every input plane: up to two parts
@@ -119,21 +200,24 @@ typedef struct {
     uint32_t mask[GK_SG_TAPS][4][2];
 } sg_taps;
 
-/* A convolution tile straight from the input, all K at once: for every channel and tap,
- * masked loads per vector as the table says (`mode` a constant), no packing. */
+/* A convolution tile straight from the input, all K at once (in ONNX Runtime's K blocks): for
+ * every channel and tap, masked loads per vector as the table says (`mode` a constant), no
+ * packing. */
 GK_TARGET_VNNI GK_INLINE void sg_tile_direct(const float *a, int lda, const gk_conv_geometry *g, const sg_taps *tp,
                                              float *c, int ldc, const float *bias, const gk_epilogue *ep,
                                              const int mode, const int mr, const int nv, __mmask16 last) {
-    __m512 acc[6][4];
-    for (int r = 0; r < mr; r++) {
-        for (int j = 0; j < nv; j++) acc[r][j] = _mm512_setzero_ps();
-    }
+    __m512 acc[6][4], tot[6][4];
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const int taps = g->kh * g->kw;
+    const int taps = g->kh * g->kw, k = g->channels * taps;
     const size_t plane = (size_t)g->h * g->w;
     const float *in = g->input;
-    for (int ch = 0; ch < g->channels; ch++, in += plane, a += taps) {
-        for (int t = 0; t < taps; t++) {
+    int t = 0;
+    for (int k0 = 0; k0 < k; k0 += GK_ORT_KBLOCK) {
+        const int k1 = k - k0 < GK_ORT_KBLOCK ? k : k0 + GK_ORT_KBLOCK;
+        for (int r = 0; r < mr; r++) {
+            for (int j = 0; j < nv; j++) acc[r][j] = _mm512_setzero_ps();
+        }
+        for (int kk = k0; kk < k1; kk++) {
             __m512 bv[4];
             for (int j = 0; j < nv; j++) {
                 const float *p = in + tp->off[t][j][0];
@@ -150,12 +234,17 @@ GK_TARGET_VNNI GK_INLINE void sg_tile_direct(const float *a, int lda, const gk_c
                 }
             }
             for (int r = 0; r < mr; r++) {
-                __m512 w = _mm512_set1_ps(a[(size_t)r * lda + t]);
+                __m512 w = _mm512_set1_ps(a[(size_t)r * lda + kk]);
                 for (int j = 0; j < nv; j++) acc[r][j] = _mm512_fmadd_ps(w, bv[j], acc[r][j]);
             }
+            if (++t == taps) {
+                t = 0;
+                in += plane;
+            }
         }
+        sg_fold(tot, acc, k0 == 0, mr, nv);
     }
-    sg_store(acc, c, ldc, bias, ep, mr, nv, last);
+    sg_store(tot, c, ldc, bias, ep, mr, nv, last);
 }
 
 /* Calls TILE(rows, vectors) with both as constants, so each shape gets its own code. */
@@ -171,66 +260,6 @@ GK_TARGET_VNNI GK_INLINE void sg_tile_direct(const float *a, int lda, const gk_c
 #define GK_SG_SHAPES(TILE)                                                                                      \
     switch (rows) { GK_SG_NV(TILE, 6) GK_SG_NV(TILE, 5) GK_SG_NV(TILE, 4) GK_SG_NV(TILE, 3) GK_SG_NV(TILE, 2)  \
                     GK_SG_NV(TILE, 1) }
-
-/* Copies rows [k0, k0 + kc) of columns [x, x + cols) of B into buf (64 floats a row). */
-GK_INLINE void sg_pack_plain(const float *b, int ldb, int k0, int kc, int x, int cols, float *buf) {
-    for (int kk = 0; kk < kc; kk++) {
-        const float *src = b + (size_t)(k0 + kk) * ldb + x;
-        float *dst = buf + (size_t)kk * 64;
-        memcpy(dst, src, (size_t)cols * sizeof(float));
-        if (cols < 64) memset(dst + cols, 0, (size_t)(64 - cols) * sizeof(float));
-    }
-}
-
-/* The same from the im2col matrix of a convolution, read straight from the input. The tile's
- * columns are cut into output-row segments once; the k rows step through (channel, ki, kj)
- * without divisions. */
-GK_INLINE void sg_pack_conv(const gk_conv_geometry *g, int k0, int kc, int x, int cols, float *buf) {
-    int segY[65], segX[65], segLen[65], nseg = 0;
-    for (int p = x; p < x + cols;) {
-        int y = p / g->ow, xo = p - y * g->ow;
-        int seg = g->ow - xo < x + cols - p ? g->ow - xo : x + cols - p;
-        segY[nseg] = y;
-        segX[nseg] = xo;
-        segLen[nseg++] = seg;
-        p += seg;
-    }
-    const int taps = g->kh * g->kw;
-    int ch = k0 / taps, t = k0 % taps, ki = t / g->kw, kj = t % g->kw;
-    for (int kk = 0; kk < kc; kk++) {
-        float *d = buf + (size_t)kk * 64;
-        if (cols < 64) memset(d + cols, 0, (size_t)(64 - cols) * sizeof(float));
-        const float *plane = g->input + (size_t)ch * g->h * g->w;
-        for (int s = 0; s < nseg; s++) {
-            int seg = segLen[s];
-            int iy = segY[s] * g->sh - g->pt + ki * g->dh;
-            if (iy < 0 || iy >= g->h) {
-                memset(d, 0, (size_t)seg * sizeof(float));
-            } else {
-                const float *in = plane + (size_t)iy * g->w;
-                int ix0 = segX[s] * g->sw - g->pl + kj * g->dw;
-                if (g->sw == 1) {
-                    int lo = ix0 < 0 ? -ix0 : 0, hi = g->w - ix0 < seg ? g->w - ix0 : seg;
-                    if (lo > seg) lo = seg;
-                    if (hi < lo) hi = lo;
-                    if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
-                    if (hi > lo) memcpy(d + lo, in + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
-                    if (seg > hi) memset(d + hi, 0, (size_t)(seg - hi) * sizeof(float));
-                } else {
-                    for (int e = 0; e < seg; e++) {
-                        int ix = ix0 + e * g->sw;
-                        d[e] = ix >= 0 && ix < g->w ? in[ix] : 0.0f;
-                    }
-                }
-            }
-            d += seg;
-        }
-        if (++kj == g->kw) {
-            kj = 0;
-            if (++ki == g->kh) { ki = 0; ch++; }
-        }
-    }
-}
 
 /* The direct mode for this convolution and column range, or -1 to pack: unit or double
  * column stride, a vector spanning at most two output rows (one with stride 2). */
@@ -333,10 +362,128 @@ GK_TARGET_VNNI static void sgemm_avx512(int m, int k, const float *a, int lda, c
 }
 #endif
 
-/* The portable builds' bias and epilogue, row by row after the sums. */
-static void sg_finish(int m, const float *bias, const gk_epilogue *ep, float *c, int ldc, int n0, int n1) {
-    if (!bias && !ep) return;
-    for (int i = 0; i < m; i++) gk_ep_run(ep, bias ? bias[i] : 0.0f, c + (size_t)i * ldc + n0, (size_t)(n1 - n0));
+// MARK: AVX2 and portable builds
+//
+// The same sums as the AVX-512 build, so every level gives the same bits: each output takes
+// A[i][kk]·B[kk][j] for kk in order, one fused multiply-add (one rounding) each, in blocks of
+// GK_ORT_KBLOCK summed from zero and then added in order, then bias and epilogue (gk_ep_run, the
+// scalar twin of gk_ep512_step). This is the order and rounding of ONNX Runtime's SGEMM kernels.
+// B is packed per tile and K chunk as above; a tile is summed in a 6 x 64 block `t` (its partial
+// sums kept in C between K chunks, as above).
+
+/* t[r][0, 16·nv) = fma(A[r][kk], buf[kk][·], t[r][·]) for kk in [0, kc), r < mr. */
+static void sg_micro_portable(const float *a, int lda, const float *buf, int kc, float *t, int mr, int nv) {
+    const int cols = 16 * nv;
+    for (int kk = 0; kk < kc; kk++) {
+        const float *b = buf + (size_t)kk * 64;
+        for (int r = 0; r < mr; r++) {
+            const float w = a[(size_t)r * lda + kk];
+            float *tr = t + r * 64;
+            for (int j = 0; j < cols; j++) tr[j] = fmaf(w, b[j], tr[j]);
+        }
+    }
+}
+
+#if GK_X86
+/* The same on AVX2: 16 columns at a time, mr x 2 vectors in registers (mr a constant). */
+GK_TARGET_AVX2 GK_INLINE void sg_micro_avx2_rows(const float *a, int lda, const float *buf, int kc, float *t,
+                                                 const int mr, int nv) {
+    for (int j0 = 0; j0 < 16 * nv; j0 += 16) {
+        __m256 acc[6][2];
+        for (int r = 0; r < mr; r++) {
+            acc[r][0] = _mm256_loadu_ps(t + r * 64 + j0);
+            acc[r][1] = _mm256_loadu_ps(t + r * 64 + j0 + 8);
+        }
+        const float *b = buf + j0;
+        for (int kk = 0; kk < kc; kk++, b += 64) {
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            for (int r = 0; r < mr; r++) {
+                const __m256 w = _mm256_broadcast_ss(a + (size_t)r * lda + kk);
+                acc[r][0] = _mm256_fmadd_ps(w, b0, acc[r][0]);
+                acc[r][1] = _mm256_fmadd_ps(w, b1, acc[r][1]);
+            }
+        }
+        for (int r = 0; r < mr; r++) {
+            _mm256_storeu_ps(t + r * 64 + j0, acc[r][0]);
+            _mm256_storeu_ps(t + r * 64 + j0 + 8, acc[r][1]);
+        }
+    }
+}
+
+GK_TARGET_AVX2 static void sg_micro_avx2(const float *a, int lda, const float *buf, int kc, float *t, int mr, int nv) {
+    switch (mr) {
+    case 6: sg_micro_avx2_rows(a, lda, buf, kc, t, 6, nv); break;
+    case 5: sg_micro_avx2_rows(a, lda, buf, kc, t, 5, nv); break;
+    case 4: sg_micro_avx2_rows(a, lda, buf, kc, t, 4, nv); break;
+    case 3: sg_micro_avx2_rows(a, lda, buf, kc, t, 3, nv); break;
+    case 2: sg_micro_avx2_rows(a, lda, buf, kc, t, 2, nv); break;
+    default: sg_micro_avx2_rows(a, lda, buf, kc, t, 1, nv); break;
+    }
+}
+#endif
+
+typedef void (*sg_micro)(const float *a, int lda, const float *buf, int kc, float *t, int mr, int nv);
+
+/* sgemm_avx512's twin for the other levels (B plain or a convolution's im2col; C plain or, with
+ * deconv_h > 0 and k <= GK_SG_KC, a 2x2 stride-2 transposed convolution's output). */
+static void sgemm_generic(sg_micro micro, int m, int k, const float *a, int lda, const float *b, int ldb,
+                          const gk_conv_geometry *conv, float *c, int ldc, int n0, int n1, const float *bias,
+                          const gk_epilogue *ep, int deconv_h) {
+    float buf[GK_SG_KC * 64];
+    float t[6 * 64], tb[6 * 64];
+    if (ep && ep->count == 0) ep = NULL;
+    const int dw = deconv_h > 0 ? ldb / deconv_h : 0;
+    for (int x = n0; x < n1; x += 64) {
+        const int cols = n1 - x < 64 ? n1 - x : 64, nv = (cols + 15) / 16;
+        for (int k0 = 0; k0 < k; k0 += GK_SG_KC) {
+            const int kc = k - k0 < GK_SG_KC ? k - k0 : GK_SG_KC;
+            if (conv) sg_pack_conv(conv, k0, kc, x, cols, buf);
+            else sg_pack_plain(b, ldb, k0, kc, x, cols, buf);
+            const int final = k0 + kc == k;
+            for (int y = 0; y < m; y += 6) {
+                const int rows = m - y < 6 ? m - y : 6;
+                float *cp = c + (size_t)y * ldc + x;
+                for (int r = 0; r < rows; r++) {
+                    if (k0 > 0) memcpy(t + r * 64, cp + (size_t)r * ldc, sizeof(float) * (size_t)cols);
+                }
+                // ONNX Runtime's K blocks: each summed from zero in tb, then stored or added.
+                for (int b0 = 0; b0 < kc; b0 += GK_ORT_KBLOCK) {
+                    const int bc = kc - b0 < GK_ORT_KBLOCK ? kc - b0 : GK_ORT_KBLOCK;
+                    memset(tb, 0, sizeof(float) * 64 * (size_t)rows);
+                    micro(a + (size_t)y * lda + k0 + b0, lda, buf + (size_t)b0 * 64, bc, tb, rows, nv);
+                    for (int r = 0; r < rows; r++) {
+                        float *tr = t + r * 64;
+                        const float *br = tb + r * 64;
+                        if (k0 + b0 == 0) memcpy(tr, br, sizeof(float) * 64);
+                        else for (int e = 0; e < cols; e++) tr[e] = tr[e] + br[e];
+                    }
+                }
+                if (final && (bias || ep)) {
+                    for (int r = 0; r < rows; r++) gk_ep_run(ep, bias ? bias[y + r] : 0.0f, t + r * 64, (size_t)cols);
+                }
+                if (deconv_h > 0) {
+                    const size_t plane = (size_t)4 * deconv_h * dw;
+                    for (int r = 0; r < rows; r++) {
+                        const int row = y + r, oc = row >> 2, ki = (row >> 1) & 1, kj = row & 1;
+                        for (int e = 0; e < cols; e++) {
+                            const int p = x + e, iy = p / dw, ix = p - iy * dw;
+                            c[oc * plane + (size_t)(2 * iy + ki) * 2 * dw + 2 * ix + kj] = t[r * 64 + e];
+                        }
+                    }
+                } else {
+                    for (int r = 0; r < rows; r++) memcpy(cp + (size_t)r * ldc, t + r * 64, sizeof(float) * (size_t)cols);
+                }
+            }
+        }
+    }
+}
+
+static sg_micro sg_micro_for(int level) {
+#if GK_X86
+    if (level >= GK_AVX2) return sg_micro_avx2;
+#endif
+    (void)level;
+    return sg_micro_portable;
 }
 
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
@@ -344,15 +491,7 @@ void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, 
 #if GK_X86
     if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1, bias, ep, 0); return; }
 #endif
-    // Portable reference (callers use OpenBLAS instead where gk_sgemm_available is false).
-    for (int i = 0; i < m; i++) {
-        for (int j = n0; j < n1; j++) {
-            float s = 0;
-            for (int kk = 0; kk < k; kk++) s += a[(size_t)i * lda + kk] * b[(size_t)kk * ldb + j];
-            c[(size_t)i * ldc + j] = s;
-        }
-    }
-    sg_finish(m, bias, ep, c, ldc, n0, n1);
+    sgemm_generic(sg_micro_for(level), m, k, a, lda, b, ldb, NULL, c, ldc, n0, n1, bias, ep, 0);
 }
 
 void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
@@ -361,42 +500,40 @@ void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geom
 #if GK_X86
     if (level >= GK_AVX512VNNI) { sgemm_avx512(m, k, a, lda, NULL, 0, g, c, ldc, n0, n1, bias, ep, 0); return; }
 #endif
-    // Portable reference (callers use im2col + BLAS instead where gk_sgemm_available is false).
-    for (int j = n0; j < n1; j++) {
-        int y = j / g->ow, xo = j % g->ow;
-        for (int i = 0; i < m; i++) {
-            float s = 0;
-            for (int r = 0; r < k; r++) {
-                int taps = g->kh * g->kw, ch = r / taps, t = r % taps, ki = t / g->kw, kj = t % g->kw;
-                int iy = y * g->sh - g->pt + ki * g->dh, ix = xo * g->sw - g->pl + kj * g->dw;
-                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;
-                s += a[(size_t)i * lda + r] * g->input[((size_t)ch * g->h + iy) * g->w + ix];
-            }
-            c[(size_t)i * ldc + j] = s;
-        }
-    }
-    sg_finish(m, bias, ep, c, ldc, n0, n1);
+    sgemm_generic(sg_micro_for(level), m, k, a, lda, NULL, 0, g, c, ldc, n0, n1, bias, ep, 0);
 }
 
-int gk_deconv2x2_fits(int level, int k, int w) { return gk_sgemm_available(level) && k <= GK_SG_KC && w % 16 == 0; }
+int gk_deconv2x2_fits(int level, int k, int w) {
+    (void)level;
+    return k <= GK_SG_KC && w % 16 == 0;
+}
 
 void gk_deconv2x2(int level, int m, int k, const float *a, int lda, const float *in, int h, int w, float *out, int p0,
                   int p1, const float *bias, const gk_epilogue *ep) {
+    if (!gk_deconv2x2_fits(level, k, w)) {
+        // Other shapes: one output at a time, the same sums (ONNX Runtime's K blocks, fmaf).
+        for (int row = 0; row < m; row++) {
+            const int oc = row >> 2, ki = (row >> 1) & 1, kj = row & 1;
+            for (int p = p0; p < p1; p++) {
+                float total = 0.0f;
+                for (int k0 = 0; k0 < k; k0 += GK_ORT_KBLOCK) {
+                    const int k1 = k - k0 < GK_ORT_KBLOCK ? k : k0 + GK_ORT_KBLOCK;
+                    float acc = 0.0f;
+                    for (int kk = k0; kk < k1; kk++) acc = fmaf(a[(size_t)row * lda + kk], in[(size_t)kk * h * w + p], acc);
+                    total = k0 == 0 ? acc : total + acc;
+                }
+                float *d = out + (size_t)oc * 4 * h * w + (size_t)(2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj;
+                *d = total;
+                gk_ep_run(ep, bias ? bias[row] : 0.0f, d, 1);
+            }
+        }
+        return;
+    }
 #if GK_X86
-    if (gk_deconv2x2_fits(level, k, w)) {
+    if (level >= GK_AVX512VNNI) {
         sgemm_avx512(m, k, a, lda, in, h * w, NULL, out, 0, p0, p1, bias, ep, h);
         return;
     }
 #endif
-    // Portable reference: one output at a time.
-    for (int row = 0; row < m; row++) {
-        int oc = row >> 2, ki = (row >> 1) & 1, kj = row & 1;
-        for (int p = p0; p < p1; p++) {
-            float s = 0;
-            for (int kk = 0; kk < k; kk++) s += a[(size_t)row * lda + kk] * in[(size_t)kk * h * w + p];
-            float *d = out + (size_t)oc * 4 * h * w + (size_t)(2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj;
-            *d = s;
-            gk_ep_run(ep, bias ? bias[row] : 0.0f, d, 1);
-        }
-    }
+    sgemm_generic(sg_micro_for(level), m, k, a, lda, in, h * w, NULL, out, 0, p0, p1, bias, ep, h);
 }

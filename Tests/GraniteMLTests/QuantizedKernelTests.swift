@@ -151,7 +151,125 @@ final class QuantizedKernelTests: XCTestCase {
         }
     }
 
-    /// The float GEMM (AVX-512 build where present, portable reference otherwise) against a
+    /// Every float kernel (GEMM, convolution GEMM, 2×2 transposed convolution, depthwise) gives the
+    /// same bits at every level this CPU has, and they are those of the order ONNX Runtime's SGEMM
+    /// sums in: the products in order (input channel, kernel row, column), one fused multiply-add
+    /// each (`addingProduct`), in blocks of 128 from zero whose sums are then added, then bias and
+    /// epilogue (depthwise: one chain). Full-mantissa inputs, so a product rounded apart from its
+    /// sum, or another order, would show. K up to 600 (several blocks, several 256-wide chunks).
+    func testFloatKernelsGiveOneAnswerAtEveryLevel() {
+        var r = Numbers(state: 4242)
+        func values(_ n: Int) -> [Float] { (0..<n).map { _ in Float(r.next(-1_000_000...1_000_000)) / 999_983 } }
+        func bits(_ v: [Float]) -> [UInt32] { v.map(\.bitPattern) }
+        // ONNX Runtime's SGEMM sum: blocks of 128 products, each from zero by fused multiply-adds,
+        // the blocks' sums added in order (checked against ORT 1.23.2's MatMul and 1×1 Conv).
+        func ortSum(_ count: Int, _ term: (Int) -> (Float, Float)) -> Float {
+            var total: Float = 0
+            for start in stride(from: 0, to: count, by: 128) {
+                var block: Float = 0
+                for p in start..<min(start + 128, count) { let (x, y) = term(p); block = block.addingProduct(x, y) }
+                total = start == 0 ? block : total + block
+            }
+            return total
+        }
+        // GEMM with bias and an epilogue, K across several 256 chunks, split columns.
+        for (m, n, k) in [(7, 33, 5), (13, 70, 300), (24, 129, 600), (1, 200, 17)] {
+            let a = values(m * k), b = values(k * n), bias = values(m)
+            var expected = [Float](repeating: 0, count: m * n)
+            for i in 0..<m {
+                for j in 0..<n {
+                    let acc = ortSum(k) { (a[i * k + $0], b[$0 * n + j]) }
+                    expected[i * n + j] = max(acc + bias[i], 0)
+                }
+            }
+            let relu = KernelEpilogue([.relu])
+            for level in levels {
+                var c = [Float](repeating: .nan, count: m * n)
+                let split = Int32(n / 2 / 16 * 16)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), 0, split, bias, relu.pointer)
+                gk_sgemm(Int32(level), Int32(m), Int32(k), a, Int32(k), b, Int32(n), &c, Int32(n), split, Int32(n), bias, relu.pointer)
+                XCTAssertEqual(bits(c), bits(expected), "gemm \(m)×\(n)×\(k) level \(level)")
+            }
+        }
+        // Convolutions from the input (strides 1 and 2, pads, a 5×5 window, K over 256).
+        for (ch, h, w, kk, st, pad, m) in [(3, 20, 37, 3, 1, 1, 8), (40, 12, 33, 3, 2, 1, 5), (2, 16, 16, 5, 1, 2, 3), (20, 10, 32, 3, 1, 1, 4)] {
+            let oh = (h + 2 * pad - kk) / st + 1, ow = (w + 2 * pad - kk) / st + 1
+            let input = values(ch * h * w), weights = values(m * ch * kk * kk)
+            var expected = [Float](repeating: 0, count: m * oh * ow)
+            for o in 0..<m {
+                for y in 0..<oh {
+                    for x in 0..<ow {
+                        // Products in (channel, kernel row, column) order.
+                        expected[(o * oh + y) * ow + x] = ortSum(ch * kk * kk) { q in
+                            let (c, i, j) = (q / (kk * kk), q / kk % kk, q % kk)
+                            let iy = y * st - pad + i, ix = x * st - pad + j
+                            let v = iy >= 0 && iy < h && ix >= 0 && ix < w ? input[(c * h + iy) * w + ix] : 0
+                            return (weights[o * ch * kk * kk + q], v)
+                        }
+                    }
+                }
+            }
+            for level in levels {
+                var c = [Float](repeating: .nan, count: m * oh * ow)
+                input.withUnsafeBufferPointer { ip in
+                    var g = gk_conv_geometry(input: ip.baseAddress, channels: Int32(ch), h: Int32(h), w: Int32(w), kh: Int32(kk),
+                                             kw: Int32(kk), sh: Int32(st), sw: Int32(st), dh: 1, dw: 1, pt: Int32(pad), pl: Int32(pad),
+                                             ow: Int32(ow))
+                    gk_sgemm_conv(Int32(level), Int32(m), weights, Int32(ch * kk * kk), &g, &c, Int32(oh * ow), 0, Int32(oh * ow), nil, nil)
+                }
+                XCTAssertEqual(bits(c), bits(expected), "conv \(ch)×\(h)×\(w) k\(kk) s\(st) level \(level)")
+            }
+        }
+        // A 2×2, stride-2 transposed convolution: rows (oc, ki, kj), one output each.
+        do {
+            let (k, oc, h, w) = (40, 5, 6, 16)
+            let rows = 4 * oc
+            let a = values(rows * k), input = values(k * h * w), bias = values(rows)
+            var expected = [Float](repeating: 0, count: oc * 4 * h * w)
+            for row in 0..<rows {
+                for p in 0..<(h * w) {
+                    let acc = ortSum(k) { (a[row * k + $0], input[$0 * h * w + p]) }
+                    let (o, ki, kj) = (row >> 2, (row >> 1) & 1, row & 1)
+                    expected[o * 4 * h * w + (2 * (p / w) + ki) * 2 * w + 2 * (p % w) + kj] = acc + bias[row]
+                }
+            }
+            for level in levels {
+                var c = [Float](repeating: .nan, count: expected.count)
+                gk_deconv2x2(Int32(level), Int32(rows), Int32(k), a, Int32(k), input, Int32(h), Int32(w), &c, 0, Int32(h * w), bias, nil)
+                XCTAssertEqual(bits(c), bits(expected), "2×2 transposed convolution level \(level)")
+            }
+        }
+        // Float depthwise (the quantised one sums exact integers): taps in order, fused, then the bias.
+        for (h, w, kk, st) in [(19, 45, 3, 1), (20, 33, 3, 2), (15, 70, 5, 1)] {
+            let pad = kk / 2
+            let oh = (h + 2 * pad - kk) / st + 1, ow = (w + 2 * pad - kk) / st + 1
+            let input = values(h * w), kernel = values(kk * kk), shift = values(1)
+            var expected = [Float](repeating: 0, count: oh * ow)
+            for y in 0..<oh {
+                for x in 0..<ow {
+                    var acc: Float = 0
+                    for i in 0..<kk {
+                        for j in 0..<kk {
+                            let iy = y * st - pad + i, ix = x * st - pad + j
+                            acc = acc.addingProduct(kernel[i * kk + j], iy >= 0 && iy < h && ix >= 0 && ix < w ? input[iy * w + ix] : 0)
+                        }
+                    }
+                    expected[y * ow + x] = acc + shift[0]
+                }
+            }
+            let tables = RequantTables(bias: [0], scale: [1], shift: shift, requant: nil)
+            for level in levels {
+                var scratch = [Float](repeating: 0, count: gk_dw_scratch(Int32(h), Int32(w), Int32(kk), Int32(kk), Int32(st), Int32(st),
+                                                                         Int32(pad), Int32(pad), Int32(oh), Int32(ow)))
+                var c = [Float](repeating: .nan, count: oh * ow)
+                gk_depthwise(Int32(level), input, Int32(h), Int32(w), 0, kernel, Int32(kk), Int32(kk), Int32(st), Int32(st), Int32(pad),
+                             Int32(pad), Int32(oh), Int32(ow), tables.pointer, 0, nil, &scratch, &c)
+                XCTAssertEqual(bits(c), bits(expected), "depthwise \(h)×\(w) k\(kk) s\(st) level \(level)")
+            }
+        }
+    }
+
+    /// The float GEMM (every level) against a
     /// double-precision reference, odd sizes, column ranges and K beyond one 256 chunk; up to 12
     /// rows B is read in place, above that packed.
     func testFloatGemmMatchesReference() {

@@ -82,14 +82,14 @@ final class VulkanModelTests: XCTestCase {
     /// early on moves whole regions a step. Its int8 convolutions run the integers ONNX Runtime's
     /// QLinearConv runs; its four float convolutions (those ORT leaves unfused, their output read
     /// twice) sum their taps as ORT's SGEMM does, one fused multiply-add each (on lavapipe emulated,
-    /// ``FusedMultiplyAdd``), so where ORT's int8 GEMM is exact (VNNI, the fixture says) and
-    /// GraniteML's CPU kernels are its AVX-512 ones, the GPU, the CPU runtime and ORT agree on
-    /// every value. Elsewhere ORT's AVX2 kernel saturates 16-bit sums and the CPU's float GEMM is
-    /// OpenBLAS: the bound is then ≥ 99.5% within one step, none beyond two.
+    /// ``FusedMultiplyAdd``), as the CPU's kernels do at every level, so where ORT's int8 GEMM is
+    /// exact (VNNI, the fixture says) the GPU, the CPU runtime and ORT agree on every value.
+    /// Elsewhere ORT's AVX2 kernel saturates 16-bit sums: the bound is then ≥ 99.5% within one
+    /// step, none beyond two.
     func testFastDepthInt8MatchesONNXRuntime() throws {
         for name in ["fastdepth-224", "fastdepth-224-photo"] {
             let f = try fixture(name)
-            let exact = f.exactInt8 && Model.kernelInstructionSet == "avx512vnni"
+            let exact = f.exactInt8
             let (gpu, ort) = try assertMatchesONNXRuntime(name, pearson: exact ? 0.9999 : 0.98)
             let output = try XCTUnwrap(f.outputs.keys.first)
             let cpu = try XCTUnwrap(try Model(path: f.model, threads: 2).run(f.inputs)[output]).values
@@ -112,8 +112,7 @@ final class VulkanModelTests: XCTestCase {
 
     /// Each step of FastDepth on the GPU against the CPU kernel of the same step fed the GPU's own
     /// inputs: every step agrees bit for bit (the float convolutions too, their taps summed as the
-    /// CPU's GEMM sums them, where the CPU's kernels are AVX-512; elsewhere OpenBLAS sums in its own
-    /// order and up to 10 values may land a quantisation step away).
+    /// CPU's GEMM sums them at every level).
     func testFastDepthEveryStepMatchesTheCPUKernel() throws {
         let gpu = try GPUTest.context()
         let f = try fixture("fastdepth-224")
@@ -139,7 +138,7 @@ final class VulkanModelTests: XCTestCase {
         }
         print("fastdepth-224 step by step: \(lowering.steps.count) steps, \(integerConvs) int8 convolutions, \(differing) values differ")
         XCTAssertGreaterThanOrEqual(integerConvs, 30, "the int8 convolutions should run in integers")
-        XCTAssertLessThanOrEqual(differing, Model.kernelInstructionSet == "avx512vnni" ? 0 : 10)
+        XCTAssertEqual(differing, 0)
     }
     /// MediaPipe's selfie segmentation, both variants (HardSwish, AveragePool, GlobalAveragePool
     /// from ReduceMean, bilinear Resize, ConvTranspose), on photographs with and without people:

@@ -3,7 +3,7 @@
 # outputs written (16-bit depth PNG, 8-bit indexed preview), a corrupt input reported with exit 2 and no
 # output under its name, a missing input exit 66, a missing model exit 1; --depth-device: gpu runs the
 # Vulkan backend (where a device is) and writes the map the CPU runtime writes, auto says where it ran,
-# a bad value exits 64.
+# a bad value exits 64; GRANITE_ML_ISA at every level this CPU has writes the same bytes.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 granite="$(swift build --show-bin-path)/granite"
@@ -47,6 +47,17 @@ rc=0; "$granite" depth "$work/nope.png" -o "$work/out2" --model "$model" >/dev/n
 check "exit 66 for a missing input" "[ $rc -eq 66 ]"
 rc=0; "$granite" depth "$work/room.png" -o "$work/out3" --model "$work/none.onnx" >/dev/null 2>&1 || rc=$?
 check "exit 1 for a missing model" "[ $rc -eq 1 ]"
+# One answer on every CPU (issue 37): GRANITE_ML_ISA forces each level this CPU has; the 224x224
+# maps (the model's own output, 16-bit) are byte-identical.
+levels="portable"
+grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && levels="$levels avx2"
+grep -qw avx512_vnni /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && levels="$levels avx512vnni"
+for isa in $levels; do
+  rc=0; GRANITE_ML_ISA=$isa "$granite" depth "$work/room.png" -o "$work/isa-$isa" --model "$model" --depth-size model \
+    --depth-device cpu >/dev/null 2>&1 || rc=$?
+  check "GRANITE_ML_ISA=$isa writes the map" "[ $rc -eq 0 ] && [ -s '$work/isa-$isa/room.depth.png' ]"
+  check "GRANITE_ML_ISA=$isa: the same bytes as portable C" "cmp -s '$work/isa-portable/room.depth.png' '$work/isa-$isa/room.depth.png'"
+done
 rc=0; "$granite" depth "$work/room.png" -o "$work/cpu" --model "$model" --depth-device cpu >/dev/null 2>&1 || rc=$?
 check "--depth-device cpu" "[ $rc -eq 0 ]"
 rc=0; "$granite" depth "$work/room.png" -o "$work/auto" --model "$model" --depth-device auto >"$work/auto.log" 2>&1 || rc=$?

@@ -145,5 +145,35 @@ b_frames=$(ls b-cam 2>/dev/null | grep -cE '^frame_[0-9]+\.png$' || true)
 b_depths=$(ls b-cam 2>/dev/null | grep -cE '^depth-[0-9]+\.png$' || true)
 check "bundle: granite-cam --source testpattern --frames 10 --depth: exit 0, $b_frames frames, $b_depths depth maps" "[ $rc -eq 0 ] && [ $b_frames -ge 1 ] && [ $b_depths -ge 1 ]"
 [ $rc -eq 0 ] || tail -10 "$work/b-cam.log"
+
+# 4. scripts/gpu-check end to end on lavapipe from the prepared bundle (issue 37), so the script a
+#    session lent a GPU runs is known to work: `prepare` in the clone (its release build, plus
+#    granite-bench; the test bundle `swift test` built in $ROOT, not a second debug build), the
+#    archive under the device tool's 64 MiB, then `run --dry` from a copy holding only scripts/ and
+#    .gpu/ (what the device tool carries), every part ok.
+tests_bundle="$(swift build --show-bin-path --package-path "$ROOT")/GranitePackageTests.xctest"
+if [ -x "$tests_bundle" ]; then
+  cd "$work/clone/granite"
+  started=$SECONDS
+  rc=0; GRANITE_BUNDLE_TESTS="$tests_bundle" ./scripts/gpu-check prepare >"$work/gpu-prepare.log" 2>&1 || rc=$?
+  echo "fresh-clone: gpu-check prepare took $((SECONDS - started)) s, exit $rc; $(grep -E '^gpu-check: ' "$work/gpu-prepare.log" | tail -1)"
+  bytes=$(du -cb .gpu/granite-*.tar.xz 2>/dev/null | tail -1 | cut -f1)
+  check "gpu-check prepare: .gpu holds one archive, ${bytes:-0} bytes, within 64 MiB" "[ $rc -eq 0 ] && [ \"\$(ls .gpu | wc -l)\" -eq 1 ] && [ ${bytes:-0} -gt 0 ] && [ ${bytes:-0} -le $((64 * 1048576)) ]"
+  [ $rc -eq 0 ] || tail -10 "$work/gpu-prepare.log"
+  mkdir -p "$work/device/checkout" "$work/device/out"
+  cp -r scripts .gpu "$work/device/checkout/"
+  started=$SECONDS
+  rc=0; (cd "$work/device/checkout" && env -u GRANITE_MODEL_PATH OUT="$work/device/out" \
+    VK_DRIVER_FILES="$lavapipe" ./scripts/gpu-check run --dry >/dev/null 2>&1) || rc=$?
+  echo "fresh-clone: gpu-check run --dry took $((SECONDS - started)) s on lavapipe, exit $rc"
+  glog="$work/device/out/gpu-check.log"
+  check "gpu-check run --dry: every part ran (exit 0, no FAILED line, the log in \$OUT)" "[ $rc -eq 0 ] && [ -s '$glog' ] && ! grep -q '^FAILED' '$glog' && grep -q 'done: every part ran' '$glog'"
+  check "gpu-check run --dry: the device was lavapipe, the GPU suites and DepthChainTests passed" "grep -q 'filters run on: llvmpipe' '$glog' && grep -q '^swift testing exit 0' '$glog' && grep -q '^xctest exit 0' '$glog'"
+  check "gpu-check run --dry: granite-bench and granite-cam printed their results" "grep -q '^== .*granite-bench filters 320x240' '$glog' && [ \"\$(grep -cE '^granite-cam: [0-9]+ frames in ' '$glog')\" -ge 2 ]"
+  [ $rc -eq 0 ] || grep -E '^(FAILED|== )' "$glog" | tail -15
+else
+  echo "FAIL gpu-check dry run: no test bundle at $tests_bundle (./scripts/test builds it before the tiers; run swift build --build-tests)"
+  fail=1
+fi
 echo "fresh-clone: $([ $fail -eq 0 ] && echo passed || echo failed)"
 exit $fail

@@ -4,8 +4,10 @@
 /* Integer and vector kernels for GraniteML's quantised (QDQ) convolutions.
  *
  * Every kernel exists in three builds chosen at run time: AVX-512 VNNI, AVX2 (+FMA) and
- * portable C. The integer arithmetic is exact in all three (u8 x s8 products summed in int32,
- * no int16 saturation), so they agree bit for bit; only speed differs.
+ * portable C, and the three agree bit for bit; only speed differs. The integer arithmetic is
+ * exact (u8 x s8 products summed in int32, no int16 saturation); float sums run in one order
+ * with fused multiply-adds (fmaf in the portable build) wherever one build uses them, and
+ * nowhere else (no contraction left to the compiler).
  *
  * Requantisation follows ONNX Runtime's QLinearConv:
  *   v = float(acc + bias) * scale;  q = rint(clamp(v, lo, hi))   (half to even)
@@ -88,12 +90,12 @@ int gk_pool_run(gk_pool *p, int count, gk_task task, void *context);
  * sleeping (sleeping ones are woken now). Holds nest. */
 void gk_pool_hold(gk_pool *p, int on);
 
-/* True when gk_sgemm has a fast build for `level` (AVX-512); otherwise use a BLAS. */
-int gk_sgemm_available(int level);
-
 /* Float C[:, n0:n1] = A (m x k, row stride lda) * B (k x n, row stride ldb), row-major,
  * C overwritten (row stride ldc), then row i gets bias[i] (bias may be NULL) and the
- * epilogue (may be NULL) while the tile is in cache. */
+ * epilogue (may be NULL) while the tile is in cache. Every level gives the same bits, ONNX
+ * Runtime's SGEMM's: each output sums its k products in order, one fused multiply-add (one
+ * rounding) each, in blocks of 128 from zero whose sums are added in order; then bias and
+ * epilogue. */
 void gk_sgemm(int level, int m, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc, int n0,
               int n1, const float *bias, const gk_epilogue *ep);
 
@@ -111,8 +113,8 @@ typedef struct {
 void gk_sgemm_conv(int level, int m, const float *a, int lda, const gk_conv_geometry *g, float *c, int ldc, int n0,
                    int n1, const float *bias, const gk_epilogue *ep);
 
-/* True when gk_deconv2x2 has a fast build for `level`, k input channels and rows of w pixels
- * (AVX-512, k <= 256, w a multiple of 16); otherwise it runs a slow reference. */
+/* True when gk_deconv2x2 takes k input channels and rows of w pixels (k <= 256, w a
+ * multiple of 16; the same at every level). */
 int gk_deconv2x2_fits(int level, int k, int w);
 
 /* A 2-D transposed convolution with a 2x2 kernel, stride 2 and no padding (windows do not

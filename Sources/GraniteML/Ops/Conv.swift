@@ -1,7 +1,7 @@
 import CGraniteKernels
 
 /// Conv: pointwise convolutions straight into a GEMM (``Gemm``), depthwise ones with a direct
-/// kernel, the rest through im2col + GEMM; bias and the fused epilogue (``KernelEpilogue``)
+/// kernel, the rest through GraniteML's GEMM reading im2col tiles from the input; bias and the fused epilogue (``KernelEpilogue``)
 /// are applied inside the C kernels block by block, or per output channel while it is still
 /// in cache.
 package enum Conv {
@@ -54,14 +54,10 @@ package enum Conv {
         }
         let biasStore = KernelWeights(biasValues)
         let pointwise = kArea == 1 && g.strides == [1, 1] && g.padBegin == [0, 0] && g.padEnd == [0, 0]
-        // With GraniteML's own GEMM the im2col matrix is never stored: its tiles are read
-        // straight from the input. Otherwise im2col in blocks of output rows so the column
-        // matrix stays near 2 MB (in cache), then BLAS.
+        // GraniteML's own GEMM: the im2col matrix is never stored, its tiles are read straight
+        // from the input.
         let level = Int32(KernelLevel.current)
-        let direct = gk_sgemm_available(level) != 0
-        let blockRows = max(1, min(oh, (512 * 1024) / max(cg * kArea * ow, 1)))
-        let scratch = pointwise || direct ? 0 : cg * kArea * blockRows * ow
-        return .single(outShape, scratch: scratch) { io in
+        return .single(outShape) { io in
             let input = io.input(0), out = io.outputs[0]
             weights.withUnsafeBufferPointer { wp in
                 for b in 0..<n {
@@ -75,76 +71,19 @@ package enum Conv {
                                           threads: io.threads, bias: groupBias, epilogue: epilogue)
                             continue
                         }
-                        if direct {
-                            var geometry = gk_conv_geometry(
-                                input: src, channels: Int32(cg), h: Int32(h), w: Int32(wd), kh: Int32(g.kernel[0]),
-                                kw: Int32(g.kernel[1]), sh: Int32(g.strides[0]), sw: Int32(g.strides[1]),
-                                dh: Int32(g.dilations[0]), dw: Int32(g.dilations[1]), pt: Int32(g.padBegin[0]),
-                                pl: Int32(g.padBegin[1]), ow: Int32(ow))
-                            withUnsafePointer(to: &geometry) { gp in
-                                parallelColumns(plane, work: mg * plane * cg * kArea, threshold: 1 << 21, threads: io.threads) { cols in
-                                    gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(cols.lowerBound),
-                                                  Int32(cols.upperBound), groupBias, epilogue.pointer)
-                                    epilogue.finish(dst, rows: mg, ldc: plane, columns: cols, bias: groupBias, kernelDone: true)
-                                }
+                        var geometry = gk_conv_geometry(
+                            input: src, channels: Int32(cg), h: Int32(h), w: Int32(wd), kh: Int32(g.kernel[0]),
+                            kw: Int32(g.kernel[1]), sh: Int32(g.strides[0]), sw: Int32(g.strides[1]),
+                            dh: Int32(g.dilations[0]), dw: Int32(g.dilations[1]), pt: Int32(g.padBegin[0]),
+                            pl: Int32(g.padBegin[1]), ow: Int32(ow))
+                        withUnsafePointer(to: &geometry) { gp in
+                            parallelColumns(plane, work: mg * plane * cg * kArea, threshold: 1 << 21, threads: io.threads) { cols in
+                                gk_sgemm_conv(level, Int32(mg), a, Int32(cg * kArea), gp, dst, Int32(plane), Int32(cols.lowerBound),
+                                              Int32(cols.upperBound), groupBias, epilogue.pointer)
+                                epilogue.finish(dst, rows: mg, ldc: plane, columns: cols)
                             }
-                            continue
-                        }
-                        for y0 in stride(from: 0, to: oh, by: blockRows) {
-                            let rows = y0..<min(y0 + blockRows, oh)
-                            let n = rows.count * ow
-                            im2col(src, io.scratch, c: cg, h: h, w: wd, rows: rows, ow: ow, g: g, threads: io.threads)
-                            Gemm.multiply(m: mg, n: n, k: cg * kArea, a, lda: cg * kArea, io.scratch, ldb: n,
-                                          dst + y0 * ow, ldc: plane, threads: io.threads)
                         }
                     }
-                    if !pointwise && !direct {
-                        finish(out + b * m * plane, biasValues, channels: m, plane: plane, epilogue: epilogue, threads: io.threads)
-                    }
-                }
-            }
-        }
-    }
-
-    /// Adds the bias and applies the epilogue, one output channel at a time.
-    static func finish(_ out: UnsafeMutablePointer<Float>, _ bias: [Float], channels: Int, plane: Int,
-                       epilogue: KernelEpilogue, threads: Int) {
-        parallelFor(channels, threads: plane * channels >= 16384 ? threads : 1) { range in
-            for ch in range { epilogue.apply(out + ch * plane, plane, bias: bias[ch]) }
-        }
-    }
-
-    /// Unfolds the input windows of output rows `rows` into a (channels·kh·kw) × (rows·ow) matrix.
-    static func im2col(_ src: UnsafePointer<Float>, _ cols: UnsafeMutablePointer<Float>, c: Int, h: Int, w: Int,
-                       rows outRows: Range<Int>, ow: Int, g: ConvGeometry, threads: Int) {
-        let oh = outRows.count
-        let (kh, kw) = (g.kernel[0], g.kernel[1])
-        let (sh, sw) = (g.strides[0], g.strides[1])
-        let (dh, dw) = (g.dilations[0], g.dilations[1])
-        let (pt, pl) = (g.padBegin[0], g.padBegin[1])
-        parallelFor(c * kh * kw, threads: c * kh * kw * oh * ow >= 65536 ? threads : 1) { rows in
-            for row in rows {
-                let ch = row / (kh * kw), ki = (row / kw) % kh, kj = row % kw
-                let plane = src + ch * h * w
-                let dst = cols + row * oh * ow
-                let off = kj * dw - pl
-                let lo = off >= 0 ? 0 : (-off + sw - 1) / sw
-                let hi = min(ow, w - 1 - off < 0 ? 0 : (w - 1 - off) / sw + 1)
-                for y in 0..<oh {
-                    let iy = (outRows.lowerBound + y) * sh - pt + ki * dh
-                    let d = dst + y * ow
-                    if iy < 0 || iy >= h || lo >= hi {
-                        d.update(repeating: 0, count: ow)
-                        continue
-                    }
-                    let s = plane + iy * w
-                    if lo > 0 { d.update(repeating: 0, count: lo) }
-                    if sw == 1 {
-                        (d + lo).update(from: s + lo + off, count: hi - lo)
-                    } else {
-                        for x in lo..<hi { d[x] = s[x * sw + off] }
-                    }
-                    if hi < ow { (d + hi).update(repeating: 0, count: ow - hi) }
                 }
             }
         }

@@ -1,4 +1,3 @@
-import CBLAS
 import Foundation
 
 /// MatMul, Gemm, Softmax and stand-alone BatchNormalization.
@@ -20,9 +19,9 @@ package enum Linear {
         batch.forEachRun { _, ai, bi, run, sa, sb in for i in 0..<run { pairs.append(((ai + i * sa) * m * k, (bi + i * sb) * k * n)) } }
         return .single(outShape) { io in
             let x = io.input(0), y = io.input(1), out = io.outputs[0]
+            // GraniteML's GEMM: the same bits at every instruction-set level (``Gemm``).
             for (i, (ao, bo)) in pairs.enumerated() {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(m), Int32(n), Int32(k), 1,
-                            x + ao, Int32(k), y + bo, Int32(n), 0, out + i * m * n, Int32(n))
+                Gemm.multiply(m: m, n: n, k: k, x + ao, lda: k, y + bo, ldb: n, out + i * m * n, ldc: n, threads: io.threads)
             }
         }
     }
@@ -38,16 +37,29 @@ package enum Linear {
         let cShape = c.optional(2)?.shape
         if let cShape, Broadcast(cShape, [m, n])?.shape != [m, n] { throw c.invalid("C \(cShape) does not broadcast to [\(m), \(n)]") }
         let cBroadcast = cShape.flatMap { Broadcast($0, [m, n]) }
-        return .single([m, n]) { io in
+        // GraniteML's GEMM (the same bits at every instruction-set level, ``Gemm``) on A and B
+        // made row-major in scratch where transposed; then alpha and beta·C, element by element.
+        let scratch = (transA ? m * k : 0) + (transB ? k * n : 0)
+        return .single([m, n], scratch: scratch) { io in
             let out = io.outputs[0]
-            var betaUsed: Float = 0
-            if let cb = cBroadcast, let cp = io.inputs[2], beta != 0 {
-                cb.forEachRun { o, ai, _, run, sa, _ in for i in 0..<run { out[o + i] = cp[ai + i * sa] } }
-                betaUsed = beta
+            var a = io.input(0), b = io.input(1)
+            if transA {
+                let t = io.scratch
+                for i in 0..<m { for j in 0..<k { t[i * k + j] = a[j * m + i] } }
+                a = UnsafePointer(t)
             }
-            cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                        Int32(m), Int32(n), Int32(k), alpha, io.input(0), Int32(a[1]), io.input(1), Int32(b[1]),
-                        betaUsed, out, Int32(n))
+            if transB {
+                let t = io.scratch + (transA ? m * k : 0)
+                for i in 0..<k { for j in 0..<n { t[i * n + j] = b[j * k + i] } }
+                b = UnsafePointer(t)
+            }
+            Gemm.multiply(m: m, n: n, k: k, a, lda: k, b, ldb: n, out, ldc: n, threads: io.threads)
+            if alpha != 1 { for i in 0..<(m * n) { out[i] = alpha * out[i] } }
+            if let cb = cBroadcast, let cp = io.inputs[2], beta != 0 {
+                cb.forEachRun { o, ai, _, run, sa, _ in
+                    for i in 0..<run { out[o + i] = out[o + i] + beta * cp[ai + i * sa] }
+                }
+            }
         }
     }
 

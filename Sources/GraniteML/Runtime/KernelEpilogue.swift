@@ -13,7 +13,7 @@ import CGraniteKernels
 final class KernelEpilogue: @unchecked Sendable {
     /// The C part; nil when no step runs in C (then kernels add only the bias).
     let pointer: UnsafePointer<gk_epilogue>?
-    /// Steps after the C part, applied by ``finish(_:rows:ldc:columns:bias:kernelDone:)`` or ``apply(_:_:bias:)``.
+    /// Steps after the C part, applied by ``finish(_:rows:ldc:columns:)`` or ``apply(_:_:bias:)``.
     let rest: [Epilogue]
     private let storage: UnsafeMutablePointer<gk_epilogue>
     private let level: Int32
@@ -54,20 +54,11 @@ final class KernelEpilogue: @unchecked Sendable {
         }
     }
 
-    /// Finishes `columns` of `rows` rows of a GEMM result (row stride `ldc`), row `i` with
-    /// `bias[i]`: everything when `kernelDone` is false (a BLAS wrote the block), only the
-    /// Swift rest when the C kernel already applied the bias and its steps.
-    func finish(_ c: UnsafeMutablePointer<Float>, rows: Int, ldc: Int, columns: Range<Int>, bias: UnsafePointer<Float>?,
-                kernelDone: Bool) {
-        if kernelDone && rest.isEmpty { return }
-        for i in 0..<rows {
-            let p = c + i * ldc + columns.lowerBound
-            if kernelDone {
-                Epilogue.apply(rest, p, columns.count)
-            } else {
-                apply(p, columns.count, bias: bias?[i] ?? 0)
-            }
-        }
+    /// Finishes `columns` of `rows` rows of a GEMM result (row stride `ldc`) that the C kernel
+    /// already gave the bias and its steps: the Swift rest.
+    func finish(_ c: UnsafeMutablePointer<Float>, rows: Int, ldc: Int, columns: Range<Int>) {
+        if rest.isEmpty { return }
+        for i in 0..<rows { Epilogue.apply(rest, c + i * ldc + columns.lowerBound, columns.count) }
     }
 
     /// The C form of one step: op code (0 for a step that does nothing) and operands, or nil
