@@ -23,7 +23,10 @@ float alphaAt(int x, int y) {
     int x0 = (nx >= 0 ? nx / (2 * w) : -((-nx + 2 * w - 1) / (2 * w))) - 1;
     int y0 = (ny >= 0 ? ny / (2 * h) : -((-ny + 2 * h - 1) / (2 * h))) - 1;
     float lp = lumaAt(x, y);
-    float sum = 0.0, weights = 0.0;
+    // The exponents first, then exp(e - max e): the largest weight is 1, none hangs on denormals.
+    float e[16], v[16];
+    int n = 0;
+    float top = -3.402823e38;
     for (int qy = max(y0, 0); qy <= min(y0 + 3, mh - 1); qy++) {
         int fy = min(((2 * qy + 1) * h) / (2 * mh), h - 1);
         float dy = float(qy) - my;
@@ -31,14 +34,21 @@ float alphaAt(int x, int y) {
             int fx = min(((2 * qx + 1) * w) / (2 * mw), w - 1);
             float dx = float(qx) - mx;
             float dl = lp - lumaAt(fx, fy);
-            float weight = exp(F(0) * (dx * dx + dy * dy) + F(1) * dl * dl);
-            sum += weight * uintBitsToFloat(aux[qy * mw + qx]);
-            weights += weight;
+            e[n] = F(0) * (dx * dx + dy * dy) + F(1) * dl * dl;
+            v[n] = uintBitsToFloat(aux[qy * mw + qx]);
+            top = max(top, e[n]);
+            n++;
         }
     }
-    float v = weights > 0.0 ? sum / weights : 0.0;
-    if (F(2) <= 0.0) return v >= 0.5 ? 1.0 : 0.0;
-    float t = clamp((v - (0.5 - F(2))) / (2.0 * F(2)), 0.0, 1.0);
+    float sum = 0.0, weights = 0.0;
+    for (int k = 0; k < n; k++) {
+        float weight = exp(e[k] - top);
+        sum += weight * v[k];
+        weights += weight;
+    }
+    float m = sum / weights;
+    if (F(2) <= 0.0) return m >= 0.5 ? 1.0 : 0.0;
+    float t = clamp((m - (0.5 - F(2))) / (2.0 * F(2)), 0.0, 1.0);
     return t * t * (3.0 - 2.0 * t);
 }
 

@@ -30,6 +30,15 @@ struct Background: FilterKernel {
             .init("feather", .float(min: 0, max: 0.5, default: 0.25), "half-width of the soft edge in mask probability (0: hard edge at 1/2)"),
         ])
 
+    /// A chain with `background` reads its mask where depth filters read their map: the two cannot mix.
+    static func checkChain(_ specs: [FilterSpec]) throws(MarbleError) {
+        guard specs.contains(where: { $0.name == description.name }),
+              let other = specs.first(where: { $0.name != description.name && ((try? Marble.kernel(for: $0))?.readsDepth ?? false) })
+        else { return }
+        throw .conflictingFilters(first: description.name, second: other.name,
+                                  reason: "both read the chain's one auxiliary plane (the person mask, the depth map)")
+    }
+
     init(_ spec: FilterSpec) {
         mode = Mode(rawValue: spec.choice("mode"))!
         blur = GaussianBlur(sigma: spec.float("sigma"))

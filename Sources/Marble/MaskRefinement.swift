@@ -47,7 +47,10 @@ struct MaskRefinement {
                 let mx = Float(nx) / Float(2 * width)
                 let x0 = Self.floorDivide(nx, 2 * width) - 1
                 let lp = Float(luma[y * width + x])
-                var sum: Float = 0, weights: Float = 0
+                // The weights' exponents first, then exp(e − max e): the same normalised weights,
+                // but the largest is 1, so none of them hangs on denormals (which a GPU may flush).
+                var exponents = SIMD16<Float>(repeating: 0), values = SIMD16<Float>(repeating: 0)
+                var n = 0, top = -Float.greatestFiniteMagnitude
                 for qy in max(y0, 0)...min(y0 + 3, maskHeight - 1) {
                     // The frame pixel at q's centre.
                     let fy = min((2 * qy + 1) * height / (2 * maskHeight), height - 1)
@@ -55,12 +58,19 @@ struct MaskRefinement {
                         let fx = min((2 * qx + 1) * width / (2 * maskWidth), width - 1)
                         let dx = Float(qx) - mx, dy = Float(qy) - my
                         let dl = lp - Float(luma[fy * width + fx])
-                        let w = expf(spatial * (dx * dx + dy * dy) + range * dl * dl)
-                        sum += w * mask[qy * maskWidth + qx]
-                        weights += w
+                        exponents[n] = spatial * (dx * dx + dy * dy) + range * dl * dl
+                        values[n] = mask[qy * maskWidth + qx]
+                        top = max(top, exponents[n])
+                        n += 1
                     }
                 }
-                out[y * width + x] = weights > 0 ? sum / weights : 0
+                var sum: Float = 0, weights: Float = 0
+                for k in 0..<n {
+                    let w = expf(exponents[k] - top)
+                    sum += w * values[k]
+                    weights += w
+                }
+                out[y * width + x] = sum / weights
             }
         }
         return out

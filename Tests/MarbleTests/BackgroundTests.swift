@@ -83,6 +83,7 @@ import Testing
             #expect(gpu.bytes[p * 4] == gpu.bytes[p * 4 + 1] && gpu.bytes[p * 4 + 3] == 255, "gray, opaque")
         }
         #expect(worst <= 1 / 255 + 1e-6, "alpha within 1/255 plus rounding: \(worst)")
+        print("background mask mode: alpha within \(worst) of MaskRefinement's (317x129, mask 97x55)")
         #expect(alpha.contains { $0 == 0 } && alpha.contains { $0 == 1 }, "the blob has a background and a person")
     }
 
@@ -115,5 +116,10 @@ import Testing
         #expect(throws: MarbleError.self) { try FilterSpec.parse("background:color=0x1000000") }
         #expect(throws: MarbleError.self) { try FilterSpec.parse("background:mode=image") }
         #expect(throws: MarbleError.self) { try FilterSpec.parse("background:color=green") }
+        #expect(throws: MarbleError.conflictingFilters(first: "background", second: "depthmask",
+                                                       reason: "both read the chain's one auxiliary plane (the person mask, the depth map)")) {
+            try FilterChain(FilterSpec.parseChain("depthmask | background"))
+        }
+        #expect(try FilterChain(FilterSpec.parseChain("blur | background:mode=mask | sobel")).readsDepth)
     }
 }
