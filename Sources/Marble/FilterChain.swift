@@ -51,6 +51,7 @@ public final class FilterChain: @unchecked Sendable {
         self.range = range
         self.requestedContext = context
         self.kernels = try specs.map(Marble.kernel(for:))
+        try Background.checkChain(specs)
         fuseStencilTails = true
     }
 
@@ -61,6 +62,7 @@ public final class FilterChain: @unchecked Sendable {
         self.range = range
         self.requestedContext = context
         self.kernels = try specs.map(Marble.kernel(for:))
+        try Background.checkChain(specs)
         self.fuseStencilTails = fuseStencilTails
     }
 

@@ -189,6 +189,7 @@ struct Shader: Sendable {
     static let polka = Shader(name: "polka", words: SPIRV.polka)
     static let stars = Shader(name: "stars", words: SPIRV.stars)
     static let depthMask = Shader(name: "depthmask", words: SPIRV.depthmask)
+    static let background = Shader(name: "background", words: SPIRV.background)
     static let pointCloud = Shader(name: "pointcloud", words: SPIRV.pointcloud)
 }
 

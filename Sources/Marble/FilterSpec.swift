@@ -110,7 +110,9 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
             guard let value = Float(text), value.isFinite else { throw invalid }
             return try check(.float(value), parameter, filter: filter)
         case .int:
-            guard let value = Int(text) else { throw invalid }
+            // Decimal, or hexadecimal after 0x (colours: 0xRRGGBB).
+            let hex = text.hasPrefix("0x") || text.hasPrefix("0X") ? Int(text.dropFirst(2), radix: 16) : nil
+            guard let value = Int(text) ?? hex else { throw invalid }
             return try check(.int(value), parameter, filter: filter)
         case .choice:
             return try check(.choice(text), parameter, filter: filter)

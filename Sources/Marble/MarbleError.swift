@@ -24,6 +24,9 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidDepth(reason: String)
     /// An empty chain was asked for where one filter at least is needed.
     case emptyChain
+    /// Two filters of the chain cannot run together (`background` and a depth filter both read
+    /// the chain's one auxiliary plane).
+    case conflictingFilters(first: String, second: String, reason: String)
     /// The GPU failed (no driver, a Vulkan call, a buffer): GraniteGPU's error, unchanged.
     case gpu(GPUError)
     /// An image could not be made or converted: GraniteMedia's error, unchanged.
@@ -53,6 +56,8 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
             return "depth map: \(reason)"
         case .emptyChain:
             return "the filter chain is empty"
+        case let .conflictingFilters(first, second, reason):
+            return "filters \(first) and \(second) cannot share a chain: \(reason)"
         case let .gpu(error):
             return error.description
         case let .image(error):

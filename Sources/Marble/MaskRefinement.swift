@@ -1,7 +1,7 @@
 import Foundation
 
-/// The person mask made fit for a frame, as the `background` filter will use it (issue 38; its
-/// shader is still to come, this is the CPU reference it will be tested against):
+/// The person mask made fit for a frame, as the `background` filter uses it (issue 38; the
+/// upsampling and feathering are `background.comp`'s CPU reference, the EMA is CPU-only so far):
 ///
 /// ```
 ///  model mask (e.g. 256×144) ─joint bilateral upsampling on the frame's luma─► frame-size mask
@@ -33,35 +33,51 @@ struct MaskRefinement {
     /// Joint bilateral upsampling of `mask` (`maskWidth`×`maskHeight`, 0…1) to `frame`'s size.
     func upsample(_ mask: [Float], maskWidth: Int, maskHeight: Int, luma: [UInt8], width: Int, height: Int) -> [Float] {
         precondition(mask.count == maskWidth * maskHeight && luma.count == width * height)
-        let sx = Float(maskWidth) / Float(width), sy = Float(maskHeight) / Float(height)
         let spatial = -1 / (2 * spatialSigma * spatialSigma), range = -1 / (2 * rangeSigma * rangeSigma)
         var out = [Float](repeating: 0, count: width * height)
         for y in 0..<height {
             // p's position in mask samples (centres at integer + ½, as half-pixel resizing).
-            let my = (Float(y) + 0.5) * sy - 0.5
-            let y0 = Int(my.rounded(.down)) - 1
+            // In integers, ((2y + 1)·maskHeight − height) / 2·height, so its floor is exact and
+            // `background.comp` computes the same sample indices.
+            let ny = (2 * y + 1) * maskHeight - height
+            let my = Float(ny) / Float(2 * height)
+            let y0 = Self.floorDivide(ny, 2 * height) - 1
             for x in 0..<width {
-                let mx = (Float(x) + 0.5) * sx - 0.5
-                let x0 = Int(mx.rounded(.down)) - 1
+                let nx = (2 * x + 1) * maskWidth - width
+                let mx = Float(nx) / Float(2 * width)
+                let x0 = Self.floorDivide(nx, 2 * width) - 1
                 let lp = Float(luma[y * width + x])
-                var sum: Float = 0, weights: Float = 0
+                // The weights' exponents first, then exp(e − max e): the same normalised weights,
+                // but the largest is 1, so none of them hangs on denormals (which a GPU may flush).
+                var exponents = SIMD16<Float>(repeating: 0), values = SIMD16<Float>(repeating: 0)
+                var n = 0, top = -Float.greatestFiniteMagnitude
                 for qy in max(y0, 0)...min(y0 + 3, maskHeight - 1) {
                     // The frame pixel at q's centre.
-                    let fy = min(max(Int(((Float(qy) + 0.5) / sy).rounded(.down)), 0), height - 1)
+                    let fy = min((2 * qy + 1) * height / (2 * maskHeight), height - 1)
                     for qx in max(x0, 0)...min(x0 + 3, maskWidth - 1) {
-                        let fx = min(max(Int(((Float(qx) + 0.5) / sx).rounded(.down)), 0), width - 1)
+                        let fx = min((2 * qx + 1) * width / (2 * maskWidth), width - 1)
                         let dx = Float(qx) - mx, dy = Float(qy) - my
                         let dl = lp - Float(luma[fy * width + fx])
-                        let w = expf(spatial * (dx * dx + dy * dy) + range * dl * dl)
-                        sum += w * mask[qy * maskWidth + qx]
-                        weights += w
+                        exponents[n] = spatial * (dx * dx + dy * dy) + range * dl * dl
+                        values[n] = mask[qy * maskWidth + qx]
+                        top = max(top, exponents[n])
+                        n += 1
                     }
                 }
-                out[y * width + x] = weights > 0 ? sum / weights : 0
+                var sum: Float = 0, weights: Float = 0
+                for k in 0..<n {
+                    let w = expf(exponents[k] - top)
+                    sum += w * values[k]
+                    weights += w
+                }
+                out[y * width + x] = sum / weights
             }
         }
         return out
     }
+
+    /// ⌊a / b⌋ for b > 0.
+    static func floorDivide(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
     /// Smoothstep over [½ − feather, ½ + feather] (a hard threshold at ½ when feather is 0).
     func feathered(_ v: Float) -> Float {

@@ -93,7 +93,7 @@ struct FilterSpecTests {
         let names = Set(Marble.catalog.map(\.name))
         let marbleKit = ["ink", "godRay", "analog", "pixellate", "disco", "drive", "vibes", "bokeh", "blur", "polka", "stars", "depth"]
         let everyday = ["brightness", "exposure", "gamma", "colormatrix", "sharpen", "sobel", "grayscale", "invert", "threshold",
-                        "resize", "crop", "flip", "rotate", "depthmask"]
+                        "resize", "crop", "flip", "rotate", "depthmask", "background"]
         #expect(names.isSuperset(of: marbleKit + everyday))
         #expect(names.count == Marble.catalog.count, "names are unique")
         for description in Marble.catalog {

@@ -56,7 +56,7 @@ if [ -x "$granite" ]; then
   grep -q 'no Vulkan device matches "no-such-gpu"' <<<"$out" || { echo "$out"; echo "gpu tier: bad device error" >&2; exit 1; }
   echo "gpu tier: no-driver and unknown-device errors are clear"
   listing="$("$granite" filters)"
-  for name in brightness blur sharpen sobel resize crop rotate depthmask ink godRay analog pixellate disco drive vibes bokeh polka stars depth; do
+  for name in brightness blur sharpen sobel resize crop rotate depthmask background ink godRay analog pixellate disco drive vibes bokeh polka stars depth; do
     grep -q "^$name — " <<<"$listing" || { echo "gpu tier: granite filters does not list $name" >&2; exit 1; }
   done
   grep -q "^    sigma  float 0.1...32, default 2 " <<<"$listing" || { echo "gpu tier: blur's sigma line is wrong" >&2; exit 1; }
