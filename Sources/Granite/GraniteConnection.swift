@@ -25,24 +25,35 @@ public struct GraniteConnection: Sendable {
     let node: any GraniteNode
     /// For a relay's reducer: the component that asked (the `.rebound` target).
     let replyTo: (any GraniteNode)?
-    /// Where a synchronous reducer's effects wait until its state is published; `nil` acts at once.
-    private let outbox: Outbox?
-    /// Where an asynchronous reducer's effects wait until its state is published.
-    private let deferred: DeferredEffects?
+    /// Where a reducer's effects wait until its state is published (one field: the connection
+    /// stays the size it was before async reducers deferred).
+    private enum Deferral {
+        /// Act at once.
+        case none
+        /// A synchronous reducer's outbox (defers on the reducing thread only).
+        case sync(Outbox)
+        /// An asynchronous reducer's effects (defers from any thread until it returned).
+        case async(DeferredEffects)
+    }
+    private let deferral: Deferral
 
     init(node: any GraniteNode, replyTo: (any GraniteNode)?, outbox: Outbox? = nil, deferred: DeferredEffects? = nil) {
         self.node = node
         self.replyTo = replyTo
-        self.outbox = outbox
-        self.deferred = deferred
+        if let outbox { deferral = .sync(outbox) } else if let deferred { deferral = .async(deferred) } else { deferral = .none }
     }
 
     /// Defers `effect` when a reducer of this connection is running; false: act now.
     @inline(__always)
     private func deferring(_ effect: @autoclosure () -> Outbox.Effect) -> Bool {
-        if let outbox, outbox.isDeferring { outbox.append(effect()); return true }
-        if let deferred { return deferred.append(effect()) }
-        return false
+        switch deferral {
+        case .none: return false
+        case let .sync(outbox):
+            guard outbox.isDeferring else { return false }
+            outbox.append(effect())
+            return true
+        case let .async(deferred): return deferred.append(effect())
+        }
     }
 
     /// Pushes an event down to the children listening to this component (`listen(to:)`):
