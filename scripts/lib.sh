@@ -22,12 +22,13 @@ GRANITE_APT_PACKAGES=(
 #   libavif-bin               AVIF tests decode our files with avifdec (dav1d)
 #   lomiri-wallpapers-*       real photographs for the resampler and depth fixtures (pre-media.sh)
 #   ffmpeg                    the y4m pipe, camera and YUV tests (ffmpeg, ffprobe); benchmark anchors
+#   libvips-tools             reference readers/resizers in the codec and convert tests (vips, vipsthumbnail)
 #   slurm-wlm munge          scripts/tiers/57-slurm.sh (a one-node cluster)
 #   pipewire … gstreamer1.0-* scripts/tiers/45-pipewire.sh and the docs tier (a private daemon, GStreamer
 #                             producers and consumers; -good: jpegenc, vp8enc, webmmux)
 GRANITE_APT_TEST_PACKAGES=(
   vulkan-validationlayers python3-venv imagemagick libonnx-testdata
-  libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg
+  libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg libvips-tools
   slurm-wlm munge
   pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good
