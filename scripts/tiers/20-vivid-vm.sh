@@ -46,7 +46,8 @@ granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps
 kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
 [ $loop -eq 0 ] || exit 5'
 set +e
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 1G \
+# 3G: the guest unpacks the debug granite-cam and its libraries (FFmpeg's codecs included) into RAM.
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G \
   --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
