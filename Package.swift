@@ -29,8 +29,8 @@ let package = Package(
     ],
     // Exact versions of the direct dependencies (what the project tested; transitive ones are in
     // Package.versions, checked by scripts/check-versions): they resolve the same from any clone,
-    // with no Package.resolved (which is not committed: this machine's package mirror writes its
-    // own commit ids there, which are not upstream's).
+    // also without the committed Package.resolved (whose commit ids are this machine's package
+    // mirror's, not upstream's; no build forces it).
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
