@@ -54,6 +54,9 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
 
     private let wiring = Mutex(Wiring())
     private let renders = Atomic<Int>(0)
+    /// `wiring.listeners.count`, written under `wiring`'s lock, so a broadcast or `hear` that
+    /// reaches a component with no listeners (most of them) takes no lock and copies nothing.
+    private let listenerCount = Atomic<Int>(0)
     // Invariant for the five below: see the type's comment (written at mount and detach only,
     // read by the one drainer); exclusivity is proved by the mailbox, so its checks are skipped.
     @exclusivity(unchecked) nonisolated(unsafe) private var links = LinkSet.empty
@@ -153,6 +156,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
                 defer {
                     wiring.children = []
                     wiring.listeners = []
+                    listenerCount.store(0, ordering: .releasing)
                     wiring.relays = []
                     wiring.parent = nil
                     // `runtime` stays: an async reducer cancelled by this unmount reports there.
@@ -171,7 +175,10 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
               mount: @escaping @Sendable (GraniteRuntime) throws(GraniteError) -> Void) {
         let wired: (child: Child, runtime: GraniteRuntime)? = wiring.withLock { wiring in
             guard wiring.phase != .unmounted else { return nil }
-            if listen, !wiring.listeners.contains(where: { $0 === child }) { wiring.listeners.append(child) }
+            if listen, !wiring.listeners.contains(where: { $0 === child }) {
+                wiring.listeners.append(child)
+                listenerCount.store(wiring.listeners.count, ordering: .releasing)
+            }
             let entry: Child
             if let i = wiring.children.firstIndex(where: { $0.node === child }) {
                 wiring.children[i].attached = wiring.children[i].attached || attach
@@ -196,6 +203,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         wiring.withLock { wiring in
             wiring.children.removeAll { $0.node === child }
             wiring.listeners.removeAll { $0 === child }
+            listenerCount.store(wiring.listeners.count, ordering: .releasing)
         }
     }
 
@@ -277,7 +285,9 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     func enqueueRender() { engine.mailbox.submit(.render(fromLink: false)) }
 
     var parentNode: (any GraniteNode)? { wiring.withLock { $0.parent } }
-    var listenerNodes: [any GraniteNode] { wiring.withLock { $0.listeners } }
+    var listenerNodes: [any GraniteNode] {
+        listenerCount.load(ordering: .acquiring) == 0 ? [] : wiring.withLock { $0.listeners }
+    }
     var relayNodes: [any GraniteNode] { relayList }
     var runtime: GraniteRuntime? { wiring.withLock { $0.runtime } }
 

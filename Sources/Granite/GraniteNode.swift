@@ -8,7 +8,8 @@ protocol GraniteNode: AnyObject, Sendable {
     var centerBehavior: GraniteEventBehavior { get }
     /// Whether the center has an expedition for this event type.
     func handles(_ key: EventKey) -> Bool
-    /// Queues an event for this node's reducer; false when unmounted.
+    /// Queues an event for this node's reducer; false when it has no expedition for it (nothing
+    /// is reported) or is unmounted.
     @discardableResult
     func enqueue(_ event: any GraniteEvent, key: EventKey, replyTo: (any GraniteNode)?) -> Bool
     /// Queues one render (no-op for relays).
@@ -41,7 +42,7 @@ extension GraniteNode {
             case .passthrough:
                 child.hearDown(event, key: key)
             case .broadcastable, .none:
-                if child.handles(key) { child.enqueue(event, key: key, replyTo: nil) }
+                child.enqueue(event, key: key, replyTo: nil)  // false (nothing queued) without a route
             case .quiet:
                 continue
             }
@@ -57,7 +58,7 @@ extension GraniteNode {
         for child in listenerNodes {
             switch child.centerBehavior {
             case .broadcastable:
-                if child.handles(key), child.enqueue(event, key: key, replyTo: nil) { delivered += 1 }
+                if child.enqueue(event, key: key, replyTo: nil) { delivered += 1 }  // false without a route
                 delivered += child.broadcastDown(event, key: key)
             case .passthrough:
                 delivered += child.broadcastDown(event, key: key)

@@ -82,7 +82,7 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         let hosts = hosting.withLock { $0.hosts }
         var delivered = 0
         for host in hosts {
-            if host.centerBehavior == .broadcastable, host.handles(key), host.enqueue(event, key: key, replyTo: nil) {
+            if host.centerBehavior == .broadcastable, host.enqueue(event, key: key, replyTo: nil) {
                 delivered += 1
             }
             delivered += host.broadcastDown(event, key: key)

@@ -74,7 +74,7 @@ struct EventsBench: ParsableCommand {
     // MARK: Granite cases
 
     private func quietGranite(_ n: Int) throws -> (Duration, Int) {
-        let node = try BenchNode<BenchCenter>().mount(in: GraniteRuntime())
+        let node = try PlainNode().mount(in: GraniteRuntime())
         let start = ContinuousClock.now
         for i in 0..<n { try node.sendEvent(QuietBump(value: i)) }
         let elapsed = ContinuousClock.now - start
@@ -83,7 +83,7 @@ struct EventsBench: ParsableCommand {
     }
 
     private func noneGranite(_ n: Int) throws -> (Duration, Int) {
-        let node = try BenchNode<BenchCenter>().mount(in: GraniteRuntime())
+        let node = try PlainNode().mount(in: GraniteRuntime())
         let start = ContinuousClock.now
         for i in 0..<n { try node.sendEvent(LoudBump(value: i)) }
         let elapsed = ContinuousClock.now - start
@@ -92,8 +92,8 @@ struct EventsBench: ParsableCommand {
     }
 
     private func hearGranite(_ n: Int, children: Int) throws -> (Duration, Int) {
-        let parent = BenchNode<BenchCenter>()
-        let kids = (0..<children).map { _ in BenchNode<BroadcastableBenchCenter>().listen(to: parent.command) }
+        let parent = PlainNode()
+        let kids = (0..<children).map { _ in ListenerNode().listen(to: parent.command) }
         try parent.mount(in: GraniteRuntime())
         let start = ContinuousClock.now
         for i in 0..<n { try parent.sendEvent(Shout(value: i)) }
@@ -105,7 +105,7 @@ struct EventsBench: ParsableCommand {
     private func broadcastGranite(_ n: Int, hosts: Int) throws -> (Duration, Int) {
         let relay = BenchRelay()
         BenchHostCenter.next = relay
-        let nodes = (0..<hosts).map { _ in BenchNode<BenchHostCenter>() }
+        let nodes = (0..<hosts).map { _ in HostNode() }
         BenchHostCenter.next = nil
         let runtime = GraniteRuntime()
         for node in nodes { try node.mount(in: runtime) }
@@ -120,9 +120,9 @@ struct EventsBench: ParsableCommand {
         let runtime = GraniteRuntime()
         let start = ContinuousClock.now
         for i in 0..<n {
-            let parent = try BenchNode<BenchHostCenter>().mount(in: runtime)
-            let attached = try BenchNode<BenchHostCenter>().attach(to: parent.command).mount(in: runtime)
-            let listening = try BenchNode<BenchHostCenter>().listen(to: parent.command).mount(in: runtime)
+            let parent = try HostNode().mount(in: runtime)
+            let attached = try HostNode().attach(to: parent.command).mount(in: runtime)
+            let listening = try HostNode().listen(to: parent.command).mount(in: runtime)
             try parent.sendEvent(QuietBump(value: i))
             try attached.sendEvent(QuietBump(value: i))
             try listening.sendEvent(QuietBump(value: i))
@@ -245,7 +245,19 @@ final class BenchHostCenter: BenchCenter {
     override var behavior: GraniteEventBehavior { .broadcastable }
 }
 
-struct BenchNode<C: GraniteCenter<BenchState>>: GraniteComponent {
-    let command = GraniteCommand<C, BenchState>()
+// Concrete components, as an app writes them (a generic component pays Swift's generic metadata
+// lookups in every `body`, which is the harness's cost, not the event core's).
+struct PlainNode: GraniteComponent {
+    let command = GraniteCommand<BenchCenter, BenchState>()
+    var body: Int { state.last }
+}
+
+struct ListenerNode: GraniteComponent {
+    let command = GraniteCommand<BroadcastableBenchCenter, BenchState>()
+    var body: Int { state.last }
+}
+
+struct HostNode: GraniteComponent {
+    let command = GraniteCommand<BenchHostCenter, BenchState>()
     var body: Int { state.last }
 }
