@@ -207,3 +207,22 @@ if Context.environment["GRANITE_PACKAGE"] == "core" {
         return !packages.contains { location.hasSuffix("/" + $0) }
     }
 }
+
+// `GRANITE_PACKAGE=cam`: granite-cam's library and its tests with everything they depend on, and
+// the core's tests — what the sanitizer tier builds when it also checks granite-cam's components
+// (`GRANITE_SANITIZE_CAM=1`; a longer build: NIO, swift-crypto, the codecs and Vulkan parts).
+if Context.environment["GRANITE_PACKAGE"] == "cam" {
+    var keep: Set<String> = []
+    var next = ["GraniteCamTests", "GraniteTests"]
+    while let name = next.popLast() {
+        guard keep.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case let .targetItem(name, _), let .byNameItem(name, _): next.append(name)
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !keep.contains($0.name) }
+    package.products.removeAll { !["Granite", "GraniteTesting"].contains($0.name) }
+}
