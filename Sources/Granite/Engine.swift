@@ -165,8 +165,21 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
     @inline(__always)
     func handles(_ key: EventKey) -> Bool { route(key) != nil }
 
-    /// A snapshot of the state.
-    var state: State { lock.withLock { current } }
+    /// The thread reducing an event inline (on its sender's thread) right now; 0 when none.
+    /// Invariant: set and cleared only by that thread around its inline job, so a thread finds its
+    /// own id here exactly while it is the drainer (a thread reads its own latest store; another
+    /// thread's id never equals its own, and an exited thread's id is reused only through glibc's
+    /// locked thread cache, which orders the old clearing store before the new thread).
+    private let inlineThread = Atomic<UInt>(0)
+
+    /// A snapshot of the state. The drainer itself — a render during its inline job, reading the
+    /// state the reducer just published — reads without the lock: only the drainer ever writes
+    /// `current` (``commitLocked()`` runs on it), so nothing can write it meanwhile, and other
+    /// readers only read.
+    var state: State {
+        if inlineThread.load(ordering: .relaxed) == currentThreadID() { return current }
+        return lock.withLock { current }
+    }
 
     /// Publishes the drainer's state now (before a render, which reads `state`).
     func commit() {
@@ -307,7 +320,9 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
             !route.isAsync && event.executor == nil && mailboxRef!._withUnsafeGuaranteedRef { $0.tryAcquireInline() }
         }
         if inline {
+            inlineThread.store(currentThreadID(), ordering: .relaxed)
             routeRef._withUnsafeGuaranteedRef { $0.runSync(typed: event, replyTo: replyTo, fromLink: fromLink) }
+            inlineThread.store(0, ordering: .relaxed)
             mailboxRef!._withUnsafeGuaranteedRef { $0.drainRest { self.commitLocked() } }
             return .queued
         }

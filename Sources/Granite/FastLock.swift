@@ -38,3 +38,13 @@ final class FastLock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// This thread's identity, for "am I the thread that ...?" checks on hot paths (``Engine/state``).
+@inline(__always)
+func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
+}
