@@ -213,7 +213,7 @@ if Context.environment["GRANITE_PACKAGE"] == "core" {
 // (`GRANITE_SANITIZE_CAM=1`; a longer build: NIO, swift-crypto, the codecs and Vulkan parts).
 if Context.environment["GRANITE_PACKAGE"] == "cam" {
     var keep: Set<String> = []
-    var next = ["GraniteCamTests", "GraniteTests"]
+    var next = ["GraniteCamTests", "GraniteTests"] + package.targets.filter { $0.type == .plugin }.map(\.name)
     while let name = next.popLast() {
         guard keep.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
         for dependency in target.dependencies {
