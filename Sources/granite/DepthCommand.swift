@@ -43,26 +43,21 @@ struct DepthCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let files = try PhotoJobs.expand(batch.inputs, command: "granite depth")
-        let estimator: DepthEstimator
-        do {
-            try FileManager.default.createDirectory(atPath: batch.output, withIntermediateDirectories: true)
-            estimator = try DepthEstimator(modelPath: batch.model, threads: batch.threads ?? Model.defaultThreads, backend: try depthDevice.backend())
-        } catch {
-            PhotoJobs.report("granite depth: \(error)")
-            throw ExitCode(1)
-        }
-        if depthDevice != .cpu { print("depth runs on the \(InferenceDevice.describe(estimator.runner))") }
-        if estimator.normalizesInside {
-            print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
-        }
-        let modelSize = depthSize == "model", output = batch.output
-        let failed = await PhotoJobs.run(files, jobs: batch.jobs, command: "granite depth") { file in
+        let modelSize = depthSize == "model", output = batch.output, batch = batch, device = depthDevice
+        try await PhotoJobs.runBatch(
+            batch, command: "granite depth",
+            load: { try DepthEstimator(modelPath: batch.model, threads: batch.threads ?? Model.defaultThreads, backend: try device.backend()) },
+            modelPath: \.modelPath,
+            announce: { estimator in
+                if device != .cpu { print("depth runs on the \(InferenceDevice.describe(estimator.runner))") }
+                if estimator.normalizesInside {
+                    print("\((estimator.modelPath as NSString).lastPathComponent) normalises its input itself: feeding pixels scaled only")
+                }
+            }
+        ) { file, estimator in
             let (depthPath, previewPath) = try DepthImages.process(file, into: output, with: estimator, modelSize: modelSize)
             return "\(depthPath), \(previewPath)"
         }
-        print("\(files.count - failed) of \(files.count) images done with \((estimator.modelPath as NSString).lastPathComponent)")
-        if failed > 0 { throw ExitCode(2) }
     }
 }
 

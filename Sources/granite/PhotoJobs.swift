@@ -80,6 +80,29 @@ enum PhotoJobs {
         return failed
     }
 
+    /// A model-per-photo command from start to end: expands the inputs, creates the output
+    /// folder and loads the model (exit 1 naming what failed), says where it runs (`announce`),
+    /// runs `work` on every photo, prints the summary and exits 2 when some photos failed.
+    static func runBatch<Runner: Sendable>(
+        _ batch: PhotoBatchOptions, command: String, load: () throws -> Runner,
+        modelPath: (Runner) -> String, announce: (Runner) -> Void,
+        work: @escaping @Sendable (String, Runner) throws -> String
+    ) async throws {
+        let files = try expand(batch.inputs, command: command)
+        let runner: Runner
+        do {
+            try FileManager.default.createDirectory(atPath: batch.output, withIntermediateDirectories: true)
+            runner = try load()
+        } catch {
+            report("\(command): \(error)")
+            throw ExitCode(1)
+        }
+        announce(runner)
+        let failed = await run(files, jobs: batch.jobs, command: command) { try work($0, runner) }
+        print("\(files.count - failed) of \(files.count) images done with \((modelPath(runner) as NSString).lastPathComponent)")
+        if failed > 0 { throw ExitCode(2) }
+    }
+
     static func report(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }

@@ -39,21 +39,14 @@ struct SegmentCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let files = try PhotoJobs.expand(batch.inputs, command: "granite segment")
-        let segmenter: PersonSegmenter
-        do {
-            try FileManager.default.createDirectory(atPath: batch.output, withIntermediateDirectories: true)
-            segmenter = try PersonSegmenter(modelPath: batch.model, threads: batch.threads ?? Model.defaultThreads, backend: try segmentDevice.backend())
-        } catch {
-            PhotoJobs.report("granite segment: \(error)")
-            throw ExitCode(1)
-        }
-        if segmentDevice != .cpu { print("segmentation runs on the \(InferenceDevice.describe(segmenter.runner))") }
-        let modelSize = maskSize == "model", output = batch.output
-        let failed = await PhotoJobs.run(files, jobs: batch.jobs, command: "granite segment") { file in
+        let modelSize = maskSize == "model", output = batch.output, batch = batch, device = segmentDevice
+        try await PhotoJobs.runBatch(
+            batch, command: "granite segment",
+            load: { try PersonSegmenter(modelPath: batch.model, threads: batch.threads ?? Model.defaultThreads, backend: try device.backend()) },
+            modelPath: \.modelPath,
+            announce: { if device != .cpu { print("segmentation runs on the \(InferenceDevice.describe($0.runner))") } }
+        ) { file, segmenter in
             try MaskImages.process(file, into: output, with: segmenter, modelSize: modelSize)
         }
-        print("\(files.count - failed) of \(files.count) images done with \((segmenter.modelPath as NSString).lastPathComponent)")
-        if failed > 0 { throw ExitCode(2) }
     }
 }
