@@ -109,7 +109,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
 
     /// `held`: the mailbox queues events without reducing them until it is started (a component
     /// before it mounts, see ``GraniteCommand``).
-    init(state: State, expeditions: [GraniteBaseExpedition], name: String, home: GraniteExecutor?, held: Bool = false) {
+    init(state: State, expeditions: [GraniteBaseExpedition], name: @autoclosure () -> String, home: GraniteExecutor?, held: Bool = false) {
         current = state
         workingSlot = .allocate(capacity: 1)
         workingSlot.initialize(to: state)
@@ -123,7 +123,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
                 break
             }
             guard !routeKeys.contains(expedition.eventKey.id) else {
-                tableError = .duplicateExpedition(event: expedition.eventName, component: name)
+                tableError = .duplicateExpedition(event: expedition.eventName, component: name())
                 break
             }
             routeKeys.append(expedition.eventKey.id)

@@ -1,3 +1,9 @@
+import Synchronization
+
+/// Center types whose instances declare no dependency and no relay (their stored properties are
+/// fixed by the type, so one reflection says it for all of them).
+private let centersWithoutParts = Mutex<Set<ObjectIdentifier>>([])
+
 /// The seed's `GraniteAdAstra`: what every center is, whatever its state type.
 public protocol AnyGraniteCenter: AnyObject {}
 
@@ -26,22 +32,23 @@ open class GraniteCenter<State: GraniteState>: AnyGraniteCenter {
     /// How events heard from the parent and relay broadcasts are treated (seed default: `.quiet`).
     open var behavior: GraniteEventBehavior { .quiet }
 
-    /// The stored properties of this center and its superclasses.
-    final var storedValues: [Any] {
-        var values: [Any] = []
+    /// The dependencies and relays among the stored properties of this center and its
+    /// superclasses, found in one reflection walk. A center type found to declare neither is
+    /// remembered, so mounting its later instances reflects nothing.
+    final var declaredParts: (dependencies: [any AnyGraniteDependency], relays: [any GraniteRelay]) {
+        let type = ObjectIdentifier(Swift.type(of: self))
+        if centersWithoutParts.withLock({ $0.contains(type) }) { return ([], []) }
+        var dependencies: [any AnyGraniteDependency] = [], relays: [any GraniteRelay] = []
         var mirror: Mirror? = Mirror(reflecting: self)
         while let m = mirror {
-            values.append(contentsOf: m.children.map(\.value))
+            for child in m.children {
+                if let dependency = child.value as? any AnyGraniteDependency { dependencies.append(dependency) }
+                else if let relay = child.value as? any GraniteRelay { relays.append(relay) }
+            }
             mirror = m.superclassMirror
         }
-        return values
+        if dependencies.isEmpty && relays.isEmpty { centersWithoutParts.withLock { _ = $0.insert(type) } }
+        return (dependencies, relays)
     }
 
-    final var declaredDependencies: [any AnyGraniteDependency] {
-        storedValues.compactMap { $0 as? any AnyGraniteDependency }
-    }
-
-    final var declaredRelays: [any GraniteRelay] {
-        storedValues.compactMap { $0 as? any GraniteRelay }
-    }
 }

@@ -27,7 +27,8 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     /// The component's center (expeditions, links, relays, dependencies).
     public let center: Center
     let engine: Engine<GraniteCommand<Center, State>>
-    let nodeName: String
+    /// A readable name for errors: the center's type (made only when an error needs it).
+    var nodeName: String { String(reflecting: Center.self) }
     let centerID: ObjectIdentifier
     let centerBehavior: GraniteEventBehavior
 
@@ -71,10 +72,9 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     public init(state: State = State()) {
         let center = Center()
         self.center = center
-        nodeName = String(reflecting: Center.self)
         centerID = ObjectIdentifier(Center.self)
         centerBehavior = center.behavior
-        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: nil, held: true)
+        engine = Engine(state: state, expeditions: center.expeditions, name: String(reflecting: Center.self), home: nil, held: true)
         engine.host = self
     }
 
@@ -115,12 +115,13 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         }
         if let error = engine.tableError { throw error }
         links = try LinkSet(center.links, state: State.self, component: nodeName)
-        for declared in center.declaredDependencies {
+        let parts = center.declaredParts
+        for declared in parts.dependencies {
             let box = try runtime.resolve(declared.dependencyType)
             declared.bind(box.instance)
             dependencies[ObjectIdentifier(declared.dependencyType)] = box
         }
-        let relays = center.declaredRelays
+        let relays = parts.relays
         for relay in relays { try relay.host(self, runtime: runtime) }
         relayList = relays.map(\.serviceNode)
         wantsBefore = observer != nil || !links.changes.isEmpty

@@ -30,9 +30,13 @@ public protocol GraniteAsyncExpedition: Sendable {
 /// An expedition with its types erased, as a center lists them: `[Ping.Discovery(), ...]`.
 public struct GraniteBaseExpedition: Sendable {
     let eventKey: EventKey
-    let eventName: String
-    let stateName: String
-    let name: String
+    private let eventType: any GraniteEvent.Type
+    private let stateType: any GraniteState.Type
+    private let expeditionType: Any.Type
+    // Names for errors, made only when one needs them (a center lists its expeditions at every mount).
+    var eventName: String { String(reflecting: eventType) }
+    var stateName: String { String(reflecting: stateType) }
+    var name: String { String(reflecting: expeditionType) }
     /// Builds the typed route for an engine whose state type matches.
     let box: any ExpeditionBox
 
@@ -48,9 +52,9 @@ public struct GraniteBaseExpedition: Sendable {
 
     private init(_ type: Any.Type, event: any GraniteEvent.Type, state: any GraniteState.Type, box: any ExpeditionBox) {
         eventKey = EventKey(event)
-        eventName = String(reflecting: event)
-        stateName = String(reflecting: state)
-        name = String(reflecting: type)
+        eventType = event
+        stateType = state
+        expeditionType = type
         self.box = box
     }
 }

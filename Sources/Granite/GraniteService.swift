@@ -24,7 +24,8 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     /// The relay's center.
     public let center: Center
     let engine: Engine<GraniteService<Center, State>>
-    let nodeName: String
+    /// A readable name for errors: the center's type (made only when an error needs it).
+    var nodeName: String { String(reflecting: Center.self) }
     let centerID: ObjectIdentifier
     let centerBehavior: GraniteEventBehavior
     /// The relay's own serial executor.
@@ -44,11 +45,10 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
     public init(state: State = State(), qos: DispatchQoS.QoSClass = .default) {
         let center = Center()
         self.center = center
-        nodeName = String(reflecting: Center.self)
         centerID = ObjectIdentifier(Center.self)
         centerBehavior = center.behavior
         executor = GraniteExecutor(label: "granite.relay.\(Center.self)", qos: DispatchQoS(qosClass: qos, relativePriority: 0))
-        engine = Engine(state: state, expeditions: center.expeditions, name: nodeName, home: executor)
+        engine = Engine(state: state, expeditions: center.expeditions, name: String(reflecting: Center.self), home: executor)
         engine.host = self
     }
 
@@ -96,7 +96,7 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         if first {
             if let error = engine.tableError { throw error }
             var boxes: [ObjectIdentifier: DependencyBox] = [:]
-            for declared in center.declaredDependencies {
+            for declared in center.declaredParts.dependencies {
                 let box = try runtime.resolve(declared.dependencyType)
                 declared.bind(box.instance)
                 boxes[ObjectIdentifier(declared.dependencyType)] = box
