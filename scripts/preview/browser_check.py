@@ -9,8 +9,11 @@ NUL-separated JSON on fds 3 and 4), so nothing but the standard library is neede
   4. a chain typed into the box takes effect: the status names it and the picture turns gray;
   5. a chain that does not parse shows its error and the old chain stays;
   6. the snapshot button writes a frame into --out;
-  7. with --depth, the depth picture is shown beside the live one.
-Usage: browser_check.py CHROMIUM URL OUTDIR [--depth]. Exit 0 when every check passed.
+  7. with --depth, the depth picture is shown beside the live one;
+  8. with --live (granite-cam --segments), the live playlist box appears: a <video> playing
+     /live/live.m3u8 where the browser plays HLS itself (canPlayType), else a note saying it does
+     not and where to open the URL (headless Chromium: no native HLS); the playlist is served.
+Usage: browser_check.py CHROMIUM URL OUTDIR [--depth] [--live]. Exit 0 when every check passed.
 """
 import base64
 import json
@@ -151,6 +154,7 @@ def png_pixels(data):
 def main():
     chromium, url, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
     depth = "--depth" in sys.argv[4:]
+    live = "--live" in sys.argv[4:]
     failures = []
 
     def check(name, ok, detail=""):
@@ -261,6 +265,29 @@ def main():
             check("the depth picture is shown beside the live one", shown > 0, "naturalWidth=%s" % shown)
             depth_fps = browser.evaluate("document.getElementById('depthFPS').textContent")
             check("the status shows the depth fps", depth_fps not in ("", "\u2013"), repr(depth_fps))
+
+        if live:
+            box = {}
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                box = json.loads(browser.evaluate(
+                    "JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
+                    " return {hidden: b.hidden, hls: b.dataset.hls || '', can: b.dataset.canPlay, src: v.getAttribute('src') || '',"
+                    " videoHidden: v.hidden, note: document.getElementById('hlsNote').textContent}; })())"))
+                if box["hls"]:
+                    break
+                time.sleep(0.3)
+            print("     live box: canPlayType(HLS)=%r, %s: %s" % (box.get("can"), box.get("hls"), box.get("note")))
+            check("the live playlist box appears", box.get("hidden") is False and box.get("hls") in ("native", "unsupported"), box)
+            if box.get("can"):
+                check("the browser plays HLS: the video plays /live/live.m3u8",
+                      box.get("hls") == "native" and box.get("src") == "/live/live.m3u8" and not box.get("videoHidden"), box)
+            else:
+                check("the browser does not play HLS itself, and the page says so and where to open it",
+                      box.get("hls") == "unsupported" and box.get("videoHidden") and "does not play HLS" in box.get("note", "")
+                      and "/live/live.m3u8" in box.get("note", ""), box)
+            served = browser.evaluate("fetch('/live/live.m3u8').then(async r => r.status + ' ' + r.headers.get('content-type') + ' ' + (await r.text()).split('\\n')[0])")
+            check("the preview serves the live playlist", served == "200 application/vnd.apple.mpegurl #EXTM3U", repr(served))
 
         browser.pump(0.3)
         problems = []
