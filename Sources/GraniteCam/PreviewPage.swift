@@ -8,8 +8,8 @@ import Crypto
 /// one standing connection, reconnected by the browser on its own — no polling delay or request
 /// per update), shows `/stream` and, when the run estimates depth, `/depth`; with `--segments`
 /// it plays the live playlist (`/live/live.m3u8`) in a `<video>` where the browser plays HLS itself
-/// (`canPlayType("application/vnd.apple.mpegurl")`: Safari) and says where else to open it where it
-/// does not (Chromium, Firefox: the page loads no player library); its snapshot button
+/// (`canPlayType("application/vnd.apple.mpegurl")`: Safari, Chromium 156 on Debian 12) and says
+/// where else to open it where it does not (Firefox: the page loads no player library); its snapshot button
 /// and chain box POST to `/snapshot` and `/chain`, and their answers come back in the status.
 enum PreviewPage {
     static let style = """
@@ -60,8 +60,8 @@ enum PreviewPage {
             } else {
               $("liveBox").dataset.hls = "unsupported";
               video.hidden = true;
-              $("hlsNote").textContent = "This browser does not play HLS itself (Safari does; Chrome and Firefox need a player "
-                + "library, which this page does not load): open " + url + " in mpv, VLC or ffplay.";
+              $("hlsNote").textContent = "This browser does not play HLS itself (Safari and recent Chromium do; Firefox needs a "
+                + "player library, which this page does not load): open " + url + " in mpv, VLC or ffplay.";
             }
           }
           if (s.depthEnabled && !$("depth").getAttribute("src")) {

@@ -6,8 +6,8 @@
 # blank, the status text changes, a chain typed into the box turns the picture gray and is named
 # in the status, a bad chain shows its error and keeps the old one, the snapshot button writes a
 # frame, the depth picture is shown; with --segments, the page's live-playlist box plays
-# /live/live.m3u8 where the browser plays HLS natively and otherwise says it does not (headless
-# Chromium: no native HLS). About 25 s. Skips (77) without chromium unless CI=true.
+# /live/live.m3u8 where the browser plays HLS natively (Chromium 156 does: it must really play) and
+# otherwise says it does not (the page reloaded with canPlayType answering ""). About 30 s. Skips (77) without chromium unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
