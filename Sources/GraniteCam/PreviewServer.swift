@@ -125,7 +125,7 @@ public final class PreviewServer: Sendable {
     /// segments it names (plain names only — `live.m3u8`, `init.mp4`, `seg00000.m4s` — read from the
     /// folder at each request; the recorder renames each file into place, so none is half-written).
     /// Set before the run starts.
-    public func serveLive(folder: String) { state.withLock { $0.liveFolder = folder } }
+    package func serveLive(folder: String) { state.withLock { $0.liveFolder = folder } }
 
     /// The live playlist's path on this server (`/live/live.m3u8`), when a folder is served.
     var livePlaylist: String? { state.withLock { $0.liveFolder } == nil ? nil : "/live/live.m3u8" }
