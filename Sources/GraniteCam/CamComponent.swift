@@ -250,7 +250,8 @@ struct CamComponent: GraniteComponent {
         preview = pipeline.preview.map { server in
             PreviewComponent(server: server, setup: PreviewSetup(depthEnabled: pipeline.depth != nil,
                                                                  canSnapshot: pipeline.writer != nil,
-                                                                 chain: pipeline.liveChain?.text))
+                                                                 chain: pipeline.liveChain?.text,
+                                                                 livePlaylist: server.livePlaylist))
         }
         if let preview {
             _ = preview.attach(to: command).listen(to: command).listen(to: status.command)

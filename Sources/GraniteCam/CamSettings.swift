@@ -86,6 +86,9 @@ public struct CamSettings: Sendable, Hashable {
     public var statusHz: Double = 4
     /// Run depth on every n-th frame (`nil`: no depth).
     public var depthEvery: Int?
+    /// Write each depth map's colour view beside it (`depth-SEQ.preview.png`, viridis, yellow = near);
+    /// off by default here, on by default in `granite-cam` (`--no-depth-preview`).
+    public var depthPreview = false
     /// Frames the source may hold for a slow pipeline before dropping (newest kept).
     public var buffering = 2
     /// Pace the test pattern / folder at `request.fps` (false: as fast as the pipeline takes them).

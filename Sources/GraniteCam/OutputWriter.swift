@@ -3,6 +3,7 @@ import Glibc
 #endif
 import GraniteCodecs
 import GraniteMedia
+import GraniteML
 import Synchronization
 
 /// Writes frames into a folder atomically (GraniteCodecs' ``AtomicFile``: temporary name, fsync,
@@ -12,6 +13,8 @@ import Synchronization
 final class OutputWriter: Sendable {
     let directory: String
     let fileExtension: String
+    /// Whether each depth map also gets its colour view (``depthPreviewFileName(sequence:)``).
+    let depthPreview: Bool
     private let sidecar: AppendLog<CamError>
     private let depthSidecar = Mutex<AppendLog<CamError>?>(nil)
 
@@ -28,8 +31,10 @@ final class OutputWriter: Sendable {
     /// A line of `depth.jsonl`.
     struct DepthLine: Encodable {
         let sequence: UInt64, file: String, writtenNanos: UInt64, width: Int, height: Int, bits: Int
+        /// The colour view's file, when one was written.
+        var preview: String? = nil
         enum CodingKeys: String, CodingKey {
-            case sequence, file, width, height, bits
+            case sequence, file, width, height, bits, preview
             case writtenNanos = "written_ns"
         }
     }
@@ -39,9 +44,10 @@ final class OutputWriter: Sendable {
         try AppendLog(path: path, sync: .atClose) { path, operation, code in CamError.output(path: path, call: operation, errno: code) }
     }
 
-    init(directory: String, fileExtension: String) throws(CamError) {
+    init(directory: String, fileExtension: String, depthPreview: Bool = false) throws(CamError) {
         self.directory = directory
         self.fileExtension = fileExtension
+        self.depthPreview = depthPreview
         do { try AtomicFile.createDirectories(directory) } catch {
             guard case let .io(path, operation, code) = error else { throw .output(path: directory, call: "mkdir", errno: EIO) }
             throw .output(path: path, call: operation, errno: code)
@@ -78,18 +84,30 @@ final class OutputWriter: Sendable {
         return "depth-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
     }
 
-    /// Writes a `gray16` depth map as a 16-bit PNG (atomically) and a line in `depth.jsonl`;
-    /// returns the final path.
+    /// The final name of the colour view of the depth map of frame `sequence`
+    /// (`depth-00000005.preview.png` beside `depth-00000005.png`, as `granite depth` writes `NAME.preview.png`).
+    func depthPreviewFileName(sequence: UInt64) -> String {
+        String(depthFileName(sequence: sequence).dropLast(".png".count)) + ".preview.png"
+    }
+
+    /// Writes a `gray16` depth map as a 16-bit PNG (atomically), its colour view when asked
+    /// (``depthPreviewPNG(_:path:)``), and a line in `depth.jsonl`; returns the 16-bit map's final path.
     @discardableResult
     func writeDepth(_ map: Image, sequence: UInt64) throws(CamError) -> String {
         let name = depthFileName(sequence: sequence)
         let final = "\(directory)/\(name)"
+        let previewName = depthPreview ? depthPreviewFileName(sequence: sequence) : nil
         do {
             try AtomicFile.write(try Codecs.encodePNG(map, path: final), to: final)
+            if let previewName {
+                let path = "\(directory)/\(previewName)"
+                try AtomicFile.write(try Self.depthPreviewPNG(map, path: path), to: path)
+            }
         } catch {
             throw .stage(name: "depth output", sequence: sequence, message: "\(final): \(error)")
         }
-        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: 16)
+        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: 16,
+                             preview: previewName)
         let log = try depthSidecar.withLock { (log: inout AppendLog<CamError>?) throws(CamError) -> AppendLog<CamError> in
             if let log { return log }
             let opened = try Self.log("\(directory)/depth.jsonl")
@@ -98,6 +116,24 @@ final class OutputWriter: Sendable {
         }
         try log.appendLine(line)
         return final
+    }
+
+    /// The colour view of a `gray16` depth map as written (larger = farther): an 8-bit indexed PNG
+    /// in GraniteML's viridis (``ColorMap/palette``, yellow = near, dark purple = far), spread over
+    /// the map's own range of samples (``NearnessScale``) — the colours of `granite depth`'s
+    /// `NAME.preview.png` and of the preview page. Any image viewer shows it; the 16-bit map beside
+    /// it holds the data (millimetres for a metric model).
+    static func depthPreviewPNG(_ map: Image, path: String) throws(CodecError) -> [UInt8] {
+        guard map.format == .gray16 else { throw .encode(path: path, reason: "a depth map is gray16, got \(map.format)") }
+        let width = map.width
+        let samples: [Float] = map.bytes.withUnsafeBytes { raw in raw.bindMemory(to: UInt16.self).map { Float($0) } }
+        let scale = NearnessScale(lo: samples.min() ?? 0, hi: samples.max() ?? 0, meaning: .depth)
+        var encoder = try PNGRowEncoder(width: width, height: map.height, layout: .indexed(palette: ColorMap.palette), path: path)
+        encoder.filter = .up
+        encoder.strategy = .rle
+        return try encoder.encode(path: path) { y, out in
+            samples.withUnsafeBufferPointer { scale.paletteIndices($0.baseAddress! + y * width, count: width, into: out) }
+        }
     }
 
     /// Flushes the sidecar to disk.

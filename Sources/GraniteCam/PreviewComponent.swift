@@ -61,12 +61,15 @@ struct PreviewSetup: Sendable, Equatable {
     var canSnapshot = false
     /// The filter chain at the start, as text (nil: this run's chain cannot be changed).
     var chain: String?
+    /// The live HLS playlist's path on the preview server (`--segments`), nil without one.
+    var livePlaylist: String?
 
     /// A setup.
-    init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil) {
+    init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil, livePlaylist: String? = nil) {
         self.depthEnabled = depthEnabled
         self.canSnapshot = canSnapshot
         self.chain = chain
+        self.livePlaylist = livePlaylist
     }
 }
 
@@ -242,7 +245,7 @@ enum PreviewJSON {
         enum Key: String, CodingKey {
             case frames, fps, latencyP50, latencyP99, dropped, depthEnabled, depthFPS, depthAge, saved,
                  canSnapshot, format, fault, chain, chainError, chainsApplied, chainsRejected,
-                 snapshotsAsked, notice, ended, line
+                 snapshotsAsked, notice, ended, line, livePlaylist
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -268,6 +271,7 @@ enum PreviewJSON {
             try c.encode(state.notice, forKey: .notice)
             try c.encode(s.ended, forKey: .ended)
             try c.encode(s.line, forKey: .line)
+            try c.encode(setup.livePlaylist, forKey: .livePlaylist)
         }
     }
 

@@ -6,7 +6,10 @@ import Crypto
 ///
 /// The page reads the status from `/events` (Server-Sent Events: pushed at each status render,
 /// one standing connection, reconnected by the browser on its own — no polling delay or request
-/// per update), shows `/stream` and, when the run estimates depth, `/depth`; its snapshot button
+/// per update), shows `/stream` and, when the run estimates depth, `/depth`; with `--segments`
+/// it plays the live playlist (`/live/live.m3u8`) in a `<video>` where the browser plays HLS itself
+/// (`canPlayType("application/vnd.apple.mpegurl")`: Safari, Chromium 156 on Debian 12) and says
+/// where else to open it where it does not (Firefox: the page loads no player library); its snapshot button
 /// and chain box POST to `/snapshot` and `/chain`, and their answers come back in the status.
 enum PreviewPage {
     static let style = """
@@ -14,7 +17,7 @@ enum PreviewPage {
         [hidden]{display:none!important}
         .pics{display:flex;flex-wrap:wrap;gap:1em}
         figure{margin:0;flex:1 1 320px;max-width:100%}
-        img{width:100%;background:#000;display:block}
+        img,video{width:100%;background:#000;display:block}
         figcaption{color:#888;font-size:12px}
         dl{display:grid;grid-template-columns:repeat(auto-fill,minmax(9em,1fr));gap:.2em 1em;margin:1em 0}
         dt{color:#888;font-size:12px}dd{margin:0;font:16px monospace}
@@ -45,6 +48,22 @@ enum PreviewPage {
             if (!s.chainError) typed = false;
           }
           if (!typed && waiting === null && s.chain !== null) $("chain").value = s.chain;
+          if (s.livePlaylist && !$("liveBox").dataset.hls) {
+            const video = $("hls"), url = location.origin + s.livePlaylist;
+            const can = video.canPlayType("application/vnd.apple.mpegurl");
+            $("liveBox").dataset.canPlay = can;
+            $("liveBox").hidden = false;
+            if (can) {
+              $("liveBox").dataset.hls = "native";
+              video.src = s.livePlaylist;
+              $("hlsNote").textContent = "the live segments, as recorded (HLS: " + url + ")";
+            } else {
+              $("liveBox").dataset.hls = "unsupported";
+              video.hidden = true;
+              $("hlsNote").textContent = "This browser does not play HLS itself (Safari and recent Chromium do; Firefox needs a "
+                + "player library, which this page does not load): open " + url + " in mpv, VLC or ffplay.";
+            }
+          }
           if (s.depthEnabled && !$("depth").getAttribute("src")) {
             $("depth").setAttribute("src", "/depth");
             $("depthBox").hidden = false;
@@ -80,6 +99,7 @@ enum PreviewPage {
         <section class="pics">
         <figure><img id="live" src="/stream" alt="live picture"><figcaption>processed frames \u{00B7} <span id="state">connecting</span></figcaption></figure>
         <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption>depth (yellow = near)</figcaption></figure>
+        <figure id="liveBox" hidden><video id="hls" controls muted autoplay playsinline></video><figcaption id="hlsNote"></figcaption></figure>
         </section>
         <dl>
         <div><dt>frames</dt><dd id="frames">\u{2013}</dd></div>
@@ -106,7 +126,7 @@ enum PreviewPage {
     /// The page's Content-Security-Policy: nothing but this origin's images and connections,
     /// the page's own style and script by SHA-256, no forms, frames, plugins or base URL.
     static let contentSecurityPolicy = [
-        "default-src 'none'", "img-src 'self'", "connect-src 'self'",
+        "default-src 'none'", "img-src 'self'", "media-src 'self'", "connect-src 'self'",
         "script-src '\(hash(script))'", "style-src '\(hash(style))'",
         "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
     ].joined(separator: "; ")

@@ -1,3 +1,4 @@
+import GraniteCodecs
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -24,7 +25,8 @@ enum PreviewAction: Sendable, Equatable {
 /// The loopback HTTP preview a person keeps open: `/` is the page (live picture, depth beside it,
 /// status, snapshot button, filter chain box), `/stream` and `/depth` MJPEG streams
 /// (`multipart/x-mixed-replace`), `/events` the status as Server-Sent Events, `/status` the
-/// status line, `/status.json` the page's JSON; `POST /snapshot` and `POST /chain` the actions.
+/// status line, `/status.json` the page's JSON, `/live/live.m3u8` and its segments with `--segments`
+/// (``serveLive(folder:)``); `POST /snapshot` and `POST /chain` the actions.
 ///
 /// Security (as Kubo's RPC does it): it binds loopback unless told another address, and answers
 /// 403 to any request whose `Host` (or `Origin`, when sent) is not the address it serves — so a
@@ -50,6 +52,7 @@ public final class PreviewServer: Sendable {
         var frames: UInt64 = 0
         var depthFrames: UInt64 = 0
         var actions: (@Sendable (PreviewAction) -> Bool)?
+        var liveFolder: String?
     }
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
@@ -116,6 +119,26 @@ public final class PreviewServer: Sendable {
     /// Sets the status line the page shows (and nothing else).
     func publish(status: String) {
         state.withLock { $0.status = status }
+    }
+
+    /// Serves `--segments`' folder under `/live/`: its HLS playlist at ``livePlaylist`` and the
+    /// segments it names (plain names only — `live.m3u8`, `init.mp4`, `seg00000.m4s` — read from the
+    /// folder at each request; the recorder renames each file into place, so none is half-written).
+    /// Set before the run starts.
+    package func serveLive(folder: String) { state.withLock { $0.liveFolder = folder } }
+
+    /// The live playlist's path on this server (`/live/live.m3u8`), when a folder is served.
+    var livePlaylist: String? { state.withLock { $0.liveFolder } == nil ? nil : "/live/live.m3u8" }
+
+    /// The file `/live/NAME` names in the served folder and its media type; nil for anything else
+    /// (no folder served, a name with a slash or dot-dot, another extension).
+    func liveFile(_ path: String) -> (path: String, type: String)? {
+        guard path.hasPrefix("/live/"), let folder = state.withLock({ $0.liveFolder }) else { return nil }
+        let name = path.dropFirst("/live/".count)
+        guard !name.isEmpty, !name.hasPrefix("."), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else { return nil }
+        let types = ["m3u8": "application/vnd.apple.mpegurl", "mp4": "video/mp4", "m4s": "video/iso.segment"]
+        guard let type = name.split(separator: ".").last.flatMap({ types[String($0)] }), name.contains(".") else { return nil }
+        return (folder + "/" + name, type)
     }
 
     /// Routes the page's POST actions to `handler`; it returns false when the run no longer takes them.
@@ -268,6 +291,14 @@ final class PreviewHandler: ChannelInboundHandler, @unchecked Sendable {
             send(context, status: .ok, type: "text/plain; charset=utf-8", body: server.status)
         case "/status.json":
             send(context, status: .ok, type: "application/json", body: server.json)
+        case _ where path.hasPrefix("/live/"):
+            guard let file = server.liveFile(path) else {
+                return send(context, status: .notFound, type: "text/plain", body: "not found: \(path)\n")
+            }
+            guard let bytes = try? FileBytes.read(file.path, maxBytes: 256 << 20) else {
+                return send(context, status: .notFound, type: "text/plain", body: "not written yet: \(path)\n")
+            }
+            send(context, status: .ok, type: file.type, bytes: bytes)
         default:
             send(context, status: .notFound, type: "text/plain", body: "not found: \(path)\n")
         }
@@ -306,17 +337,22 @@ final class PreviewHandler: ChannelInboundHandler, @unchecked Sendable {
 
     private func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, type: String, body: String,
                       extra: [(String, String)] = []) {
+        send(context, status: status, type: type, bytes: Array(body.utf8), extra: extra)
+    }
+
+    private func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, type: String, bytes body: [UInt8],
+                      extra: [(String, String)] = []) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: type)
-        headers.add(name: "Content-Length", value: String(body.utf8.count))
+        headers.add(name: "Content-Length", value: String(body.count))
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         for (name, value) in extra { headers.add(name: name, value: value) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if method != .HEAD {
-            var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
-            buffer.writeString(body)
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let channel = context.channel

@@ -1,3 +1,4 @@
+import Foundation
 import GraniteIPFS
 import GraniteMedia
 import GraniteRecorder
@@ -61,6 +62,33 @@ package final class SegmentPinner: Sendable {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// How to play the pinned stream over HTTP, for the summary: `live.m3u8` (relative names) inside
+    /// the run's root `root` — the `--out` folder `folder`, pinned as one directory whose entries are
+    /// `paths` — through the node's gateway (the API's host at Kubo's default gateway port 8080) and
+    /// through a public one. A browser or player fetches the segments beside the playlist by their
+    /// paths under the root; `live.ipfs.m3u8`'s `ipfs://` addresses are for IPFS-aware players.
+    /// Nil when the playlist is not in the root (the segments folder outside `--out`).
+    package static func gatewayLine(root: String, folder: String, paths: some Collection<String>, playlist: String, node: String) -> String? {
+        func parts(_ path: String) -> [Substring] {
+            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            var out: [Substring] = []
+            for part in absolute.split(separator: "/") where part != "." {
+                if part == ".." { _ = out.popLast() } else { out.append(part) }
+            }
+            return out
+        }
+        let base = parts(folder), file = parts(playlist)
+        guard file.count > base.count, Array(file.prefix(base.count)) == base else { return nil }
+        let relative = file.dropFirst(base.count).joined(separator: "/")
+        guard paths.contains(relative) else { return nil }
+        var host = "127.0.0.1"
+        if let url = URL(string: node), url.scheme == "http" || url.scheme == "https", let h = url.host, !h.isEmpty {
+            host = h.contains(":") ? "[\(h)]" : h
+        }
+        return "segments: play them through a gateway: http://\(host):8080/ipfs/\(root)/\(relative) (your node's, Kubo's default port) "
+            + "or a public one once the node is reachable: https://ipfs.io/ipfs/\(root)/\(relative)"
     }
 
     private func rewrite() {

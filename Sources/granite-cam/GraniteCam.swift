@@ -50,6 +50,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
     @Option(help: "Estimate depth on every N-th frame.")
     var depthEvery: Int = 1
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Beside each 16-bit depth map (depth-SEQ.png, millimetres or relative, larger = farther) write its colour view depth-SEQ.preview.png (8-bit, viridis, yellow = near) that any image viewer shows."))
+    var depthPreview = true
+
     @Option(help: "Depth model (.onnx); default: the built-in FastDepth from the model search path.")
     var depthModel: String?
 
@@ -171,6 +174,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.paced = !unpaced
         s.live = live
         s.depthEvery = depth ? depthEvery : nil
+        s.depthPreview = depthPreview
         s.reconnectTimeout = reconnectTimeout
         // The option, or the variable the benchmarks set before it existed (read once, here).
         s.captureLog = captureLog ?? getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -312,6 +316,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
         if let server {
             let host = server.address.contains(":") ? "[\(server.address)]" : server.address
             say("granite-cam: preview at http://\(host):\(server.port)/")
+            // --segments: the page plays the live playlist where the browser plays HLS itself.
+            if let segmentSink = recordSinks.first(where: { $0.path.hasSuffix(".m3u8") }) {
+                server.serveLive(folder: String(segmentSink.path.dropLast("/live.m3u8".count)))
+                say("granite-cam: live playlist at http://\(host):\(server.port)/live/live.m3u8")
+            }
         }
         defer { server?.close() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
@@ -362,6 +371,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 say("granite-cam: segments: \(segmentPinner.addresses.count) files journaled for pinning as they closed; "
                       + "playlist with ipfs:// addresses: \(segmentPinner.ipfsPlaylist)")
                 for failure in segmentPinner.failures { writeStandardError("granite-cam: segments: pin: \(failure)\n") }
+                if let folder = summary.pinning?.folder, let out,
+                   let line = SegmentPinner.gatewayLine(root: folder.root.description, folder: out, paths: folder.byPath.keys,
+                                                        playlist: segmentPinner.playlist, node: summary.pinning?.node ?? "") {
+                    say("granite-cam: " + line)
+                }
             }
             if let closed = summary.closedSink, !recordSinks.contains(where: { $0.name == closed }) { say("granite-cam: \(closed): the reader went away; stopped") }
             if summary.reconnects > 0 {

@@ -51,9 +51,17 @@ struct RecordOptions: ParsableArguments {
         var sinks: [RecordSink] = []
         if let record { sinks.append(try RecordSink(path: record, options: options)) }
         if let segments {
+            // The folder and any missing parents (`--out run --segments run/live` on a first run).
+            var made = segments.hasPrefix("/") ? "" : "."
+            for part in segments.split(separator: "/") {
+                made += "/" + part
+                if mkdir(made, 0o755) != 0 && errno != EEXIST {
+                    throw .options("--segments \(segments): cannot create the folder \(made): \(String(cString: strerror(errno)))")
+                }
+            }
             var isFolder = stat()
-            if stat(segments, &isFolder) != 0 && mkdir(segments, 0o755) != 0 {
-                throw .options("--segments \(segments): cannot create the folder: \(String(cString: strerror(errno)))")
+            guard stat(segments, &isFolder) == 0, (isFolder.st_mode & S_IFMT) == S_IFDIR else {
+                throw .options("--segments \(segments): not a folder")
             }
             sinks.append(try RecordSink(path: segments + "/live.m3u8", options: options))
         }

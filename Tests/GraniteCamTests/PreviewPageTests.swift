@@ -215,7 +215,7 @@ final class PreviewPageHTTPTests: XCTestCase {
         let (code, page, response) = try await request(server.port, "/")
         XCTAssertEqual(code, 200)
         let csp = try XCTUnwrap(response.value(forHTTPHeaderField: "Content-Security-Policy"))
-        XCTAssertTrue(csp.hasPrefix("default-src 'none'; img-src 'self'; connect-src 'self'; script-src 'sha256-"), csp)
+        XCTAssertTrue(csp.hasPrefix("default-src 'none'; img-src 'self'; media-src 'self'; connect-src 'self'; script-src 'sha256-"), csp)
         XCTAssertFalse(csp.contains("unsafe"), csp)
         XCTAssertEqual(response.value(forHTTPHeaderField: "X-Frame-Options"), "DENY")
         // The hashes in the policy are those of the page's one script and one style.
@@ -232,6 +232,43 @@ final class PreviewPageHTTPTests: XCTestCase {
         }
         // A known vector: SHA-256 of "abc" in base64.
         XCTAssertEqual(PreviewPage.hash("abc"), "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=")
+    }
+
+    func testTheLiveFolderIsServedForThePagesVideoAndNothingElse() async throws {
+        let server = try PreviewServer(port: 0)
+        defer { server.close() }
+        let port = server.port
+        let none = try await request(port, "/live/live.m3u8")
+        XCTAssertEqual(none.0, 404, "no folder served without --segments")
+        XCTAssertNil(server.livePlaylist)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("granite-live-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let playlist = "#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:1.0,\nseg00000.m4s\n"
+        try Data(playlist.utf8).write(to: folder.appendingPathComponent("live.m3u8"))
+        try Data([0, 1, 2, 255]).write(to: folder.appendingPathComponent("seg00000.m4s"))
+        try Data("secret".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        server.serveLive(folder: folder.path)
+        XCTAssertEqual(server.livePlaylist, "/live/live.m3u8")
+        let list = try await request(port, "/live/live.m3u8")
+        XCTAssertEqual(list.0, 200)
+        XCTAssertEqual(list.1, playlist)
+        XCTAssertEqual(list.2.value(forHTTPHeaderField: "Content-Type"), "application/vnd.apple.mpegurl")
+        let segment = try await request(port, "/live/seg00000.m4s")
+        XCTAssertEqual(segment.0, 200)
+        XCTAssertEqual(segment.2.value(forHTTPHeaderField: "Content-Type"), "video/iso.segment")
+        XCTAssertEqual(segment.2.value(forHTTPHeaderField: "Content-Length"), "4", "the bytes as they are")
+        for path in ["/live/init.mp4", "/live/notes.txt", "/live/%2e%2e%2fx.m3u8", "/live/.hidden.mp4", "/live/"] {
+            let answer = try await request(port, path)
+            XCTAssertEqual(answer.0, 404, path)
+        }
+        let foreign = try await request(port, "/live/live.m3u8", headers: ["Host": "evil.example:\(port)"])
+        XCTAssertEqual(foreign.0, 403, "the recording is the camera's: same rules as the picture")
+        var state = PreviewState(setup: PreviewSetup(livePlaylist: server.livePlaylist))
+        state.status.fps = 1
+        XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":\"\\/live\\/live.m3u8\""), PreviewJSON.encode(state))
+        XCTAssertTrue(PreviewPage.html.contains("<video id=\"hls\""))
+        XCTAssertTrue(PreviewPage.script.contains("canPlayType(\"application/vnd.apple.mpegurl\")"))
     }
 
     func testTheStatusStreamPushesEachRender() async throws {

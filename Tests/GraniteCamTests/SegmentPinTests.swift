@@ -67,6 +67,22 @@ final class SegmentPinTests: XCTestCase {
         }
     }
 
+    func testTheSummarySaysHowToPlayTheRootThroughAGateway() {
+        let paths = ["live", "live/live.m3u8", "live/init.mp4", "frame_00000000.png"]
+        let line = SegmentPinner.gatewayLine(root: "bafyROOT", folder: "/tmp/run", paths: paths, playlist: "/tmp/run/./live/live.m3u8",
+                                             node: "http://10.0.0.7:5001")
+        XCTAssertEqual(line, "segments: play them through a gateway: http://10.0.0.7:8080/ipfs/bafyROOT/live/live.m3u8 (your node's, Kubo's default port) "
+                           + "or a public one once the node is reachable: https://ipfs.io/ipfs/bafyROOT/live/live.m3u8")
+        // Relative folders as typed on the command line; a node given as a socket path: loopback.
+        let relative = SegmentPinner.gatewayLine(root: "bafyR", folder: "run", paths: ["seg/live.m3u8"], playlist: "run/seg/../seg/live.m3u8",
+                                                 node: "/run/ipfs/api.sock")
+        XCTAssertTrue(relative?.contains("http://127.0.0.1:8080/ipfs/bafyR/seg/live.m3u8 ") == true, "\(String(describing: relative))")
+        // The segments outside --out, or a playlist the root does not hold: no line that would not play.
+        XCTAssertNil(SegmentPinner.gatewayLine(root: "bafyR", folder: "/tmp/run", paths: paths, playlist: "/tmp/live/live.m3u8", node: ""))
+        XCTAssertNil(SegmentPinner.gatewayLine(root: "bafyR", folder: "/tmp/run", paths: ["live/init.mp4"], playlist: "/tmp/run/live/live.m3u8", node: ""))
+        XCTAssertNil(SegmentPinner.gatewayLine(root: "bafyR", folder: "/tmp/ru", paths: ["n/live.m3u8"], playlist: "/tmp/run/live.m3u8", node: ""))
+    }
+
     func testTheIPFSPlaylistReplacesOnlyKnownNames() {
         let text = "#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:1.0,\nseg00000.m4s\n#EXTINF:1.0,\nseg00001.m4s\n"
         let out = SegmentPinner.ipfsText(text, addresses: ["init.mp4": "bafyA", "seg00000.m4s": "bafyB"])

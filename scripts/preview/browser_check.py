@@ -9,8 +9,13 @@ NUL-separated JSON on fds 3 and 4), so nothing but the standard library is neede
   4. a chain typed into the box takes effect: the status names it and the picture turns gray;
   5. a chain that does not parse shows its error and the old chain stays;
   6. the snapshot button writes a frame into --out;
-  7. with --depth, the depth picture is shown beside the live one.
-Usage: browser_check.py CHROMIUM URL OUTDIR [--depth]. Exit 0 when every check passed.
+  7. with --depth, the depth picture is shown beside the live one;
+  8. with --live (granite-cam --segments), the live playlist box appears: a <video> playing
+     /live/live.m3u8 where the browser plays HLS itself (canPlayType; Debian 12's Chromium 156
+     does, and it must then really play), else a note saying it does not and where to open the URL
+     (checked by reloading the page with canPlayType answering "" as such a browser does); the
+     playlist is served.
+Usage: browser_check.py CHROMIUM URL OUTDIR [--depth] [--live]. Exit 0 when every check passed.
 """
 import base64
 import json
@@ -151,6 +156,7 @@ def png_pixels(data):
 def main():
     chromium, url, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
     depth = "--depth" in sys.argv[4:]
+    live = "--live" in sys.argv[4:]
     failures = []
 
     def check(name, ok, detail=""):
@@ -261,6 +267,66 @@ def main():
             check("the depth picture is shown beside the live one", shown > 0, "naturalWidth=%s" % shown)
             depth_fps = browser.evaluate("document.getElementById('depthFPS').textContent")
             check("the status shows the depth fps", depth_fps not in ("", "\u2013"), repr(depth_fps))
+
+        if live:
+            box = {}
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                box = json.loads(browser.evaluate(
+                    "JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
+                    " return {hidden: b.hidden, hls: b.dataset.hls || '', can: b.dataset.canPlay, src: v.getAttribute('src') || '',"
+                    " videoHidden: v.hidden, note: document.getElementById('hlsNote').textContent}; })())"))
+                if box["hls"]:
+                    break
+                time.sleep(0.3)
+            print("     live box: canPlayType(HLS)=%r, %s: %s" % (box.get("can"), box.get("hls"), box.get("note")))
+            check("the live playlist box appears", box.get("hidden") is False and box.get("hls") in ("native", "unsupported"), box)
+            if box.get("can"):
+                check("the browser plays HLS: the video plays /live/live.m3u8",
+                      box.get("hls") == "native" and box.get("src") == "/live/live.m3u8" and not box.get("videoHidden"), box)
+                # It plays: decoded pictures (readyState ≥ 2, a size) and time advancing, no media error.
+                played = {}
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline:
+                    played = json.loads(browser.evaluate(
+                        "JSON.stringify((() => { const v = document.getElementById('hls'); v.muted = true; v.play().catch(() => {});"
+                        " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
+                        " message: v.error && v.error.message}; })())"))
+                    if played.get("error") or (played.get("ready", 0) >= 2 and played.get("width", 0) > 0 and played.get("time", 0) > 0.5):
+                        break
+                    time.sleep(0.3)
+                print("     live video: %s" % played)
+                check("and the live video plays (pictures decoded, time advancing, no media error)",
+                      not played.get("error") and played.get("ready", 0) >= 2 and played.get("width", 0) > 0 and played.get("time", 0) > 0.5,
+                      played)
+            else:
+                check("the browser does not play HLS itself, and the page says so and where to open it",
+                      box.get("hls") == "unsupported" and box.get("videoHidden") and "does not play HLS" in box.get("note", "")
+                      and "/live/live.m3u8" in box.get("note", ""), box)
+            # Where a browser cannot (Firefox; Chromium before native HLS): the same page with
+            # canPlayType answering "" for everything, as such a browser does, reloaded.
+            browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": "HTMLMediaElement.prototype.canPlayType = () => '';"})
+            browser.call("Page.reload", {"ignoreCache": True})
+            unsupported = {}
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                try:
+                    unsupported = json.loads(browser.evaluate(
+                        "JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
+                        " return {hidden: b.hidden, hls: b.dataset.hls || '', src: v.getAttribute('src') || '', videoHidden: v.hidden,"
+                        " note: document.getElementById('hlsNote').textContent}; })())"))
+                    if unsupported["hls"]:
+                        break
+                except (RuntimeError, TypeError):
+                    pass
+                time.sleep(0.3)
+            print("     without native HLS: %s" % unsupported.get("note"))
+            check("a browser without native HLS: the page says so and where to open the playlist, no video",
+                  unsupported.get("hls") == "unsupported" and unsupported.get("hidden") is False and unsupported.get("videoHidden")
+                  and not unsupported.get("src") and "does not play HLS" in unsupported.get("note", "")
+                  and "/live/live.m3u8" in unsupported.get("note", ""), unsupported)
+            served = browser.evaluate("fetch('/live/live.m3u8').then(async r => r.status + ' ' + r.headers.get('content-type') + ' ' + (await r.text()).split('\\n')[0])")
+            check("the preview serves the live playlist", served == "200 application/vnd.apple.mpegurl #EXTM3U", repr(served))
 
         browser.pump(0.3)
         problems = []

@@ -5,7 +5,9 @@
 # the page and checks: no CSP violation or script error, a screenshot of the live picture is not
 # blank, the status text changes, a chain typed into the box turns the picture gray and is named
 # in the status, a bad chain shows its error and keeps the old one, the snapshot button writes a
-# frame, the depth picture is shown. About 25 s. Skips (77) without chromium unless CI=true.
+# frame, the depth picture is shown; with --segments, the page's live-playlist box plays
+# /live/live.m3u8 where the browser plays HLS natively (Chromium 156 does: it must really play) and
+# otherwise says it does not (the page reloaded with canPlayType answering ""). About 30 s. Skips (77) without chromium unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -29,6 +31,7 @@ trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$cam" --source testpattern --size 320x240 --fps 15 --duration 90 --preview "$port" \
   --depth --depth-model "$model" --depth-every 3 --out "$work/out" --save none --image-format ppm --status-hz 4 \
+  --segments "$work/out/live" --segment-seconds 1 \
   >"$work/cam.log" 2>&1 &
 cam_pid=$!
 for _ in $(seq 1 100); do
@@ -38,7 +41,7 @@ for _ in $(seq 1 100); do
 done
 started=$SECONDS
 status=0
-timeout 60 python3 "$ROOT/scripts/preview/browser_check.py" "$(command -v chromium)" "http://127.0.0.1:$port/" "$work/out" --depth \
+timeout 60 python3 "$ROOT/scripts/preview/browser_check.py" "$(command -v chromium)" "http://127.0.0.1:$port/" "$work/out" --depth --live \
   || status=$?
 echo "preview-browser: browser checks took $((SECONDS - started)) s"
 if [ "$status" -ne 0 ]; then

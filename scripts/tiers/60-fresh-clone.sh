@@ -42,6 +42,13 @@ depths=$(ls "$out" 2>/dev/null | grep -cE '^depth-[0-9]+\.png$' || true)
 check "frames written: $frames, as the summary says ($saved), at least one" "[ -n \"$saved\" ] && [ $frames -eq ${saved:-0} ] && [ $frames -gt 0 ]"
 check "frames.jsonl has a line per frame" "[ \"\$(wc -l < $out/frames.jsonl)\" -eq $frames ]"
 check "depth maps written: $depths, as the summary says (${depth_written:-none}), at least one" "[ -n \"$depth_written\" ] && [ $depths -eq ${depth_written:-0} ] && [ $depths -gt 0 ]"
+previews=$(ls "$out" 2>/dev/null | grep -cE '^depth-[0-9]+\.preview\.png$' || true)
+# Each one 8-bit indexed colour (IHDR bit depth 8, colour type 3): a picture in any image viewer.
+kinds=$(for f in "$out"/depth-*.preview.png; do od -An -tu1 -j24 -N2 "$f" | tr -s ' '; done | sort -u)
+check "a colour view beside each depth map: $previews, 8-bit indexed colour (${kinds:-none})" "[ $previews -eq $depths ] && [ \"$kinds\" = ' 8 3' ]"
+processed=$(sed -E 's/^granite-cam: ([0-9]+) frames in .*/\1/' <<<"$summary")
+rec_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,nb_read_frames -of csv=p=0 "$out/recording.mkv" 2>&1 || true)
+check "recording.mkv plays: H.264, as many frames as processed (${processed:-none}): $rec_frames" "[ \"\$rec_frames\" = \"h264,${processed:-x}\" ]"
 check "no partial files left" "! ls -A $out | grep -qE '\.partial|\.tmp-'"
 # The clone's build ran with its Package.resolved removed (see above): SwiftPM resolved from
 # Package.swift's exact pins alone, and must have reached the versions the project tested.
