@@ -136,9 +136,12 @@ struct Background: FilterKernel {
             let buffer = try state.deviceHistory(io.context, size)
             history = BufferSlice(buffer)
             limit = MaskRefinement.cutLimit(refinement.sceneCut, pixels: size.width * size.height)
-            recorder.fill(BufferSlice(buffer, size: 16), value: 0)
+            recorder.fill(BufferSlice(buffer, size: 12), value: 0)
             recorder.barrier()
-            try io.dispatch(&recorder, .backgroundCut, buffers: [history])
+            // One invocation a run of 32 pixels of a row (background_cut.comp's RUN).
+            let runs = (size.width + 31) / 32 * size.height
+            try io.dispatch(&recorder, .backgroundCut, spec: [0, StepIO.quadRows(size.width) ? 1 : 0],
+                            destinationSize: (runs, 1), buffers: [history])
             recorder.barrier()
         }
         let modeIndex: UInt32 = switch mode {

@@ -10,7 +10,7 @@ import GraniteMedia
 /// as long as the chain.
 ///
 /// ```
-///  resident history (device, per size): [sum low, sum high, no history, 0] [alpha × n] [last luma × n]
+///  resident history (device, per size): [sum low, sum high, no history, fresh] [alpha × n] [last luma × n]
 ///     background_cut.comp: sum |luma − last luma|, store luma ─► background.comp: cut? average, store alpha
 /// ```
 final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
@@ -91,7 +91,7 @@ final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
     }
 
     /// The moving average's resident history for a `size` frame: made once per size, filled with
-    /// 0xffffffff (no pixel has a last luma, so the first frame restarts the average).
+    /// 0xffffffff (its "fresh" word set, so the first frame restarts the average).
     func deviceHistory(_ context: GPUContext, _ size: Size) throws(GPUError) -> GPUBuffer {
         try lock.locked { () throws(GPUError) -> GPUBuffer in
             if let made = deviceHistory[size] { return made }
