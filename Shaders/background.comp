@@ -18,6 +18,7 @@ layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SMOOTH = 0;
 layout(set = 0, binding = 4) uniform usamplerBuffer backdrop;
 layout(std430, set = 0, binding = 5) buffer State { uint state[]; };
+layout(std430, set = 0, binding = 5) buffer StateQuads { uvec4 state4[]; };
 
 float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }
 
@@ -65,8 +66,10 @@ void main() {
     uint p = src[i];
     float alpha = alphaAt(x, y);
     if (SMOOTH == 1) {
-        uint low = state[0], high = state[1], limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
-        bool cut = state[2] != 0u || high > limitHigh || (high == limitHigh && low > limitLow);
+        // The header in one load (on lavapipe each storage-buffer load is a loop over the lanes).
+        uvec4 head = state4[0];
+        uint limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
+        bool cut = head.z != 0u || head.y > limitHigh || (head.y == limitHigh && head.x > limitLow);
         if (!cut) {
             // precise: no fused multiply-add, the CPU reference's rounding.
             precise float last = uintBitsToFloat(state[4 + i]);
