@@ -118,9 +118,9 @@ let package = Package(
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .target(name: "GraniteGPU", dependencies: ["CVulkan", "GraniteMedia"]),
         .plugin(name: "SPIRVEmbed", capability: .buildTool()),
-        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
+        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia", "GraniteCodecs"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU", "GraniteTesting"]),
-        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteTesting"]),
+        .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteCodecs", "GraniteTesting"]),
         // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
         .target(name: "GraniteIPFS", dependencies: [
             "GraniteMedia",   // the one atomic writer (AtomicWriter) and EINTR helper (SystemCall)

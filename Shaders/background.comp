@@ -7,10 +7,18 @@
 // step (the 4x4 mask samples nearest p, weights exp(F(0) * spatial distance^2 + F(1) * luma
 // difference^2), smoothstep over [1/2 - F(2), 1/2 + F(2)]).
 // MODE 0: over a blurred copy of the frame (binding 4, r32ui texels, made by the blur kernel);
-// 1: over the colour F(3..5) (0...255); 2: the alpha itself as gray.
-// f: spatial coefficient, range coefficient, feather, red, green, blue.
+// 1: over the colour F(3..5) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
+// photo of mode=image as well (the filter's resident copy, scaled to cover the frame).
+// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 5, laid out
+// as background_cut.comp says, which ran before): alpha = last + F(6) * (alpha - last), unless
+// the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
+// low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
+// f: spatial coefficient, range coefficient, feather, red, green, blue, new-alpha weight.
 layout(constant_id = 0) const int MODE = 0;
+layout(constant_id = 1) const int SMOOTH = 0;
 layout(set = 0, binding = 4) uniform usamplerBuffer backdrop;
+layout(std430, set = 0, binding = 5) buffer State { uint state[]; };
+layout(std430, set = 0, binding = 5) buffer StateQuads { uvec4 state4[]; };
 
 float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }
 
@@ -57,6 +65,19 @@ void main() {
     int i = y * pc.size.x + x;
     uint p = src[i];
     float alpha = alphaAt(x, y);
+    if (SMOOTH == 1) {
+        // The header in one load (on lavapipe each storage-buffer load is a loop over the lanes).
+        uvec4 head = state4[0];
+        uint limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
+        bool cut = head.z != 0u || head.y > limitHigh || (head.y == limitHigh && head.x > limitLow);
+        if (!cut) {
+            // precise: no fused multiply-add, the CPU reference's rounding.
+            precise float last = uintBitsToFloat(state[4 + i]);
+            precise float step = F(6) * (alpha - last);
+            alpha = last + step;
+        }
+        state[4 + i] = floatBitsToUint(alpha);
+    }
     if (MODE == 2) {
         uint m = uint(clamp(alpha, 0.0, 1.0) * 255.0 + 0.5);
         dst[i] = epilogueGray(m, 255u);

@@ -2,32 +2,42 @@ import Foundation
 import GraniteGPU
 
 /// Background replacement by a person mask (`background.comp`, issue 38): the frame over a blurred
-/// copy of itself, over a colour, or the mask alone as gray.
+/// copy of itself, over a photo, over a colour, or the mask alone as gray.
 ///
 /// The mask is the chain's auxiliary plane — the map ``ChainDepth`` supplies (`grayF32`, any
 /// size, 1 = person; e.g. `PersonMask` at the model's size) — so a chain runs either depth
-/// filters or this one, not both. It is upsampled to the frame on the frame's luma and feathered
-/// as ``MaskRefinement`` does on the CPU (the reference); without a mask the whole frame is kept.
+/// filters or this one, not both. It is upsampled to the frame on the frame's luma, feathered and
+/// averaged over frames (reset on a scene cut) as ``MaskRefinement`` does on the CPU (the
+/// reference); without a mask the whole frame is kept. The average and the photo live in the
+/// filter's ``BackgroundState``, resident on the device.
 ///
 /// ```
-///  blur:  frame ─GaussianBlur─► backdrop ┐
-///         frame, mask ─────────────────── background.comp (upsample, feather, mix) ─► out
+///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
+///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (upsample, feather,
+///         frame, mask, state ──────────────────────────────────  average into state, mix over backdrop) ─► out
 /// ```
 struct Background: FilterKernel {
-    enum Mode: String, CaseIterable { case blur, color, mask }
+    enum Mode: String, CaseIterable { case blur, color, image, mask }
     let mode: Mode
     let blur: GaussianBlur
     let refinement: MaskRefinement
     let color: (r: Float, g: Float, b: Float)
+    let state: BackgroundState
 
     static let description = FilterDescription(
         name: "background",
-        summary: "Replaces what lies outside the person mask (the chain's map) with a blur or a colour, or shows the mask.",
+        summary: "Replaces what lies outside the person mask (the chain's map) with a blur, a photo or a colour, or shows the mask.",
         parameters: [
-            .init("mode", .choice(Mode.allCases.map(\.rawValue), default: "blur"), "blur the background, paint it a colour, or show the mask as gray"),
+            .init("mode", .choice(Mode.allCases.map(\.rawValue), default: "blur"),
+                  "blur the background, put a photo or a colour there, or show the mask as gray (image=PATH alone means mode=image)"),
             .init("sigma", .float(min: 0.1, max: 32, default: 8), "the background blur's standard deviation in pixels (mode=blur)"),
             .init("color", .int(min: 0, max: 0xFF_FFFF, default: 0x00_B1_40), "the background colour as 0xRRGGBB (mode=color)"),
             .init("feather", .float(min: 0, max: 0.5, default: 0.25), "half-width of the soft edge in mask probability (0: hard edge at 1/2)"),
+            .init("image", .text(default: ""), "a photo (JPEG, PNG, WebP, AVIF, HEIC, …) scaled to cover the frame, read when the chain is made (mode=image)"),
+            .init("smooth", .float(min: 0, max: 0.95, default: 0.5),
+                  "weight of the frames before in the mask's moving average (0: off; higher: steadier, slower to follow)"),
+            .init("cut", .float(min: 0, max: 255, default: 24),
+                  "scene cut: a mean luma change (0-255) since the last frame above which the average restarts"),
         ])
 
     /// A chain with `background` reads its mask where depth filters read their map: the two cannot mix.
@@ -39,30 +49,45 @@ struct Background: FilterKernel {
                                   reason: "both read the chain's one auxiliary plane (the person mask, the depth map)")
     }
 
-    init(_ spec: FilterSpec) {
-        mode = Mode(rawValue: spec.choice("mode"))!
+    /// Reads `image=PATH` now (a missing or unreadable photo fails here, when the chain is made).
+    init(_ spec: FilterSpec) throws(MarbleError) {
+        let name = Self.description.name
+        let path = spec.text("image")
+        var mode = Mode(rawValue: spec.choice("mode"))!
+        if !path.isEmpty && mode == .blur { mode = .image }  // blur is the default: image=PATH picks the photo
+        if mode == .color && !path.isEmpty {
+            throw .invalidValue(filter: name, parameter: "image", value: path, valid: "no image with mode=color")
+        }
+        if mode == .image && path.isEmpty {
+            throw .invalidValue(filter: name, parameter: "image", value: "", valid: "a photo's path with mode=image")
+        }
+        self.mode = mode
         blur = GaussianBlur(sigma: spec.float("sigma"))
         var refinement = MaskRefinement()
         refinement.feather = spec.float("feather")
+        refinement.smooth = spec.float("smooth")
+        refinement.sceneCut = spec.float("cut")
         self.refinement = refinement
         let rgb = spec.int("color")
         color = (Float((rgb >> 16) & 255), Float((rgb >> 8) & 255), Float(rgb & 255))
+        state = BackgroundState(photo: mode == .image ? try BackgroundState.load(path, filter: name) : nil)
     }
 
-    /// The upsampling's coefficients as `MaskRefinement.upsample` computes them.
+    /// The upsampling's coefficients as `MaskRefinement.upsample` computes them, the colour and
+    /// the new alpha's weight in the average.
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] {
         let s = refinement.spatialSigma, r = refinement.rangeSigma
-        return [-1 / (2 * s * s), -1 / (2 * r * r), refinement.feather, color.r, color.g, color.b]
+        return [-1 / (2 * s * s), -1 / (2 * r * r), refinement.feather, color.r, color.g, color.b, 1 - refinement.smooth]
     }
 
     var readsDepth: Bool { true }
 
-    /// The frame's alpha (1 = person) on the CPU: the mask upsampled and feathered, or all ones.
+    /// The frame's alpha (1 = person) on the CPU: the mask upsampled, feathered and averaged
+    /// with the frames before (the filter's history), or all ones.
     func alpha(_ input: RGBAPlane, _ mask: DepthPlane?) -> [Float] {
-        guard let mask else { return [Float](repeating: 1, count: input.width * input.height) }
-        return refinement.upsample(mask.values, maskWidth: mask.width, maskHeight: mask.height,
-                                   luma: MaskRefinement.luma(input), width: input.width, height: input.height)
-            .map(refinement.feathered)
+        let luma = MaskRefinement.luma(input)
+        let current = refinement.alpha(mask, luma: luma, width: input.width, height: input.height)
+        return state.smoothed(current, luma: luma, size: .init(width: input.width, height: input.height), refinement: refinement)
     }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
@@ -73,7 +98,11 @@ struct Background: FilterKernel {
                 return Px.pack(m, m, m, 255)
             }
         }
-        let backdrop = mode == .blur ? blur.cpu(input, CPUEnvironment(time: 0, depth: nil, floats: [0])) : nil
+        let backdrop: RGBAPlane? = switch mode {
+        case .blur: blur.cpu(input, CPUEnvironment(time: 0, depth: nil, floats: [0]))
+        case .image: state.photoPlane(.init(width: input.width, height: input.height))
+        default: nil
+        }
         let fill = SIMD4<Float>(env.floats[3], env.floats[4], env.floats[5], 0)
         return input.map { x, y, p in
             let i = y * input.width + x
@@ -85,7 +114,8 @@ struct Background: FilterKernel {
     }
 
     func record(_ recorder: inout CommandRecorder, _ io: StepIO) throws(GPUError) {
-        let bytes = io.sourceSize.width * io.sourceSize.height * 4
+        let size = BackgroundState.Size(width: io.sourceSize.width, height: io.sourceSize.height)
+        let bytes = size.width * size.height * 4
         var backdrop = BufferSlice(io.source.buffer, offset: io.source.offset, size: bytes)
         if mode == .blur {
             // The catalog's blur, written into a backdrop of the chain's own (no epilogue, no tail).
@@ -97,9 +127,30 @@ struct Background: FilterKernel {
             try blur.record(&recorder, blurIO)
             recorder.barrier()
             backdrop = blurIO.destination
+        } else if mode == .image, let photo = try state.photoBuffer(io.context, size) {
+            backdrop = BufferSlice(photo, size: bytes)
         }
-        let modeIndex: UInt32 = mode == .blur ? 0 : mode == .color ? 1 : 2
-        try io.dispatch(&recorder, .background, spec: [modeIndex],
-                        b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)), texels: [backdrop])
+        // The average's history (any buffer when smoothing is off: the shader leaves it alone).
+        var history = backdrop, limit: UInt64 = 0
+        if refinement.smooth > 0 {
+            let buffer = try state.deviceHistory(io.context, size)
+            history = BufferSlice(buffer)
+            limit = MaskRefinement.cutLimit(refinement.sceneCut, pixels: size.width * size.height)
+            recorder.fill(BufferSlice(buffer, size: 12), value: 0)
+            recorder.barrier()
+            // One invocation a run of 32 pixels of a row (background_cut.comp's RUN).
+            let runs = (size.width + 31) / 32 * size.height
+            try io.dispatch(&recorder, .backgroundCut, spec: [0, StepIO.quadRows(size.width) ? 1 : 0],
+                            destinationSize: (runs, 1), buffers: [history])
+            recorder.barrier()
+        }
+        let modeIndex: UInt32 = switch mode {
+        case .blur, .image: 0
+        case .color: 1
+        case .mask: 2
+        }
+        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
+        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0], a: limitWords,
+                        b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)), texels: [backdrop], buffers: [history])
     }
 }

@@ -42,6 +42,7 @@ public struct ParameterDescription: Sendable, Equatable {
         case let .float(_, _, value): return .float(value)
         case let .int(_, _, value): return .int(value)
         case let .choice(_, value): return .choice(value)
+        case let .text(value): return .text(value)
         }
     }
 }
@@ -54,6 +55,9 @@ public enum ParameterKind: Sendable, Equatable, CustomStringConvertible {
     case int(min: Int, max: Int, default: Int)
     /// One of a fixed set of words.
     case choice([String], default: String)
+    /// Free text such as a file path (it cannot hold `,` or `|`, which separate a spec's values and
+    /// a chain's filters).
+    case text(default: String)
 
     /// What is valid, for listings and errors (`0...10`, `one of normal|screen`).
     public var validValues: String {
@@ -61,6 +65,7 @@ public enum ParameterKind: Sendable, Equatable, CustomStringConvertible {
         case let .float(min, max, _): return "a number in \(ParameterValue.float(min))...\(ParameterValue.float(max))"
         case let .int(min, max, _): return "an integer in \(min)...\(max)"
         case let .choice(words, _): return "one of " + words.joined(separator: "|")
+        case .text: return "text without ',' or '|'"
         }
     }
 
@@ -70,6 +75,7 @@ public enum ParameterKind: Sendable, Equatable, CustomStringConvertible {
         case let .float(min, max, value): return "float \(ParameterValue.float(min))...\(ParameterValue.float(max)), default \(ParameterValue.float(value))"
         case let .int(min, max, value): return "int \(min)...\(max), default \(value)"
         case let .choice(words, value): return "\(words.joined(separator: "|")), default \(value)"
+        case let .text(value): return value.isEmpty ? "text, default none" : "text, default \(value)"
         }
     }
 }
@@ -82,6 +88,8 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     case int(Int)
     /// One of the parameter's words.
     case choice(String)
+    /// Free text (a file path).
+    case text(String)
 
     /// The value as written in specs.
     public var description: String {
@@ -90,6 +98,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
             return value == value.rounded() && abs(value) < 1e7 ? String(Int(value)) : "\(value)"
         case let .int(value): return String(value)
         case let .choice(word): return word
+        case let .text(text): return text
         }
     }
 }

@@ -120,14 +120,15 @@ struct StepIO {
     /// Whether rows of `width` pixels are whole quads (the shaders' VEC paths: uvec4 loads and stores).
     static func quadRows(_ width: Int) -> Bool { width % 4 == 0 }
 
-    /// Binds the usual four buffers (then `images` from binding 4, then `texels`) and dispatches enough `local`-sized workgroups (64×1 by
+    /// Binds the usual four buffers (then `images` from binding 4, then `texels`, `quadTexels` and
+    /// further storage `buffers`) and dispatches enough `local`-sized workgroups (64×1 by
     /// default) to cover the destination, each covering `tile` pixels.
     func dispatch(_ recorder: inout CommandRecorder, _ shader: Shader, spec: [UInt32] = [],
                   source: BufferSlice? = nil, destination: BufferSlice? = nil, aux: BufferSlice? = nil,
                   sourceSize: (width: Int, height: Int)? = nil, destinationSize: (width: Int, height: Int)? = nil,
                   a: SIMD4<Int32> = .zero, b: SIMD4<Int32> = .zero, tile: (x: Int, y: Int) = (64, 1),
                   local: (x: Int, y: Int) = (64, 1), images: [GPUImage] = [], texels: [BufferSlice] = [],
-                  quadTexels: [BufferSlice] = []) throws(GPUError) {
+                  quadTexels: [BufferSlice] = [], buffers: [BufferSlice] = []) throws(GPUError) {
         var spec = spec
         let fused = (destination ?? self.destination).buffer === self.destination.buffer ? epilogue : nil
         if fused != nil || local != (64, 1) {
@@ -143,7 +144,7 @@ struct StepIO {
         // Bindings 0-3 are the usual buffers (the floats as a uniform buffer); storage images, when
         // the shader has any, follow from 4, then texel views of buffers.
         let layout: [GPUBindingKind] = [.buffer, .buffer, .uniform, .buffer] + images.map { _ in .image } + texels.map { _ in .texels }
-            + quadTexels.map { _ in .texels }
+            + quadTexels.map { _ in .texels } + buffers.map { _ in .buffer }
         let pipeline = try context.pipeline(named: shader.name, spirv: shader.words, layout: layout, specialization: spec)
         let sourceSize = sourceSize ?? self.sourceSize
         let destinationSize = destinationSize ?? self.destinationSize
@@ -153,7 +154,7 @@ struct StepIO {
                                            UInt32(bitPattern: $0.z), UInt32(bitPattern: $0.w)] }
         let bindings: [GPUBinding] = [.buffer(source ?? self.source), .buffer(destination ?? self.destination), .uniform(params),
                                       .buffer(aux ?? depth)] + images.map { .image($0) } + texels.map { .texels($0) }
-            + quadTexels.map { .quadTexels($0) }
+            + quadTexels.map { .quadTexels($0) } + buffers.map { .buffer($0) }
         try recorder.dispatch(pipeline, bindings: bindings, push: push, groups: ((destinationSize.width + tile.x - 1) / tile.x,
                                                    (destinationSize.height + tile.y - 1) / tile.y, 1))
     }
@@ -190,6 +191,7 @@ struct Shader: Sendable {
     static let stars = Shader(name: "stars", words: SPIRV.stars)
     static let depthMask = Shader(name: "depthmask", words: SPIRV.depthmask)
     static let background = Shader(name: "background", words: SPIRV.background)
+    static let backgroundCut = Shader(name: "background_cut", words: SPIRV.background_cut)
     static let pointCloud = Shader(name: "pointcloud", words: SPIRV.pointcloud)
 }
 

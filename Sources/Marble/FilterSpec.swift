@@ -103,6 +103,11 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
         return value
     }
 
+    func text(_ key: String) -> String {
+        guard case let .text(value)? = values[key] else { preconditionFailure("\(name) has no text parameter \(key)") }
+        return value
+    }
+
     private static func parseValue(_ text: String, _ parameter: ParameterDescription, filter: String) throws(MarbleError) -> ParameterValue {
         let invalid = MarbleError.invalidValue(filter: filter, parameter: parameter.name, value: text, valid: parameter.kind.validValues)
         switch parameter.kind {
@@ -116,6 +121,8 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
             return try check(.int(value), parameter, filter: filter)
         case .choice:
             return try check(.choice(text), parameter, filter: filter)
+        case .text:
+            return try check(.text(text), parameter, filter: filter)
         }
     }
 
@@ -134,6 +141,9 @@ public struct FilterSpec: Sendable, Equatable, CustomStringConvertible {
             return value
         case let (.choice(words, _), .choice(word)):
             guard words.contains(word) else { throw invalid }
+            return value
+        case let (.text, .text(text)):
+            guard !text.contains(","), !text.contains("|") else { throw invalid }
             return value
         default:
             throw invalid

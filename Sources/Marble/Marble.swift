@@ -42,7 +42,7 @@ public enum Marble {
         Entry(description: Remap.flip) { Remap(.flip(horizontal: $0.choice("axis") == "horizontal"), name: "flip") },
         Entry(description: Remap.rotate) { Remap(.rotate(turns: $0.int("turns")), name: "rotate") },
         Entry(description: DepthMask.description) { (spec) throws(MarbleError) in try DepthMask(spec) },
-        Entry(description: Background.description) { Background($0) },
+        Entry(description: Background.description) { (spec) throws(MarbleError) in try Background(spec) },
     ]
 
     static let marbleKit: [Entry] = [

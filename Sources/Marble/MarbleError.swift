@@ -27,6 +27,9 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Two filters of the chain cannot run together (`background` and a depth filter both read
     /// the chain's one auxiliary plane).
     case conflictingFilters(first: String, second: String, reason: String)
+    /// A file a filter reads when its chain is built (`background:image=PATH`) is missing or is
+    /// no image GraniteCodecs reads; `reason` is the codec's message.
+    case unreadableImage(filter: String, path: String, reason: String)
     /// The GPU failed (no driver, a Vulkan call, a buffer): GraniteGPU's error, unchanged.
     case gpu(GPUError)
     /// An image could not be made or converted: GraniteMedia's error, unchanged.
@@ -58,6 +61,8 @@ public enum MarbleError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the filter chain is empty"
         case let .conflictingFilters(first, second, reason):
             return "filters \(first) and \(second) cannot share a chain: \(reason)"
+        case let .unreadableImage(filter, path, reason):
+            return "filter \(filter): cannot read the image \(path): \(reason)"
         case let .gpu(error):
             return error.description
         case let .image(error):

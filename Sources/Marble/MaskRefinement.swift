@@ -1,7 +1,7 @@
 import Foundation
 
-/// The person mask made fit for a frame, as the `background` filter uses it (issue 38; the
-/// upsampling and feathering are `background.comp`'s CPU reference, the EMA is CPU-only so far):
+/// The person mask made fit for a frame, as the `background` filter uses it (issue 38): the CPU
+/// reference of `background.comp` and `background_cut.comp`, step by step.
 ///
 /// ```
 ///  model mask (e.g. 256×144) ─joint bilateral upsampling on the frame's luma─► frame-size mask
@@ -13,17 +13,24 @@ import Foundation
 /// of the luma difference between p and the frame pixel at q's centre (σ = `rangeSigma` of 255),
 /// so the mask's edge snaps to the frame's edges (Kopf et al., "Joint bilateral upsampling",
 /// SIGGRAPH 2007) instead of blurring across them as bilinear does.
+///
+/// Moving average: alpha = last + (1 − `smooth`) · (alpha − last) per pixel, over the frames of
+/// one size. It restarts (this frame's alpha alone) on the first frame and on a scene cut: when
+/// the frame's luma changed by more than `sceneCut` levels on average since the last frame, i.e.
+/// Σ|luma − last luma| > ⌊`sceneCut` · pixels⌋, summed exactly in integers (the device sums the
+/// same integers in 64 bits). A cut on luma, not on the mask, so a mask the model reuses for a few
+/// frames (or a frame with no mask) never counts as one.
 struct MaskRefinement {
     var spatialSigma: Float = 1
     var rangeSigma: Float = 16
     /// Half-width of the feathered edge in probability: values below ½ − f become 0, above ½ + f 1.
     var feather: Float = 0.25
-    /// Weight of the new mask in the moving average (1 = no smoothing).
-    var newWeight: Float = 0.5
-    /// Mean absolute luma change (0…255) between frames above which the average restarts.
+    /// Weight of the frames before in the moving average (0 = no smoothing).
+    var smooth: Float = 0.5
+    /// Mean absolute luma change (0…255) since the last frame above which the average restarts.
     var sceneCut: Float = 24
 
-    /// The averaged mask and the luma it was made on (nil before the first frame).
+    /// The averaged alpha and the luma of the frame it was made on (nil before the first frame).
     private(set) var state: [Float]?
     private var lastLuma: [UInt8]?
 
@@ -86,26 +93,50 @@ struct MaskRefinement {
         return t * t * (3 - 2 * t)
     }
 
-    /// The frame's alpha (1 = person): upsampled, feathered and averaged with the frames before,
-    /// unless the scene changed (then this frame's mask alone).
-    mutating func refine(_ mask: [Float], maskWidth: Int, maskHeight: Int, frame: RGBAPlane) -> [Float] {
-        let luma = Self.luma(frame)
-        let current = upsample(mask, maskWidth: maskWidth, maskHeight: maskHeight, luma: luma,
-                               width: frame.width, height: frame.height).map(feathered)
+    /// The frame's alpha (1 = person) before the average: `mask` upsampled and feathered, or all
+    /// ones without a mask (the whole frame kept).
+    func alpha(_ mask: DepthPlane?, luma: [UInt8], width: Int, height: Int) -> [Float] {
+        guard let mask else { return [Float](repeating: 1, count: width * height) }
+        return upsample(mask.values, maskWidth: mask.width, maskHeight: mask.height, luma: luma, width: width, height: height)
+            .map(feathered)
+    }
+
+    /// The largest summed luma change of `pixels` pixels that is no scene cut: ⌊`sceneCut` · pixels⌋.
+    static func cutLimit(_ sceneCut: Float, pixels: Int) -> UInt64 {
+        UInt64((Double(sceneCut) * Double(pixels)).rounded(.down))
+    }
+
+    /// `current` (this frame's alpha) averaged with the frames before, unless smoothing is off
+    /// or the scene changed (then `current` alone); `luma` is the frame's.
+    mutating func smoothed(_ current: [Float], luma: [UInt8]) -> [Float] {
+        guard smooth > 0 else { return current }
         defer { lastLuma = luma }
-        guard var average = state, let last = lastLuma, last.count == luma.count, !isCut(from: last, to: luma) else {
+        guard var average = state, let last = lastLuma, last.count == luma.count,
+              !isCut(from: last, to: luma) else {
             state = current
             return current
         }
-        for i in average.indices { average[i] += newWeight * (current[i] - average[i]) }
+        let newWeight = 1 - smooth
+        for i in average.indices {
+            let step = newWeight * (current[i] - average[i])
+            average[i] = average[i] + step
+        }
         state = average
         return average
     }
 
-    /// Whether the mean absolute luma change exceeds ``sceneCut``.
+    /// The frame's alpha: ``alpha(_:luma:width:height:)`` then ``smoothed(_:luma:)``.
+    mutating func refine(_ mask: [Float], maskWidth: Int, maskHeight: Int, frame: RGBAPlane) -> [Float] {
+        let luma = Self.luma(frame)
+        let current = alpha(DepthPlane(width: maskWidth, height: maskHeight, values: mask), luma: luma,
+                            width: frame.width, height: frame.height)
+        return smoothed(current, luma: luma)
+    }
+
+    /// Whether the summed absolute luma change exceeds ``cutLimit(_:pixels:)``.
     func isCut(from a: [UInt8], to b: [UInt8]) -> Bool {
-        var total = 0
-        for i in a.indices { total += abs(Int(a[i]) - Int(b[i])) }
-        return Float(total) / Float(max(a.count, 1)) > sceneCut
+        var total: UInt64 = 0
+        for i in a.indices { total += UInt64(abs(Int(a[i]) - Int(b[i]))) }
+        return total > Self.cutLimit(sceneCut, pixels: a.count)
     }
 }

@@ -114,7 +114,7 @@ import Testing
         #expect(spec.values["color"] == .int(0x00FF80))
         #expect(try FilterSpec.parse(spec.description) == spec, "the description parses back")
         #expect(throws: MarbleError.self) { try FilterSpec.parse("background:color=0x1000000") }
-        #expect(throws: MarbleError.self) { try FilterSpec.parse("background:mode=image") }
+        #expect(throws: MarbleError.self) { try FilterChain([FilterSpec.parse("background:mode=image")]) }
         #expect(throws: MarbleError.self) { try FilterSpec.parse("background:color=green") }
         #expect(throws: MarbleError.conflictingFilters(first: "background", second: "depthmask",
                                                        reason: "both read the chain's one auxiliary plane (the person mask, the depth map)")) {

@@ -63,7 +63,7 @@ struct MaskRefinementTests {
     /// On a still scene with a noisy model, frame-to-frame change is at most half the unsmoothed mask's.
     @Test func movingAverageHalvesFlicker() {
         var smoothed = MaskRefinement(), raw = MaskRefinement()
-        raw.newWeight = 1
+        raw.smooth = 0
         var seed: UInt64 = 0x9E3779B97F4A7C15
         func noise() -> Float { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Float(seed >> 40) / Float(1 << 24) - 0.5 }
         let frame = Self.frame(dark: 120, pale: 120)  // flat: only the temporal filter is at work
