@@ -363,6 +363,14 @@ static inline int cpw_stream_timing(struct pw_stream *stream, int64_t *now, int6
     return 0;
 }
 
+// A Buffers param asking only for how many buffers (the stream's converter sizes them): a capture
+// stream whose callback runs late keeps what arrived meanwhile. NULL when `buffer` is too small.
+static inline const struct spa_pod *cpw_buffer_count_param(uint8_t *buffer, uint32_t size, int32_t wanted, int32_t least, int32_t most) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    return (const struct spa_pod *)spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(wanted, least, most));
+}
+
 // The room (in bytes) of a dequeued buffer's first block and the samples the graph asks an output
 // for this cycle (0: as many as fit). NULL when unmapped.
 static inline uint8_t *cpw_buffer_room(struct pw_buffer *b, uint32_t *maxsize, uint64_t *requested) {

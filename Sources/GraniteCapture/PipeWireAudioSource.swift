@@ -179,6 +179,13 @@ public final class PipeWireAudioSource: @unchecked Sendable {
         }
         negotiated = (format, Int(rate), Int(channels))
         arrivals = nil
+        // Room for 32 cycles (about 0.7 s at 1024 samples): the loop thread may wake late on a busy
+        // machine, and sound not taken in time is lost.
+        guard let stream = stream?.pointer else { return }
+        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        defer { storage.deallocate() }
+        var params: [UnsafePointer<spa_pod>?] = [cpw_buffer_count_param(storage, 256, 32, 2, 64)]
+        if params[0] != nil { _ = pw_stream_update_params(stream, &params, 1) }
     }
 
     private func process() {

@@ -34,7 +34,8 @@
 //   granite-pw-check publish-av VIDEO AUDIO WxH [--fps N] [--seconds S] [--silent-audio]
 //       a camera and a microphone made from one clock (the A/V sync check): the Video/Source VIDEO
 //       (YUY2; node.name granite.NAME-lowercased), each frame stamped with the CLOCK_MONOTONIC time
-//       it was due, plain grey with a white flash on every frame due a whole second after the start
+//       it was due, plain grey with a flash from each whole second after the start: white, then two
+//       fading frames (255, 215, 175), so a reader that lost the first still knows where it began
 //       (made once and copied, so the camera keeps its pace on a loaded machine); and the
 //       Audio/Source AUDIO (node.name AUDIO, 48 kHz mono F32): silence with a 10 ms 2 kHz click
 //       starting at each of those same seconds, each sample placed by its capture time
@@ -327,18 +328,20 @@ case "publish-av":
         bytes.withUnsafeMutableBufferPointer { ColorConversion.yuv(rgba, layout: layout, into: $0.baseAddress!) }
         return bytes
     }
-    let grey = picture(96), white = picture(255)
+    // The flash fades over three frames (255, 215, 175 against a grey of 96), so that a reader
+    // that missed its first frame still knows where it began: a frame's level says how far in it is.
+    let grey = picture(96), flashFrames = [picture(255), picture(215), picture(175)]
     var index: UInt64 = 0, flashes = 0, late = 0
     while monotonicNanos() < start + UInt64(seconds * 1e9) {
         let due = start + UInt64(Double(index) * 1e9 / fps), now = monotonicNanos()
         if due > now { var t = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000)); nanosleep(&t, nil) }
         if monotonicNanos() > due + 5_000_000 { late += 1 }
-        let flash = index > 0 && index % UInt64(fps) == 0
+        let step = Int(index % UInt64(fps)), flash = index >= UInt64(fps) && step < flashFrames.count
         do {
             let outcome = try camera.write(size: size, sequence: index, timestampNanos: due) { _, buffer in
-                (flash ? white : grey).withUnsafeBytes { buffer.copyMemory(from: $0) }
+                (flash ? flashFrames[step] : grey).withUnsafeBytes { buffer.copyMemory(from: $0) }
             }
-            if flash && outcome == .sent { flashes += 1 }
+            if flash && step == 0 && outcome == .sent { flashes += 1 }
         } catch { fail("\(error)") }
         index += 1
     }
