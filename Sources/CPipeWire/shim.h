@@ -1,4 +1,4 @@
-// CPipeWire: the C surface GraniteCapture's PipeWire camera (in and out) uses, and nothing else.
+// CPipeWire: the C surface GraniteCapture's PipeWire camera (in and out) and sound capture use, and nothing else.
 //
 // SPA pods are built with variadic macros (spa_pod_builder_add_object, SPA_POD_*) and the core
 // and registry methods are function-like macros over interface tables; Swift imports neither, so
@@ -19,6 +19,7 @@
 #include <spa/pod/iter.h>
 #include <spa/debug/types.h>
 #include <spa/param/video/type-info.h>
+#include <spa/param/audio/format-utils.h>
 
 static const uint32_t cpw_id_any = PW_ID_ANY;
 static const uint32_t cpw_id_core = PW_ID_CORE;
@@ -310,6 +311,73 @@ static inline const struct spa_pod *cpw_video_offer(uint8_t *buffer, uint32_t si
     for (uint32_t i = 0; i < rate_count; i++) spa_pod_builder_fraction(&b, rates[i].num, rates[i].denom);
     spa_pod_builder_pop(&b, &c);
     return (const struct spa_pod *)spa_pod_builder_pop(&b, &f);
+}
+
+// ---- Audio (granite-cam's --audio and the tier's audio producer).
+
+// One EnumFormat pod for interleaved raw audio: `format` (SPA_AUDIO_FORMAT_F32 or _S16); rate and
+// channels fixed when > 0, else a choice (48000 within 8000..192000; 2 within 1..2): what a
+// capture stream accepts. NULL when `buffer` is too small.
+static inline const struct spa_pod *cpw_audio_format(uint8_t *buffer, uint32_t size, uint32_t format, uint32_t rate, uint32_t channels) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_audio),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+                        SPA_FORMAT_AUDIO_format, SPA_POD_Id(format), 0);
+    if (rate > 0) spa_pod_builder_add(&b, SPA_FORMAT_AUDIO_rate, SPA_POD_Int((int32_t)rate), 0);
+    else spa_pod_builder_add(&b, SPA_FORMAT_AUDIO_rate, SPA_POD_CHOICE_RANGE_Int(48000, 8000, 192000), 0);
+    if (channels > 0) spa_pod_builder_add(&b, SPA_FORMAT_AUDIO_channels, SPA_POD_Int((int32_t)channels), 0);
+    else spa_pod_builder_add(&b, SPA_FORMAT_AUDIO_channels, SPA_POD_CHOICE_RANGE_Int(2, 1, 2), 0);
+    return (const struct spa_pod *)spa_pod_builder_pop(&b, &f);
+}
+
+// The raw audio format a Format param fixes: SPA_AUDIO_FORMAT_*, rate, channels. 0, or -ENOTSUP
+// (not raw audio) / -EINVAL.
+static inline int cpw_parse_audio_format(const struct spa_pod *param, uint32_t *format, uint32_t *rate, uint32_t *channels) {
+    uint32_t media_type = 0, media_subtype = 0;
+    struct spa_audio_info_raw info;
+    if (param == NULL || spa_format_parse(param, &media_type, &media_subtype) < 0) return -EINVAL;
+    if (media_type != SPA_MEDIA_TYPE_audio || media_subtype != SPA_MEDIA_SUBTYPE_raw) return -ENOTSUP;
+    memset(&info, 0, sizeof info);
+    if (spa_format_audio_raw_parse(param, &info) < 0) return -EINVAL;
+    *format = info.format;
+    *rate = info.rate;
+    *channels = info.channels;
+    return 0;
+}
+static const uint32_t cpw_audio_f32 = SPA_AUDIO_FORMAT_F32;
+static const uint32_t cpw_audio_s16 = SPA_AUDIO_FORMAT_S16;
+
+// The stream's timing at this graph cycle (pw_stream_get_time_n): the cycle's CLOCK_MONOTONIC time,
+// the delay to the device in nanoseconds (the graph's rate converted), and the samples buffered
+// in the stream's resampler. 0 or -errno.
+static inline int cpw_stream_timing(struct pw_stream *stream, int64_t *now, int64_t *delay_ns, uint64_t *buffered) {
+    struct pw_time t;
+    memset(&t, 0, sizeof t);
+    int r = pw_stream_get_time_n(stream, &t, sizeof t);
+    if (r < 0) return r;
+    *now = t.now;
+    *delay_ns = t.rate.denom > 0 ? t.delay * (int64_t)SPA_NSEC_PER_SEC * (int64_t)t.rate.num / (int64_t)t.rate.denom : 0;
+    *buffered = t.buffered;
+    return 0;
+}
+
+// A Buffers param asking only for how many buffers (the stream's converter sizes them): a capture
+// stream whose callback runs late keeps what arrived meanwhile. NULL when `buffer` is too small.
+static inline const struct spa_pod *cpw_buffer_count_param(uint8_t *buffer, uint32_t size, int32_t wanted, int32_t least, int32_t most) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    return (const struct spa_pod *)spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(wanted, least, most));
+}
+
+// The room (in bytes) of a dequeued buffer's first block and the samples the graph asks an output
+// for this cycle (0: as many as fit). NULL when unmapped.
+static inline uint8_t *cpw_buffer_room(struct pw_buffer *b, uint32_t *maxsize, uint64_t *requested) {
+    if (b == NULL || b->buffer == NULL || b->buffer->n_datas < 1 || b->buffer->datas[0].data == NULL) return NULL;
+    *maxsize = b->buffer->datas[0].maxsize;
+    *requested = b->requested;
+    return (uint8_t *)b->buffer->datas[0].data;
 }
 
 #endif

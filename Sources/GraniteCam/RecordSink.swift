@@ -3,6 +3,10 @@ import GraniteMedia
 import GraniteRecorder
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every processed frame encoded into a video file (`--record FILE`) in-process
 /// (``GraniteRecorder/Recorder``), at its capture time (a dropped frame is a gap).
 ///
@@ -12,6 +16,11 @@ import Synchronization
 /// (``ColorConversion/yuv(_:layout:into:vectorised:)``) into the encoder's frame. The file opens
 /// at the first frame (its size); a full disk ends the run (``SinkError/closed(sink:)``) and
 /// ``outcome`` says what was kept.
+///
+/// With sound (``addSound(_:)`` before the first frame), captured blocks queue up here from the
+/// audio thread (``takeSound(_:)``, which never waits on the encoder) and are encoded on the video
+/// thread after each frame: what was captured before the first frame is cut off, what comes after
+/// the last frame's end (its time + 1/fps) is left out, so sound and picture start and end together.
 package final class RecordSink: FrameSink, @unchecked Sendable {
     // @unchecked: the recorder and the outcome live in `state` (a Mutex); the sink relay calls from one executor.
     /// The file asked for.
@@ -25,8 +34,22 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         var outcome: Result<Recorder.Summary, RecorderError>?
         var deviceReads: UInt64 = 0
         var segmentClosed: (@Sendable (String) -> Void)?
+        var sound: AudioFormat?
+        var soundSamples = 0
+        /// The capture time the sound has reached (nil: the first frame's).
+        var soundCursor: Double?
+        var soundGapSamples = 0
+        var soundCodec: String?
+        var lastFrameNanos: UInt64?
     }
     private let state = Mutex(State())
+    /// Sound captured but not encoded yet, and how many samples a full queue dropped.
+    private let pendingSound = Mutex((blocks: [AudioBlock](), dropped: 0))
+    /// The queue's bound: ten seconds of sound (a video thread that stops for longer loses the oldest).
+    private static let pendingSeconds = 10
+    /// How far (ns) a block's capture time may stray from where the sound has reached before a gap
+    /// is filled or an overlap cut: a third of a frame at 30 fps.
+    static let soundJitter = 10_000_000.0
 
     package var name: String { "recording \(path)" }
 
@@ -57,13 +80,101 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         state.withLock { $0.segmentClosed = hook }
     }
 
+    /// One frame's duration at the nominal rate: the sound runs up to the end of the newest frame.
+    private var frameNanos: UInt64 { UInt64(1e9 / max(1, options.fps)) }
+
+    /// The recording carries sound in `format` (call before the first frame).
+    package func addSound(_ format: AudioFormat) {
+        state.withLock { $0.sound = format }
+    }
+
+    /// A block of captured sound, queued for the video thread to encode (any thread; never waits on the encoder).
+    package func takeSound(_ block: AudioBlock) {
+        pendingSound.withLock { pending in
+            pending.blocks.append(block)
+            var queued = pending.blocks.reduce(0) { $0 + $1.frames }
+            while queued > block.sampleRate * RecordSink.pendingSeconds, pending.blocks.count > 1 {
+                queued -= pending.blocks[0].frames
+                pending.dropped += pending.blocks[0].frames
+                pending.blocks.removeFirst()
+            }
+        }
+    }
+
+    /// The sound's format and encoder (`libopus`, `aac`) once the file is open; nil without sound.
+    package var sound: (format: AudioFormat, codec: String)? {
+        state.withLock { state in state.sound.flatMap { format in state.soundCodec.map { (format, $0) } } }
+    }
+
+    /// Samples (per channel) of sound encoded (silence for gaps included), of silence put in gaps
+    /// in the capture, and dropped by a full queue.
+    package var soundCounts: (encoded: Int, gaps: Int, dropped: Int) {
+        let (encoded, gaps) = state.withLock { ($0.soundSamples, $0.soundGapSamples) }
+        return (encoded, gaps, pendingSound.withLock { $0.dropped })
+    }
+
+    /// Encodes the queued sound captured from the first frame on, up to the capture time `until`
+    /// (the rest stays queued).
+    ///
+    /// The sound's timeline starts at the first frame's capture time and runs on by the samples
+    /// encoded (the recorder counts them); each block is placed on it by its own capture time: a
+    /// block that starts later than the timeline has reached (sound lost on a loaded machine, a
+    /// stalled source) is preceded by silence for the gap, one that starts earlier (sound from
+    /// before the first frame) is cut. Within ``soundJitter`` the count goes on as it is.
+    private func encodeSound(_ recorder: Recorder, state: inout State, until: UInt64) throws(RecorderError) {
+        guard let sound = state.sound, let first = recorder.firstFrameNanos else { return }
+        var blocks = pendingSound.withLock { pending in
+            defer { pending.blocks.removeAll() }
+            return pending.blocks
+        }
+        let rate = Double(sound.sampleRate), channels = sound.channels
+        func samples(_ nanos: Double) -> Int { max(0, Int((nanos * rate / 1e9).rounded())) }
+        /// Encodes what of `buffer` fits before `until`; returns how many samples (per channel) went.
+        func append(_ buffer: UnsafeBufferPointer<Float>, state: inout State) throws(RecorderError) -> Int {
+            let cursor = state.soundCursor ?? Double(first)
+            let count = min(buffer.count / channels, samples(Double(until) - cursor))
+            guard count > 0 else { return 0 }
+            try recorder.appendAudio(UnsafeBufferPointer(rebasing: buffer[0..<(count * channels)]), timestampNanos: UInt64(cursor))
+            state.soundCursor = cursor + Double(count) * 1e9 / rate
+            state.soundSamples += count
+            return count
+        }
+        while let block = blocks.first, block.channels == channels, block.sampleRate == sound.sampleRate {
+            let cursor = state.soundCursor ?? Double(first)
+            let drift = Double(block.timestampNanos) - cursor   // > 0: a gap before the block; < 0: it starts before the cursor
+            var skip = 0
+            if drift > RecordSink.soundJitter {
+                let silence = [Float](repeating: 0, count: samples(drift) * channels)
+                let went = try silence.withUnsafeBufferPointer { (zeros) throws(RecorderError) in try append(zeros, state: &state) }
+                state.soundGapSamples += went
+                if went < silence.count / channels { break }   // the gap runs past `until`: the block waits
+            } else if drift < -RecordSink.soundJitter {
+                skip = min(block.frames, samples(-drift))
+            }
+            let went = skip < block.frames ? try block.samples.withUnsafeBufferPointer { (all) throws(RecorderError) in
+                try append(UnsafeBufferPointer(rebasing: all[(skip * channels)...]), state: &state)
+            } : 0
+            blocks.removeFirst()
+            if skip + went < block.frames {
+                // The rest lies past `until`: it waits for the next frame.
+                let used = skip + went
+                blocks.insert(AudioBlock(samples: Array(block.samples[(used * channels)...]),
+                                         timestampNanos: UInt64(state.soundCursor ?? Double(first)), sampleRate: block.sampleRate, channels: channels), at: 0)
+                break
+            }
+        }
+        blocks = Array(blocks.drop { $0.channels != channels || $0.sampleRate != sound.sampleRate })
+        if !blocks.isEmpty { pendingSound.withLock { $0.blocks.insert(contentsOf: blocks, at: 0) } }
+    }
+
     package func write(_ frame: Frame) throws(SinkError) {
         try state.withLock { (state: inout State) throws(SinkError) in
             guard state.outcome == nil else { throw .closed(sink: name) }
             do throws(RecorderError) {
                 if state.recorder == nil {
-                    let recorder = try Recorder(path: path, width: frame.width, height: frame.height, options: options, machine: machine)
+                    let recorder = try Recorder(path: path, width: frame.width, height: frame.height, options: options, audio: state.sound, machine: machine)
                     recorder.onSegmentClosed = state.segmentClosed
+                    state.soundCodec = recorder.audioCodecName
                     state.recorder = recorder
                 }
                 let recorder = state.recorder!
@@ -88,6 +199,8 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
                 }
                 if fromDevice { state.deviceReads += 1 }
                 if let failed { throw RecorderError.frame(path: path, reason: "frame \(frame.sequence): \(failed)") }
+                state.lastFrameNanos = frame.timestampNanos
+                try encodeSound(recorder, state: &state, until: frame.timestampNanos + frameNanos)
             } catch {
                 // The file as far as it got stays under its partial name; the run ends here.
                 state.recorder?.abandon()
@@ -105,7 +218,20 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
                 state.outcome = .failure(.frame(path: path, reason: "no frame was recorded"))
                 return
             }
-            do throws(RecorderError) { state.outcome = .success(try recorder.finish()) } catch { state.outcome = .failure(error) }
+            do throws(RecorderError) {
+                // The sound up to the end of the last frame (its time and one frame's duration).
+                if let last = state.lastFrameNanos, state.sound != nil {
+                    let until = last + frameNanos
+                    // The sound of the last frame's time arrives a graph cycle or two after it: waited for, briefly.
+                    let deadline = monotonicNanos() + 300_000_000
+                    while pendingSound.withLock({ ($0.blocks.last?.endNanos ?? 0) < until }), monotonicNanos() < deadline {
+                        var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+                        nanosleep(&pause, nil)
+                    }
+                    try encodeSound(recorder, state: &state, until: until)
+                }
+                state.outcome = .success(try recorder.finish())
+            } catch { state.outcome = .failure(error) }
             state.recorder = nil
         }
     }

@@ -10,7 +10,7 @@ public struct PipeWireNode: Sendable, Hashable, CustomStringConvertible {
     public var name: String
     /// `node.description` (what camera lists show), or the name.
     public var nodeDescription: String
-    /// `media.class` (`Video/Source`).
+    /// `media.class` (`Video/Source`, `Audio/Source`).
     public var mediaClass: String
     /// `media.role` (`Camera` for cameras), if set.
     public var role: String?
@@ -32,10 +32,25 @@ public enum PipeWireDirectory {
     /// casts, other programs' streams, granite-cam's own `--pipewire-out`), in registry order.
     /// Throws when there is no daemon.
     public static func videoSources(loop given: PipeWireLoop? = nil) throws(CaptureError) -> [PipeWireNode] {
+        try nodes(loop: given) { $0 == "Video/Source" }
+    }
+
+    /// Every node that captures sound (`media.class` `Audio/Source`, `Audio/Source/Virtual`,
+    /// `Audio/Duplex`: microphones, line inputs, other programs' sources), in registry order.
+    public static func audioSources(loop given: PipeWireLoop? = nil) throws(CaptureError) -> [PipeWireNode] {
+        try nodes(loop: given) { $0.hasPrefix("Audio/Source") || $0 == "Audio/Duplex" }
+    }
+
+    /// The nodes whose `media.class` passes `wanted`, read from the registry in one round trip.
+    static func nodes(loop given: PipeWireLoop?, wanted: @escaping (String) -> Bool) throws(CaptureError) -> [PipeWireNode] {
         let loop: PipeWireLoop
         if let given { loop = given } else { loop = try PipeWireLoop(client: "granite") }
-        final class Found { var nodes: [PipeWireNode] = [] }
-        let found = Found()
+        final class Found {
+            var nodes: [PipeWireNode] = []
+            let wanted: (String) -> Bool
+            init(_ wanted: @escaping (String) -> Bool) { self.wanted = wanted }
+        }
+        let found = Found(wanted)
         let retained = Unmanaged.passRetained(found)
         defer { retained.release() }
         var events = pw_registry_events()
@@ -43,12 +58,13 @@ public enum PipeWireDirectory {
         events.global = { data, id, _, type, _, props in
             guard let type, String(cString: type) == "PipeWire:Interface:Node", let props else { return }
             func value(_ key: String) -> String? { spa_dict_lookup(props, key).map { String(cString: $0) } }
-            guard value("media.class") == "Video/Source" else { return }
+            let found = Unmanaged<Found>.fromOpaque(data!).takeUnretainedValue()
+            guard let mediaClass = value("media.class"), found.wanted(mediaClass) else { return }
             let name = value("node.name") ?? "node \(id)"
             let node = PipeWireNode(id: id, serial: value("object.serial"), name: name,
                                     nodeDescription: value("node.description") ?? value("node.nick") ?? name,
-                                    mediaClass: "Video/Source", role: value("media.role"))
-            Unmanaged<Found>.fromOpaque(data!).takeUnretainedValue().nodes.append(node)
+                                    mediaClass: mediaClass, role: value("media.role"))
+            found.nodes.append(node)
         }
         var hook = spa_hook()
         let answered = loop.locked { () -> Bool in

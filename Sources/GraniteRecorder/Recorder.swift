@@ -50,6 +50,9 @@ public final class Recorder {
     private var playlistStamp: (Int, Int) = (0, 0)
     /// Audio samples encoded so far.
     public private(set) var audioSamples = 0
+    /// The capture time of the recording's time zero (the first frame's, or the first sound's when
+    /// that came first); nil before either.
+    public var firstFrameNanos: UInt64? { firstNanos }
     /// The audio encoder (`libopus`, `aac`), when the recording has sound.
     public var audioCodecName: String? { audioTrack?.codecName }
 

@@ -323,6 +323,19 @@ struct GraniteCamCommand: AsyncParsableCommand {
             }
         }
         defer { server?.close() }
+        // --audio: the sound source is found and heard before the camera starts (a missing or
+        // silent node ends the run here, naming it); its blocks queue in the record sinks.
+        let sound: PipeWireAudioSource?
+        do {
+            sound = try recording.startSound(into: recordSinks, firstBlockTimeout: firstFrameTimeout)
+            if let sound, let format = sound.format {
+                say("granite-cam: sound from \(sound.name): \(format.sampleRate) Hz, \(format.channels) channel\(format.channels == 1 ? "" : "s")")
+            }
+        } catch {
+            writeStandardError("granite-cam: error: --audio: \(error)\n")
+            throw ExitCode(1)
+        }
+        defer { sound?.stop() }
         let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
                                        decoder: DecoderSet.all, preview: server, pins: pins, sinks: sinks, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
@@ -362,6 +375,11 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 }
                 if report.failed { pinningFailed = true }
             }
+            if let failure = sound?.failure {
+                writeStandardError("granite-cam: error: --audio: \(failure)\n")
+                recordFailed = true
+            }
+            sound?.stop()
             for sink in recordSinks {
                 let (lines, failed) = RecordOptions.report(sink)
                 for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import GraniteCam
+import GraniteCapture
 import GraniteRecorder
 
 #if canImport(Glibc)
@@ -29,7 +30,21 @@ struct RecordOptions: ParsableArguments {
     @Option(name: .customLong("segment-seconds"), help: ArgumentHelp("Seconds per --segments segment (each starts at a key frame).", valueName: "seconds"))
     var segmentSeconds: Double = 4
 
+    @Option(help: ArgumentHelp("Record sound with the picture: pipewire (the session's default source) or pipewire:NODE (an Audio/Source by node.name, description, id or serial; `pw-cli ls Node` lists them). Opus in .mkv/.webm, AAC in .mp4 and segments; stamped on the capture clock the frames are. A missing node, or no sound within --first-frame-timeout, ends the run before the camera starts.", valueName: "source"))
+    var audio: String?
+
+    /// The PipeWire node `--audio` names (nil inside: the default source); nil without `--audio`.
+    var audioTarget: String?? {
+        guard let audio else { return nil }
+        return audio == "pipewire" ? .some(nil) : audio.hasPrefix("pipewire:") && audio.count > 9 ? .some(String(audio.dropFirst(9))) : nil
+    }
+
     func validate() throws {
+        if let audio {
+            if audio.hasPrefix("alsa") { throw ValidationError("--audio \(audio): ALSA capture is not built yet; use pipewire[:NODE] (PipeWire's ALSA nodes are listed by `pw-cli ls Node`)") }
+            guard audioTarget != nil else { throw ValidationError("--audio takes pipewire or pipewire:NODE, not \(audio)") }
+            if record == nil && segments == nil { throw ValidationError("--audio needs --record FILE or --segments DIR") }
+        }
         if !(segmentSeconds > 0) { throw ValidationError("--segment-seconds must be positive") }
         guard RecordingOptions.Encoder(rawValue: encoder) != nil else {
             throw ValidationError("--encoder takes \(RecordingOptions.Encoder.allCases.map(\.rawValue).joined(separator: ", ")), not \(encoder)")
@@ -68,6 +83,21 @@ struct RecordOptions: ParsableArguments {
         return sinks
     }
 
+    /// `--audio`: links to the node and waits for its first sound (throws naming it when it is
+    /// missing or silent), tells every sink its format and hands them each block from then on.
+    func startSound(into sinks: [RecordSink], firstBlockTimeout: Double) throws(CaptureError) -> PipeWireAudioSource? {
+        guard let target = audioTarget else { return nil }
+        let source = PipeWireAudioSource(target: target, firstBlockTimeout: firstBlockTimeout)
+        try source.start { block in
+            for sink in sinks { sink.takeSound(block) }
+        }
+        // Known once the first block came (start waits for it), before any frame reaches the sinks.
+        if let format = source.format {
+            for sink in sinks { sink.addSound(AudioFormat(sampleRate: format.sampleRate, channels: format.channels)) }
+        }
+        return source
+    }
+
     /// The lines at the end of the run, and whether the recording failed.
     static func report(_ sink: RecordSink) -> (lines: [String], failed: Bool) {
         sink.finish()   // idempotent: the sink relay finished it when the run unmounted
@@ -76,8 +106,17 @@ struct RecordOptions: ParsableArguments {
             if summary.path.hasSuffix(".m3u8") {
                 return (["segments: \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s, playlist \(summary.path)"], false)
             }
-            return (["recorded \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s to \(summary.path)"
-                     + (sink.deviceReads > 0 ? " (\(sink.deviceReads) read from the device)" : "")], false)
+            var lines = ["recorded \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s to \(summary.path)"
+                         + (sink.deviceReads > 0 ? " (\(sink.deviceReads) read from the device)" : "")]
+            if let sound = sink.sound {
+                let (encoded, gaps, dropped) = sink.soundCounts
+                let rate = Double(sound.format.sampleRate)
+                lines.append("sound: \(CamStateFormat.seconds(Double(encoded) / rate)) s of \(sound.codec), "
+                             + "\(sound.format.sampleRate) Hz, \(sound.format.channels) channel\(sound.format.channels == 1 ? "" : "s")"
+                             + (gaps > 0 ? ", \(CamStateFormat.seconds(Double(gaps) / rate)) s of gaps in the capture filled with silence" : "")
+                             + (dropped > 0 ? ", \(dropped) samples dropped (the encoder fell behind)" : ""))
+            }
+            return (lines, false)
         case let .failure(error)?:
             return (["error: --record: \(error)"], true)
         case nil:

@@ -31,6 +31,16 @@
 //       FORMATS yuy2,nv12,…; SIZES WxH, WxH,WxH (a list) or WxH..WxH[/WxH] (a range[, its step]);
 //       RATES 30, 30,15 (a list) or 1..60; frames are drawn at the size the consumer fixed.
 //       --silent: the node links but never sends a frame
+//   granite-pw-check publish-av VIDEO AUDIO WxH [--fps N] [--seconds S] [--silent-audio]
+//       a camera and a microphone made from one clock (the A/V sync check): the Video/Source VIDEO
+//       (YUY2; node.name granite.NAME-lowercased), each frame stamped with the CLOCK_MONOTONIC time
+//       it was due, plain grey with a flash from each whole second after the start: white, then two
+//       fading frames (255, 215, 175), so a reader that lost the first still knows where it began
+//       (made once and copied, so the camera keeps its pace on a loaded machine); and the
+//       Audio/Source AUDIO (node.name AUDIO, 48 kHz mono F32): silence with a 10 ms 2 kHz click
+//       starting at each of those same seconds, each sample placed by its capture time
+//       (PipeWireAudioOutput's stamp)
+//       --silent-audio: the audio node links but never sends
 //   granite-pw-check list
 //       the daemon's video sources
 import GraniteCapture
@@ -284,6 +294,60 @@ case "publish":
     if let captureLog { writeFile(captures, to: captureLog) }
     print("granite-pw-check: published \(index) frames: \(stats.sent) sent, \(stats.noConsumer) with no consumer, \(stats.busy) busy; "
           + "CPU \(fixed(stats.sent > 0 ? (cpuSeconds() - cpuAtStart) * 1000 / Double(stats.sent) : 0)) ms per frame sent")
+case "publish-av":
+    let seconds = option("--seconds", in: &arguments).flatMap(Double.init) ?? 30
+    let fps = option("--fps", in: &arguments).flatMap(Double.init) ?? 30
+    let silentAudio = arguments.contains("--silent-audio")
+    arguments.removeAll { $0 == "--silent-audio" }
+    guard arguments.count == 3, let size = FrameSize(parsing: arguments[2]), fps == fps.rounded(), fps >= 1 else {
+        fail("usage: publish-av VIDEO AUDIO WxH [--fps N (whole)] [--seconds S] [--silent-audio]", code: 64)
+    }
+    let start = monotonicNanos()
+    let rate = 48_000
+    // The click: 10 ms of a 2 kHz tone from each whole second after the start (the first at 1 s).
+    let click = { (samples: UnsafeMutableBufferPointer<Float>, first: UInt64) in
+        for i in samples.indices {
+            let t = Double(first) + Double(i) * 1e9 / Double(rate) - Double(start)
+            guard t >= 1e9 else { continue }
+            let phase = t.truncatingRemainder(dividingBy: 1e9)
+            if phase < 10_000_000 { samples[i] = 0.8 * Float(sin(2 * Double.pi * 2000 * phase / 1e9)) }
+        }
+    }
+    let microphone: PipeWireAudioOutput
+    let camera: PipeWireOutput
+    do {
+        microphone = try PipeWireAudioOutput(name: arguments[1], rate: rate, channels: 1, silent: silentAudio, fill: click)
+        camera = try PipeWireOutput(name: arguments[0], size: size, fps: fps, formats: [.yuy2])
+    } catch { fail("\(error)") }
+    // Two pictures made once (a mid grey and the white flash), copied into each buffer: the
+    // producer keeps its pace on a loaded machine, so each frame goes out at the time it is stamped with.
+    func picture(_ value: UInt8) -> [UInt8] {
+        let rgba = try! Image(width: size.width, height: size.height, format: .rgba8, bytes: [UInt8](repeating: value, count: size.width * size.height * 4))
+        let layout = PipeWireVideoFormat.yuy2.yuvLayout(width: size.width)!
+        var bytes = [UInt8](repeating: 0, count: PipeWireVideoFormat.yuy2.byteCount(width: size.width, height: size.height))
+        bytes.withUnsafeMutableBufferPointer { ColorConversion.yuv(rgba, layout: layout, into: $0.baseAddress!) }
+        return bytes
+    }
+    // The flash fades over three frames (255, 215, 175 against a grey of 96), so that a reader
+    // that missed its first frame still knows where it began: a frame's level says how far in it is.
+    let grey = picture(96), flashFrames = [picture(255), picture(215), picture(175)]
+    var index: UInt64 = 0, flashes = 0, late = 0
+    while monotonicNanos() < start + UInt64(seconds * 1e9) {
+        let due = start + UInt64(Double(index) * 1e9 / fps), now = monotonicNanos()
+        if due > now { var t = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000)); nanosleep(&t, nil) }
+        if monotonicNanos() > due + 5_000_000 { late += 1 }
+        let step = Int(index % UInt64(fps)), flash = index >= UInt64(fps) && step < flashFrames.count
+        do {
+            let outcome = try camera.write(size: size, sequence: index, timestampNanos: due) { _, buffer in
+                (flash ? flashFrames[step] : grey).withUnsafeBytes { buffer.copyMemory(from: $0) }
+            }
+            if flash && step == 0 && outcome == .sent { flashes += 1 }
+        } catch { fail("\(error)") }
+        index += 1
+    }
+    print("granite-pw-check: published \(index) frames (\(flashes) flashes sent, \(late) more than 5 ms late) and \(microphone.sent) audio blocks")
+    camera.close()
+    microphone.close()
 case "latency":
     guard arguments.count == 2 else { fail("usage: latency CAPTURES ARRIVALS", code: 64) }
     guard let captureText = readText(arguments[0]), let arrivalText = readText(arguments[1]) else {

@@ -17,6 +17,9 @@ final class CamCLITests: XCTestCase {
             (["--filter", "nosuchfilter"], "nosuchfilter"),
             (["--save", "3"], "--save needs --out DIR"),
             (["--pin"], "--pin needs --out DIR"),
+            (["--audio", "pipewire"], "--audio needs --record FILE or --segments DIR"),
+            (["--audio", "jack", "--record", "x.mkv"], "--audio takes pipewire or pipewire:NODE, not jack"),
+            (["--audio", "alsa:hw:0", "--record", "x.mkv"], "ALSA capture is not built yet"),
         ] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")

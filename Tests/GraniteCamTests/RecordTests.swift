@@ -1,5 +1,7 @@
 import Foundation
+import GraniteCapture
 import GraniteMedia
+import GraniteRecorder
 import GraniteProcess
 import GraniteTesting
 import XCTest
@@ -117,5 +119,83 @@ final class RecordTests: XCTestCase {
         let orphan = try ChildProgram.run(cam, ["--source", "testpattern", "--frames", "1", "--encoder", "vp9"])
         XCTAssertEqual(orphan.status, 64, orphan.err)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
+    }
+    /// Sound handed to the sink as `--audio` does (blocks stamped on the capture clock, arriving a
+    /// little after the frames), starting 0.3 s before the first frame and with 0.2 s lost in the
+    /// middle: the file's sound starts with the picture, the gap is silence, and the click captured
+    /// with the flash frame plays with it.
+    func testSoundIsPlacedByCaptureTimeAcrossAGapAndFromTheFirstFrame() throws {
+        let path = dir.appendingPathComponent("sound.mkv").path
+        let sink = try RecordSink(path: path, options: RecordingOptions(fps: 30), machine: EncoderChoice.Machine(nvenc: nil, vaapi: nil))
+        let rate = 48_000, block = 1024
+        sink.addSound(AudioFormat(sampleRate: rate, channels: 1))
+        let first: UInt64 = 9_000_000_000, frame: UInt64 = 33_333_333
+        let soundStart = first - 300_000_000
+        let blockNanos = Double(block) * 1e9 / Double(rate)
+        var next = 0
+        for k in 0..<60 {
+            let t = first + UInt64(k) * frame
+            // The blocks captured up to 20 ms before this frame (sound arrives a graph cycle late);
+            // those captured 0.4–0.6 s after the first frame are lost.
+            while Double(soundStart) + Double(next + 1) * blockNanos <= Double(t) - 20e6 {
+                let start = Double(soundStart) + Double(next) * blockNanos
+                let after = (start - Double(first)) / 1e9
+                if !(after >= 0.4 && after < 0.6) {
+                    var samples = [Float](repeating: 0.01, count: block)
+                    for i in 0..<block {
+                        let at = (start + Double(i) * 1e9 / Double(rate) - Double(first)) / 1e9   // seconds after the first frame
+                        if at >= 1.0 && at < 1.01 { samples[i] = 0.9 * Float(sin(2 * Double.pi * 2000 * at)) }
+                    }
+                    sink.takeSound(AudioBlock(samples: samples, timestampNanos: UInt64(start), sampleRate: rate, channels: 1))
+                }
+                next += 1
+            }
+            let luma: UInt8 = k == 30 ? 255 : 60
+            let image = try Image(width: 64, height: 48, format: .rgba8, bytes: [UInt8](repeating: luma, count: 64 * 48 * 4))
+            try sink.write(Frame(image: image, sequence: UInt64(k), timestampNanos: t, source: "test"))
+        }
+        // The rest of the sound arrives while the recording ends.
+        while Double(soundStart) + Double(next) * blockNanos < Double(first + 61 * frame) {
+            sink.takeSound(AudioBlock(samples: [Float](repeating: 0.01, count: block),
+                                      timestampNanos: UInt64(Double(soundStart) + Double(next) * blockNanos), sampleRate: rate, channels: 1))
+            next += 1
+        }
+        sink.finish()
+        guard case .success? = sink.outcome else { return XCTFail("\(String(describing: sink.outcome))") }
+        let counts = sink.soundCounts
+        XCTAssertEqual(Double(counts.gaps) / Double(rate), 0.2, accuracy: blockNanos / 1e9 + 0.001, "the lost 0.2 s, as silence")
+        XCTAssertEqual(counts.dropped, 0)
+
+        // The flash: the brightest frame's time. The click: the first loud sample, at its decoded frame's time.
+        let video = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                               "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-f", "lavfi",
+                                                               "movie=\(path),signalstats", "-of", "csv=p=0"])
+        XCTAssertEqual(video.status, 0, video.err)
+        let rows = video.out.split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter { $0.count == 2 }
+        XCTAssertEqual(rows.count, 60)
+        let flash = rows.max { $0[1] < $1[1] }![0]
+        let frames = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                                "frame=pts_time,nb_samples", "-of", "csv=p=0", path])
+        XCTAssertEqual(frames.status, 0, frames.err)
+        let audioFrames = frames.out.split(separator: "\n").map { $0.split(separator: ",") }.compactMap { f -> (Double, Int)? in
+            f.count == 2 ? Double(f[0]).flatMap { t in Int(f[1]).map { (t, $0) } } : nil
+        }
+        let raw = dir.appendingPathComponent("sound.f32").path
+        let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-map", "0:a", "-f", "f32le", "-ac", "1", raw])
+        XCTAssertEqual(decode.status, 0, decode.err)
+        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertEqual(samples.count, audioFrames.reduce(0) { $0 + $1.1 })
+        let loud = try XCTUnwrap(samples.firstIndex { abs($0) > 0.3 })
+        var before = 0
+        var click = Double.nan
+        for (t, n) in audioFrames {
+            if loud < before + n { click = t + Double(loud - before) / Double(rate); break }
+            before += n
+        }
+        let soundStarts = try XCTUnwrap(audioFrames.first?.0), soundEnds = audioFrames.last.map { $0.0 + Double($0.1) / Double(rate) } ?? 0
+        print("RecordSink sound: flash at \(flash) s, click at \(click) s; sound from \(soundStarts) s to \(soundEnds) s, picture to \(rows.last![0] + 1.0 / 30) s")
+        XCTAssertEqual(click, flash, accuracy: 0.010, "the click within 10 ms of the flash (one frame is 33 ms)")
+        XCTAssertEqual(soundStarts, 0, accuracy: 0.001, "the sound starts with the first frame")
+        XCTAssertEqual(soundEnds, rows.last![0] + 1.0 / 30, accuracy: 1.0 / 30, "the sound ends within a frame of the picture")
     }
 }

@@ -16,6 +16,10 @@
 #     a rate list, only MJPEG): granite-cam picks one as asked, says it in its status line; only a
 #     format it cannot read (GStreamer's open-caps recipe): exit 1 listing the offers; a node that
 #     links but never sends: exit 1 after --first-frame-timeout, naming the negotiated format;
+#  4d. sound (--audio pipewire:NODE): a camera and a microphone from one clock (granite-pw-check
+#     publish-av: flashes and clicks at the same whole seconds); granite-cam records 4.5 s into .mkv
+#     (Opus) and .mp4 (AAC): the sound ends within a frame of the picture, each click within a frame
+#     of its flash (offsets printed); a missing or silent audio node: exit 1 before the camera starts;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
 #  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
 #     consumer's buffer: counters in order, the direct reads counted;
@@ -23,7 +27,7 @@
 #     desktop portal's Camera interface (xdg-desktop-portal, with the GTK backend's Access on a
 #     private Xvfb: without an Access backend the portal offers no Camera), getUserMedia gets it,
 #     and two frames Firefox drew carry the test pattern's counters, rising.
-# About 25–30 s after the builds. Skips (77) without the packages unless CI=true.
+# About 40–45 s after the builds (4d: about 15 s). Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -244,6 +248,104 @@ grep "error: pipewire:granite.silent-camera: no first frame within 2 s (negotiat
   || { tail -3 "$work/neg.txt"; fail "no error naming the silent node and its format"; }
 [ "$took" -le 8 ] || fail "a silent node with --first-frame-timeout 2 took $took s to end"
 echo "pipewire: a node that links and never sends: exit 1 after $took s (--first-frame-timeout 2)"
+stop_producer
+
+# 4d. Sound with the picture (--audio pipewire:NODE). granite-pw-check publish-av makes a camera
+#     and a microphone from one clock: each frame stamped with the CLOCK_MONOTONIC time it was due,
+#     a flash (white, then two fading frames) from each whole second after its start, a 10 ms click placed
+#     sample-exact at each of those same seconds. granite-cam records both for 4.5 s into .mkv
+#     (Opus) and .mp4 (AAC); ffprobe/ffmpeg read back: the codecs, the sound's end within one frame
+#     of the picture's, and each flash's click at most one frame from it (the offsets printed;
+#     --no-live: fewer frames dropped on a loaded machine; a flash tells its start from any of its frames).
+#     A missing audio node and one that links but never sends: exit 1 naming it, before the camera
+#     starts (no frame captured, no file).
+"$bin/granite-pw-check" publish-av "AV Camera" av-microphone 320x240 --seconds 60 >"$work/av.log" 2>&1 & producer=$!; pids+=($producer)
+{ wait_node node.name av-microphone && wait_node node.description "AV Camera"; } || { cat "$work/av.log"; fail "the A/V producer's nodes did not appear"; }
+for ext in mkv mp4; do
+  t0=$SECONDS
+  timeout 40 "$bin/granite-cam" --source pipewire:granite.av-camera --audio pipewire:av-microphone --duration 4.5 --no-live \
+    --record "$work/av.$ext" >"$work/av-$ext.log" 2>&1 || { tail -5 "$work/av-$ext.log"; fail "granite-cam --audio ($ext) failed"; }
+  grep "sound" "$work/av-$ext.log" | sed 's/^/pipewire: /'
+  python3 - "$work/av.$ext" <<'PY' || fail "sound and picture in av.$ext"
+import json, subprocess, sys, array
+path = sys.argv[1]
+def probe(*args):
+    return subprocess.run(["ffprobe", "-v", "error", *args], check=True, capture_output=True, text=True).stdout
+streams = json.loads(probe("-show_entries", "stream=index,codec_type,codec_name,sample_rate", "-of", "json", path))["streams"]
+kinds = {s["codec_type"]: s for s in streams}
+want = "opus" if path.endswith(".mkv") else "aac"
+assert set(kinds) == {"video", "audio"}, f"streams {streams}"
+assert kinds["audio"]["codec_name"] == want, f"audio codec {kinds['audio']['codec_name']}, wanted {want}"
+frame = 1 / 30
+def end_video():
+    i = kinds["video"]["index"]
+    packets = json.loads(probe("-select_streams", "v:0", "-show_entries", "packet=pts_time,duration_time", "-of", "json", path))["packets"]
+    return max(float(p["pts_time"]) + (float(p["duration_time"]) if p.get("duration_time") not in (None, "N/A") else frame) for p in packets)
+# The sound as a player gets it: the decoded frames (the encoder's padding and pre-skip dropped), by their times.
+rate = int(kinds["audio"]["sample_rate"])
+audio_frames = [l.split(",") for l in probe("-select_streams", "a:0", "-show_entries", "frame=pts_time,nb_samples",
+                                            "-of", "csv=p=0", path).split()]
+audio_frames = [(float(f[0]), int(f[1]), rate) for f in audio_frames if len(f) == 2 and f[0] not in ("", "N/A")]
+v_end = end_video()
+# Sample i of the decoded sound, at its frame's time (a frame may follow a gap: fMP4's AAC priming).
+starts, at = [], 0
+for t, n, r in audio_frames:
+    starts.append((at, t))
+    at += n
+def when(i):
+    first, t = max((s for s in starts if s[0] <= i), key=lambda s: s[0])
+    return t + (i - first) / rate
+a_start = audio_frames[0][0]
+a_end = max(t + n / r for t, n, r in audio_frames)
+# The flashes: white, then two fading frames (luma 235, 201, 166 against 98): a frame's level says
+# how many frames into its flash it is, so a flash whose first frame the source lost still starts
+# at its own time.
+rows = [l.split(",") for l in probe("-select_streams", "v:0", "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
+                                    "-f", "lavfi", f"movie={path},signalstats", "-of", "csv=p=0").split()]
+flashes = []
+for t, y in ((float(r[0]), float(r[1])) for r in rows if len(r) == 2):
+    step = 0 if y > 218 else 1 if y > 183 else 2 if y > 140 else None
+    if step is None: continue
+    onset = t - step * frame
+    if not flashes or onset - flashes[-1] > 0.5: flashes.append(onset)
+# The clicks: the first sample above 0.2 after half a second of quiet, from the audio stream's start.
+raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "48000", "-"],
+                     check=True, capture_output=True).stdout
+samples = array.array("f"); samples.frombytes(raw)
+clicks, quiet_until = [], -1
+for i, x in enumerate(samples):
+    if abs(x) > 0.2:
+        if i >= quiet_until: clicks.append(when(i))
+        quiet_until = i + 24000
+# Each flash against the click nearest it (within half a second: a click lost with sound the
+# machine dropped, filled with silence and counted in the summary, leaves its flash unpaired).
+offsets, unpaired = [], []
+for f in flashes:
+    c = min(clicks, key=lambda c: abs(c - f), default=None)
+    if c is None or abs(c - f) > 0.5: unpaired.append(f)
+    else: offsets.append(c - f)
+ms = ", ".join(f"{o * 1000:+.1f}" for o in offsets) + (f"; flashes without a click (sound lost there): {unpaired}" if unpaired else "")
+print(f"pipewire: {path.split('/')[-1]}: {want} audio; video ends {v_end:.3f} s, audio {a_end:.3f} s; "
+      f"{len(flashes)} flashes, {len(clicks)} clicks; click - flash ms: {ms}")
+assert abs(a_end - v_end) <= frame + 1e-3, f"audio ends at {a_end:.3f} s, video at {v_end:.3f} s: more than one frame apart"
+assert len(offsets) >= 2, f"{len(flashes)} flashes, {len(offsets)} with their click: {ms}"
+assert all(abs(o) <= frame for o in offsets), f"a click more than one frame from its flash: {ms} ms"
+PY
+  echo "pipewire: granite-cam --audio into .$ext in $((SECONDS - t0)) s"
+done
+stop_producer
+code=0; timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:no-such-microphone --frames 10 --record "$work/none.mkv" >"$work/av-none.log" 2>&1 || code=$?
+[ "$code" = 1 ] || { cat "$work/av-none.log"; fail "a missing audio node: exit $code, wanted 1"; }
+grep "error: --audio: no-such-microphone: PipeWire: no such audio source" "$work/av-none.log" || { cat "$work/av-none.log"; fail "no error naming the missing audio node"; }
+! grep -q "frames in" "$work/av-none.log" && [ ! -e "$work/none.mkv" ] && [ ! -e "$work/none.partial.mkv" ] || fail "the camera ran (or a file was left) for a missing audio node"
+"$bin/granite-pw-check" publish-av "Mute Camera" mute-microphone 320x240 --seconds 30 --silent-audio >"$work/mute.log" 2>&1 & producer=$!; pids+=($producer)
+wait_node node.name mute-microphone || { cat "$work/mute.log"; fail "the silent microphone did not appear"; }
+t0=$SECONDS; code=0
+timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:mute-microphone --first-frame-timeout 2 --frames 10 --record "$work/mute.mkv" >"$work/av-mute.log" 2>&1 || code=$?
+[ "$code" = 1 ] || { cat "$work/av-mute.log"; fail "a silent audio node: exit $code, wanted 1"; }
+grep "error: --audio: pipewire:mute-microphone: no first frame within 2 s" "$work/av-mute.log" || { cat "$work/av-mute.log"; fail "no error naming the silent audio node"; }
+! grep -q "frames in" "$work/av-mute.log" && [ ! -e "$work/mute.mkv" ] || fail "the camera ran (or a file was left) for a silent audio node"
+echo "pipewire: a missing audio node and a silent one (--first-frame-timeout 2, $((SECONDS - t0)) s): exit 1 before the camera starts, naming them"
 stop_producer
 
 # 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
