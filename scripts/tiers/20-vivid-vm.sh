@@ -5,7 +5,9 @@
 # USB-style disconnect mid-stream (vivid's Disconnect control) recovered by reopening after a reload;
 # then granite-cam itself captures 30 YUYV frames from vivid to disk, setting two controls with
 # --ctrl (read back: its status line shows "ctrl brightness=200 boolean=0 menu=3 (…)"; an unknown control and an out-of-range value are refused, naming
-# what is valid). A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
+# what is valid); a stream whose buffers vivid all drops (its Percentage of Dropped Buffers control at
+# 100: streaming, and never a frame) ends after --first-frame-timeout with exit 1, naming the device
+# and what was negotiated. A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
 # output) checks --v4l2-out: granite-cam writes the test pattern to the output, vivid's Loop Video
 # feeds it back to the capture node, and granite-v4l2-check reads the drawn frame counters there,
 # in order. About 80 s of qemu in all (the loop at 640x480, the size of vivid's default timings).
@@ -37,6 +39,11 @@ granite-cam --device /dev/video0 --ctrl no_such_control=1 --frames 1 2> /tmp/err
 grep -q "no control named no_such_control; the device has: brightness, contrast" /tmp/err || exit 4
 granite-cam --device /dev/video0 --ctrl brightness=999 --frames 1 2> /tmp/err; echo "out of range: status $?"; cat /tmp/err
 grep -q "control brightness cannot be set to 999: out of range (valid: 0...255)" /tmp/err || exit 4
+t0=$(date +%s); granite-cam --device /dev/video0 --format yuyv --size 320x180 --frames 5 --out /tmp/none \
+  --ctrl percentage_of_dropped_buffers=100 --first-frame-timeout 2 2> /tmp/err; code=$?; took=$(( $(date +%s) - t0 ))
+echo "a stream that sends nothing: status $code after $took s (start-up included)"; tail -1 /tmp/err
+[ $code -eq 1 ] && [ $took -le 60 ] && grep -q "^granite-cam: error: /dev/video0: no first frame within 2 s (streaming yuyv 320x180" /tmp/err || exit 7
+granite-v4l2-check /dev/video0 --set percentage_of_dropped_buffers=0 || exit 7
 granite-cam --source testpattern --frames 1 --v4l2-out /dev/video0 2> /tmp/err; cat /tmp/err
 grep -q "not a video output device" /tmp/err || exit 6
 granite-v4l2-check /dev/video1 --set loop_video=1 --set osd_text_mode=2 || exit 5
@@ -59,5 +66,6 @@ case $status in
   4) echo "vivid-vm tier: FAIL: camera controls (--ctrl, read back, refusals)" >&2; exit 1 ;;
   5) echo "vivid-vm tier: FAIL: --v4l2-out looped back through vivid" >&2; exit 1 ;;
   6) echo "vivid-vm tier: FAIL: --v4l2-out on a capture node was not refused" >&2; exit 1 ;;
+  7) echo "vivid-vm tier: FAIL: a stream with every buffer dropped did not end after --first-frame-timeout naming the device" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
 esac
