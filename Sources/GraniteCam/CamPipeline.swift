@@ -58,7 +58,7 @@ public final class CamPipeline: Sendable {
         self.pins = pins
         self.sinks = sinks
         writer = try settings.outputDirectory.map { dir throws(CamError) in
-            try OutputWriter(directory: dir, fileExtension: encoder.fileExtension)
+            try OutputWriter(directory: dir, fileExtension: encoder.fileExtension, mapName: depth?.mapName ?? "depth")
         }
     }
 }

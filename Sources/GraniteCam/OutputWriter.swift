@@ -12,6 +12,9 @@ import Synchronization
 final class OutputWriter: Sendable {
     let directory: String
     let fileExtension: String
+    /// What the model's maps are (``DepthStage/mapName``): `depth-NNNNNNNN.png` and `depth.jsonl`,
+    /// or `mask-NNNNNNNN.png` and `mask.jsonl`.
+    let mapName: String
     private let sidecar: AppendLog<CamError>
     private let depthSidecar = Mutex<AppendLog<CamError>?>(nil)
 
@@ -39,9 +42,10 @@ final class OutputWriter: Sendable {
         try AppendLog(path: path, sync: .atClose) { path, operation, code in CamError.output(path: path, call: operation, errno: code) }
     }
 
-    init(directory: String, fileExtension: String) throws(CamError) {
+    init(directory: String, fileExtension: String, mapName: String = "depth") throws(CamError) {
         self.directory = directory
         self.fileExtension = fileExtension
+        self.mapName = mapName
         do { try AtomicFile.createDirectories(directory) } catch {
             guard case let .io(path, operation, code) = error else { throw .output(path: directory, call: "mkdir", errno: EIO) }
             throw .output(path: path, call: operation, errno: code)
@@ -72,14 +76,14 @@ final class OutputWriter: Sendable {
         return final
     }
 
-    /// The final name of the depth map of frame `sequence`.
+    /// The final name of the model's map of frame `sequence`.
     func depthFileName(sequence: UInt64) -> String {
         let digits = String(sequence)
-        return "depth-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
+        return mapName + "-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
     }
 
-    /// Writes a `gray16` depth map as a 16-bit PNG (atomically) and a line in `depth.jsonl`;
-    /// returns the final path.
+    /// Writes a `gray16` depth map as a 16-bit PNG (a `gray8` mask as an 8-bit one) atomically
+    /// and a line in `depth.jsonl` (`mask.jsonl`); returns the final path.
     @discardableResult
     func writeDepth(_ map: Image, sequence: UInt64) throws(CamError) -> String {
         let name = depthFileName(sequence: sequence)
@@ -87,12 +91,12 @@ final class OutputWriter: Sendable {
         do {
             try AtomicFile.write(try Codecs.encodePNG(map, path: final), to: final)
         } catch {
-            throw .stage(name: "depth output", sequence: sequence, message: "\(final): \(error)")
+            throw .stage(name: "\(mapName) output", sequence: sequence, message: "\(final): \(error)")
         }
-        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: 16)
+        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: map.format == .gray8 ? 8 : 16)
         let log = try depthSidecar.withLock { (log: inout AppendLog<CamError>?) throws(CamError) -> AppendLog<CamError> in
             if let log { return log }
-            let opened = try Self.log("\(directory)/depth.jsonl")
+            let opened = try Self.log("\(directory)/\(mapName).jsonl")
             log = opened
             return opened
         }

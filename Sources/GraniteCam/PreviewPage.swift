@@ -48,6 +48,10 @@ enum PreviewPage {
           if (s.depthEnabled && !$("depth").getAttribute("src")) {
             $("depth").setAttribute("src", "/depth");
             $("depthBox").hidden = false;
+            if (s.mapName === "mask") {
+              $("depth").setAttribute("alt", "person mask");
+              $("depthCaption").textContent = "person mask (white = person)";
+            }
           }
           $("page").dataset.updates = String(Number($("page").dataset.updates || 0) + 1);
           $("page").dataset.answered = String(answered);
@@ -79,7 +83,7 @@ enum PreviewPage {
         <body><main id="page">
         <section class="pics">
         <figure><img id="live" src="/stream" alt="live picture"><figcaption>processed frames \u{00B7} <span id="state">connecting</span></figcaption></figure>
-        <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption>depth (yellow = near)</figcaption></figure>
+        <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption id="depthCaption">depth (yellow = near)</figcaption></figure>
         </section>
         <dl>
         <div><dt>frames</dt><dd id="frames">\u{2013}</dd></div>
