@@ -1,8 +1,11 @@
 import Foundation
+import GraniteCapture
 import GraniteCodecs
 import GraniteMedia
 import GraniteTesting
 import XCTest
+
+@testable import GraniteCam
 
 /// Person segmentation in the stream (issue 38) as a user runs it: `granite-cam` with a
 /// `background` filter on a real photograph with a person (scikit-image's astronaut, from
@@ -129,6 +132,45 @@ final class SegmentStreamTests: XCTestCase {
         // 0x00B140 in BT.601 limited range: Y 111.5, U 104.6, V 58.3 (the y4m pipe's conversion), within rounding.
         let want: [Int] = [111, 105, 58]
         for k in 0..<3 { XCTAssertLessThanOrEqual(abs(corner[k] - want[k]), 2, "corner \(corner)") }
+    }
+
+    /// `--record` takes the frames the chain made: the astronaut's face as it is, the corner painted.
+    func testRecordingHoldsTheReplacedBackground() throws {
+        let folder = try photoFolder()
+        try Prerequisite.require(FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "ffmpeg is not installed (Debian package ffmpeg)")
+        let file = work.appendingPathComponent("call.mkv").path, rgb = work.appendingPathComponent("call.rgb").path
+        let run = try ChildProgram.run(try ChildProgram.built("granite-cam"), ["--source", "folder:\(folder)", "--size", "512x512",
+                                       "--filter", "background:mode=color,color=0x00B140", "--status-hz", "1", "--record", file, "--quality", "10"])
+        XCTAssertEqual(run.status, 0, run.err)
+        let decode = try ChildProgram.shell("/usr/bin/ffmpeg -v error -i '\(file)' -frames:v 1 -f rawvideo -pix_fmt rgb24 '\(rgb)'")
+        XCTAssertEqual(decode.status, 0, decode.err)
+        let got = try [UInt8](Data(contentsOf: URL(fileURLWithPath: rgb)))
+        guard got.count == 512 * 512 * 3 else { return XCTFail("\(got.count) bytes decoded") }
+        let photo = try Codecs.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/a0.png"))))
+        let corner = (20 * 512 + 470) * 3, face = (100 * 512 + 240) * 3
+        let painted: [Int] = [Int(got[corner]), Int(got[corner + 1]), Int(got[corner + 2])]
+        for (k, want) in [0, 0xB1, 0x40].enumerated() { XCTAssertLessThanOrEqual(abs(painted[k] - want), 8, "corner \(painted)") }
+        let step = photo.format == .rgba8 ? 4 : 3, at = 100 * photo.bytesPerRow + 240 * step
+        for k in 0..<3 {
+            XCTAssertLessThanOrEqual(abs(Int(got[face + k]) - Int(photo.bytes[at + k])), 12, "the face is the photo's (x264 at quality 10)")
+        }
+    }
+
+    /// The preview's map view shows a segmentation run's mask in gray (white = person), captioned
+    /// as a mask; a depth run's stays viridis.
+    func testThePreviewShowsTheMaskInGray() throws {
+        let stage = try SegmentationStage(frameSize: FrameSize(width: 640, height: 360))
+        XCTAssertEqual(stage.modelInputSize?.width, 256)
+        XCTAssertEqual(stage.modelInputSize?.height, 144, "the landscape model for a 16:9 frame")
+        XCTAssertEqual(try SegmentationStage(frameSize: FrameSize(width: 480, height: 640)).modelInputSize?.height, 256, "the square one for portrait")
+        let map = try Image(width: 3, height: 1, floats: [0, 0.5, 1])
+        let shown = try PreviewDepth.colorized(map, by: stage)
+        XCTAssertEqual(shown.format, .gray8)
+        XCTAssertEqual(shown.bytes, [0, 128, 255])
+        let json = PreviewJSON.encode(PreviewState(setup: PreviewSetup(depthEnabled: true, mapName: stage.mapName)))
+        XCTAssertTrue(json.contains("\"mapName\":\"mask\""), json)
+        XCTAssertTrue(PreviewPage.script.contains("person mask (white = person)"))
+        XCTAssertTrue(PreviewPage.html.contains("id=\"depthCaption\""))
     }
 
     func testDepthAndSegmentationCannotShareTheMap() throws {
