@@ -27,7 +27,17 @@ public struct MarbleStage: FrameStage {
     public var name: String { "marble: " + chain.specs.map(\.description).joined(separator: " | ") }
 
     /// Whether a filter of the chain reads a depth map (`depthmask`, the `depth` point cloud).
-    public var usesDepth: Bool { chain.specs.contains { ["depthmask", "depth"].contains($0.name) } }
+    public var usesDepth: Bool { chain.specs.contains { Self.mapFilters.contains($0.name) } }
+
+    /// The filters that read the chain's map: depth (`depthmask`, the `depth` point cloud) or the
+    /// person mask (`background`).
+    static let mapFilters: Set<String> = ["depthmask", "depth", "background"]
+
+    /// Whether filter specs (as ``init(specs:gpu:)`` takes them) name a `background` filter;
+    /// false for specs that do not parse (the stage reports those).
+    public static func readsMask(specs: [String]) -> Bool {
+        specs.contains { spec in ((try? FilterSpec.parseChain(spec)) ?? []).contains { $0.name == "background" } }
+    }
 
     /// On the GPU: opens the device and runs one blank frame of `size` through the chain, so its
     /// pipelines are compiled before the first real frame. Says which device and memory model.
@@ -248,6 +258,73 @@ public struct DepthEstimatorStage: DepthStage {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         let result = try estimator.estimate(input)
         return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
+    }
+}
+
+/// GraniteML's `PersonSegmenter` (MediaPipe's selfie segmentation) as the run's map model: its
+/// map is the person mask (`grayF32`, 0 background … 1 person, at the frame's size) that the
+/// `background` filter reads where depth filters read depth. Made, kept and handed to the chain
+/// as depth is (every n-th frame, the newest reused; on a GPU chain inside the frame, on the
+/// device); written as 8-bit PNGs (`mask-NNNNNNNN.png`, 255 = person), shown gray in the preview.
+public struct SegmentationStage: DepthStage {
+    /// The segmenter (model loaded once).
+    public let segmenter: PersonSegmenter
+
+    /// Loads the model at `modelPath`, or the built-in one for frames of `frameSize`
+    /// (``model(for:)``); `backend` runs it elsewhere than on the CPU (`InferenceDevice`).
+    public init(modelPath: String? = nil, frameSize: FrameSize? = nil, backend: Backend? = nil) throws {
+        segmenter = try PersonSegmenter(modelPath: modelPath, description: Self.model(for: frameSize), backend: backend)
+    }
+
+    /// The built-in model for frames of `size`: the landscape one (256×144) for frames wider than
+    /// tall (16:9 video), else the square 256×256.
+    static func model(for size: FrameSize?) -> ModelDescription {
+        guard let size, size.width > size.height else { return .selfieSegmentation256 }
+        return .selfieSegmentationLandscape
+    }
+
+    public var mapName: String { "mask" }
+
+    /// The mask as gray (white = person).
+    public func previewImage(_ map: Image) throws -> Image { try Self.gray(map) }
+
+    public func estimate(_ image: Image) throws -> Image { try estimateMaps(image).map }
+
+    /// The model's input size (256×256, or 256×144 for the landscape model).
+    public var modelInputSize: (width: Int, height: Int)? { segmenter.inputSize }
+
+    /// One run of the model on a picture already at its input size; the mask at `width`×`height`.
+    public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
+        Self.maps(try segmenter.segment(modelInput, size: .exactly(width: width, height: height)))
+    }
+
+    public func estimateMaps(_ image: Image) throws -> DepthEstimate {
+        let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
+        return Self.maps(try segmenter.segment(input))
+    }
+
+    /// On the device when the model runs on the frame's device (`--segment-device gpu`, or
+    /// `auto` on a GPU): the chain's picture in, the mask (at the frame's size, as
+    /// ``estimateMaps(modelInput:width:height:)`` makes it) left where `background` reads it.
+    public var runsOnDevice: Bool { segmenter.runner is VulkanModel }
+
+    public func estimate(onDevice frame: ChainFrame) throws -> Bool {
+        guard let model = segmenter.runner as? VulkanModel, model.context === frame.context,
+              let target = frame.depthOnDevice else { return false }
+        let picture = try frame.modelInputOnDevice()
+        try model.run(picture: picture, feed: segmenter.feed, output: segmenter.outputName, scale: nil,
+                      into: target.buffer, width: target.width, height: target.height)
+        return true
+    }
+
+    /// The mask in the run's two shapes: the `grayF32` map and the 8-bit image written as PNG.
+    static func maps(_ mask: PersonMask) -> DepthEstimate {
+        DepthEstimate(map: (try? Image(width: mask.width, height: mask.height, floats: mask.values))!, png: mask.grayImage())
+    }
+
+    /// A `grayF32` mask as `gray8` (255 = person), as `PersonMask` rounds it.
+    static func gray(_ map: Image) throws -> Image {
+        try PersonMask(width: map.width, height: map.height, values: DepthModelInput.values(of: map)).grayImage()
     }
 }
 

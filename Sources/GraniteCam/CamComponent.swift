@@ -248,7 +248,7 @@ struct CamComponent: GraniteComponent {
         center.preview.own(pipeline.preview.map { PreviewParts(server: $0, depth: pipeline.depth) })
         status = StatusComponent(output: pipeline.statusSink).attach(to: command).listen(to: command)
         preview = pipeline.preview.map { server in
-            PreviewComponent(server: server, setup: PreviewSetup(depthEnabled: pipeline.depth != nil,
+            PreviewComponent(server: server, setup: PreviewSetup(depthEnabled: pipeline.depth != nil, mapName: pipeline.depth?.mapName ?? "depth",
                                                                  canSnapshot: pipeline.writer != nil,
                                                                  chain: pipeline.liveChain?.text,
                                                                  livePlaylist: server.livePlaylist))

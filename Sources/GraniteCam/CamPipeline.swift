@@ -58,7 +58,8 @@ public final class CamPipeline: Sendable {
         self.pins = pins
         self.sinks = sinks
         writer = try settings.outputDirectory.map { dir throws(CamError) in
-            try OutputWriter(directory: dir, fileExtension: encoder.fileExtension, depthPreview: settings.depthPreview)
+            try OutputWriter(directory: dir, fileExtension: encoder.fileExtension, depthPreview: settings.depthPreview,
+                             mapName: depth?.mapName ?? "depth")
         }
     }
 }

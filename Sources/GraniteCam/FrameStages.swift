@@ -168,8 +168,17 @@ public protocol FrameEncoder: Sendable {
     func encode(_ image: Image) throws -> [UInt8]
 }
 
-/// Estimates depth from a frame: the seam to GraniteML's `DepthEstimator`.
+/// A model that makes a per-pixel map of a frame — depth (GraniteML's `DepthEstimator`), or a
+/// person mask (`PersonSegmenter`, ``SegmentationStage``) — the map the chain's filters read
+/// (`depthmask`, `depth`, `background`). The run makes, keeps and writes the model's map the same
+/// way whichever it is; ``mapName`` names it in files, the preview and the status.
 public protocol DepthStage: Sendable {
+    /// What the map is: `depth` (the default) or `mask`; names the files (`mask-NNNNNNNN.png`,
+    /// `mask.jsonl`) and the preview's view.
+    var mapName: String { get }
+    /// `map` (this stage's `grayF32` map) as the preview shows it. Default: ``depthMap(_:)``
+    /// colourised (viridis, yellow = near).
+    func previewImage(_ map: Image) throws -> Image
     /// Returns a depth map (`grayF32` by convention; `gray16` and `gray8` are read too).
     func estimate(_ image: Image) throws -> Image
     /// What `map`'s values mean — which way is near, whether they are metres — as GraniteML's
@@ -211,6 +220,10 @@ public struct DepthEstimate: Sendable {
 }
 
 extension DepthStage {
+    public var mapName: String { "depth" }
+
+    public func previewImage(_ map: Image) throws -> Image { try depthMap(map).colorized() }
+
     public func depthMap(_ map: Image) throws -> DepthMap {
         try DepthMap(width: map.width, height: map.height, values: DepthModelInput.values(of: map), meaning: .depth, isMetric: false)
     }

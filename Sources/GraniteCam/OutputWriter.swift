@@ -15,6 +15,9 @@ final class OutputWriter: Sendable {
     let fileExtension: String
     /// Whether each depth map also gets its colour view (``depthPreviewFileName(sequence:)``).
     let depthPreview: Bool
+    /// What the model's maps are (``DepthStage/mapName``): `depth-NNNNNNNN.png` and `depth.jsonl`,
+    /// or `mask-NNNNNNNN.png` and `mask.jsonl`.
+    let mapName: String
     private let sidecar: AppendLog<CamError>
     private let depthSidecar = Mutex<AppendLog<CamError>?>(nil)
 
@@ -44,10 +47,12 @@ final class OutputWriter: Sendable {
         try AppendLog(path: path, sync: .atClose) { path, operation, code in CamError.output(path: path, call: operation, errno: code) }
     }
 
-    init(directory: String, fileExtension: String, depthPreview: Bool = false) throws(CamError) {
+    init(directory: String, fileExtension: String, depthPreview: Bool = false, mapName: String = "depth") throws(CamError) {
         self.directory = directory
         self.fileExtension = fileExtension
-        self.depthPreview = depthPreview
+        self.mapName = mapName
+        // The colour view is for depth maps; a mask (8-bit, 255 = person) is itself a picture.
+        self.depthPreview = depthPreview && mapName == "depth"
         do { try AtomicFile.createDirectories(directory) } catch {
             guard case let .io(path, operation, code) = error else { throw .output(path: directory, call: "mkdir", errno: EIO) }
             throw .output(path: path, call: operation, errno: code)
@@ -78,10 +83,10 @@ final class OutputWriter: Sendable {
         return final
     }
 
-    /// The final name of the depth map of frame `sequence`.
+    /// The final name of the model's map of frame `sequence`.
     func depthFileName(sequence: UInt64) -> String {
         let digits = String(sequence)
-        return "depth-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
+        return mapName + "-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".png"
     }
 
     /// The final name of the colour view of the depth map of frame `sequence`
@@ -90,8 +95,9 @@ final class OutputWriter: Sendable {
         String(depthFileName(sequence: sequence).dropLast(".png".count)) + ".preview.png"
     }
 
-    /// Writes a `gray16` depth map as a 16-bit PNG (atomically), its colour view when asked
-    /// (``depthPreviewPNG(_:path:)``), and a line in `depth.jsonl`; returns the 16-bit map's final path.
+    /// Writes a `gray16` depth map as a 16-bit PNG (a `gray8` mask as an 8-bit one) atomically,
+    /// a depth map's colour view when asked (``depthPreviewPNG(_:path:)``), and a line in
+    /// `depth.jsonl` (`mask.jsonl`); returns the map's final path.
     @discardableResult
     func writeDepth(_ map: Image, sequence: UInt64) throws(CamError) -> String {
         let name = depthFileName(sequence: sequence)
@@ -104,13 +110,13 @@ final class OutputWriter: Sendable {
                 try AtomicFile.write(try Self.depthPreviewPNG(map, path: path), to: path)
             }
         } catch {
-            throw .stage(name: "depth output", sequence: sequence, message: "\(final): \(error)")
+            throw .stage(name: "\(mapName) output", sequence: sequence, message: "\(final): \(error)")
         }
-        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height, bits: 16,
-                             preview: previewName)
+        let line = DepthLine(sequence: sequence, file: name, writtenNanos: monotonicNanos(), width: map.width, height: map.height,
+                             bits: map.format == .gray8 ? 8 : 16, preview: previewName)
         let log = try depthSidecar.withLock { (log: inout AppendLog<CamError>?) throws(CamError) -> AppendLog<CamError> in
             if let log { return log }
-            let opened = try Self.log("\(directory)/depth.jsonl")
+            let opened = try Self.log("\(directory)/\(mapName).jsonl")
             log = opened
             return opened
         }

@@ -57,6 +57,8 @@ extension PreviewStatus {
 struct PreviewSetup: Sendable, Equatable {
     /// Whether the run estimates depth (the page then shows the depth stream).
     var depthEnabled = false
+    /// What the model's map is (``DepthStage/mapName``: `depth` or `mask`), for the page's caption.
+    var mapName = "depth"
     /// Whether snapshots can be written (the run has `--out`).
     var canSnapshot = false
     /// The filter chain at the start, as text (nil: this run's chain cannot be changed).
@@ -65,8 +67,9 @@ struct PreviewSetup: Sendable, Equatable {
     var livePlaylist: String?
 
     /// A setup.
-    init(depthEnabled: Bool = false, canSnapshot: Bool = false, chain: String? = nil, livePlaylist: String? = nil) {
+    init(depthEnabled: Bool = false, mapName: String = "depth", canSnapshot: Bool = false, chain: String? = nil, livePlaylist: String? = nil) {
         self.depthEnabled = depthEnabled
+        self.mapName = mapName
         self.canSnapshot = canSnapshot
         self.chain = chain
         self.livePlaylist = livePlaylist
@@ -243,7 +246,7 @@ enum PreviewJSON {
         let state: PreviewState
 
         enum Key: String, CodingKey {
-            case frames, fps, latencyP50, latencyP99, dropped, depthEnabled, depthFPS, depthAge, saved,
+            case frames, fps, latencyP50, latencyP99, dropped, depthEnabled, mapName, depthFPS, depthAge, saved,
                  canSnapshot, format, fault, chain, chainError, chainsApplied, chainsRejected,
                  snapshotsAsked, notice, ended, line, livePlaylist
         }
@@ -257,6 +260,7 @@ enum PreviewJSON {
             try c.encode(PreviewJSON.rounded(s.latencyP99), forKey: .latencyP99)
             try c.encode(s.dropped, forKey: .dropped)
             try c.encode(setup.depthEnabled, forKey: .depthEnabled)
+            try c.encode(setup.mapName, forKey: .mapName)
             try c.encode(PreviewJSON.rounded(s.depthFPS), forKey: .depthFPS)
             try c.encode(s.depthAge, forKey: .depthAge)
             try c.encode(s.saved, forKey: .saved)

@@ -67,6 +67,10 @@ enum PreviewPage {
           if (s.depthEnabled && !$("depth").getAttribute("src")) {
             $("depth").setAttribute("src", "/depth");
             $("depthBox").hidden = false;
+            if (s.mapName === "mask") {
+              $("depth").setAttribute("alt", "person mask");
+              $("depthCaption").textContent = "person mask (white = person)";
+            }
           }
           $("page").dataset.updates = String(Number($("page").dataset.updates || 0) + 1);
           $("page").dataset.answered = String(answered);
@@ -98,7 +102,7 @@ enum PreviewPage {
         <body><main id="page">
         <section class="pics">
         <figure><img id="live" src="/stream" alt="live picture"><figcaption>processed frames \u{00B7} <span id="state">connecting</span></figcaption></figure>
-        <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption>depth (yellow = near)</figcaption></figure>
+        <figure id="depthBox" hidden><img id="depth" alt="depth map"><figcaption id="depthCaption">depth (yellow = near)</figcaption></figure>
         <figure id="liveBox" hidden><video id="hls" controls muted autoplay playsinline></video><figcaption id="hlsNote"></figcaption></figure>
         </section>
         <dl>

@@ -86,10 +86,11 @@ struct PreviewRelay: GraniteRelay {
     func own(_ parts: PreviewParts?) { command.center.parts.set(parts) }
 }
 
-/// Depth maps as the preview shows them: viridis, yellow = near (GraniteML's `DepthMap.colorized()`).
+/// The model's maps as the preview shows them: depth in viridis, yellow = near (GraniteML's
+/// `DepthMap.colorized()`), a person mask in gray (``DepthStage/previewImage(_:)``).
 enum PreviewDepth {
-    /// `map` colourised the way its depth stage reads it (``DepthStage/depthMap(_:)``: which way is near).
+    /// `map` as its stage shows it (depth: which way is near, from ``DepthStage/depthMap(_:)``).
     static func colorized(_ map: Image, by stage: any DepthStage) throws -> Image {
-        try stage.depthMap(map).colorized()
+        try stage.previewImage(map)
     }
 }

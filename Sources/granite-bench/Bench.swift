@@ -19,5 +19,6 @@ struct GraniteBench: AsyncParsableCommand {
         CamBench.self,
         OutputBench.self,
         RecordBench.self,
+        SegmentBench.self,
     ]
 }

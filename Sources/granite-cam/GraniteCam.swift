@@ -60,6 +60,19 @@ struct GraniteCamCommand: AsyncParsableCommand {
                                valueName: "auto|gpu|cpu"))
     var depthDevice: InferenceDevice = .auto
 
+    @Flag(help: "Segment people (MediaPipe's selfie segmentation; on by itself when a filter is background): the mask the background filter reads.")
+    var segment = false
+
+    @Option(help: "Make the person mask on every N-th frame (the last mask serves the frames between).")
+    var segmentEvery: Int = 1
+
+    @Option(help: "Segmentation model (.onnx); default: the built-in selfie segmentation, the landscape 144x256 one for frames wider than tall.")
+    var segmentModel: String?
+
+    @Option(help: ArgumentHelp("Where the segmentation model runs: gpu (Vulkan; inside the frame on the filters' device), cpu, or auto (the GPU on discrete and integrated GPUs, the CPU on CPU drivers such as lavapipe).",
+                               valueName: "auto|gpu|cpu"))
+    var segmentDevice: InferenceDevice = .auto
+
     @Option(help: "Write frames into this folder (atomic files + frames.jsonl).")
     var out: String?
 
@@ -129,6 +142,10 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         if fps <= 0 { throw ValidationError("--fps must be positive") }
         if depthEvery < 1 { throw ValidationError("--depth-every must be at least 1") }
+        if segmentEvery < 1 { throw ValidationError("--segment-every must be at least 1") }
+        if depth && segments {
+            throw ValidationError("--depth and segmentation (--segment, or a background filter) cannot run together: the chain has one map, depth or the person mask")
+        }
         if !["png", "jpg", "ppm"].contains(imageFormat) { throw ValidationError("--image-format must be png, jpg or ppm") }
         if let preview, !(0...65535).contains(preview) { throw ValidationError("--preview takes a port number 0-65535") }
         if save != nil && out == nil { throw ValidationError("--save needs --out DIR") }
@@ -173,13 +190,18 @@ struct GraniteCamCommand: AsyncParsableCommand {
         s.statusHz = statusHz
         s.paced = !unpaced
         s.live = live
-        s.depthEvery = depth ? depthEvery : nil
+        s.depthEvery = depth ? depthEvery : segments ? segmentEvery : nil
         s.depthPreview = depthPreview
         s.reconnectTimeout = reconnectTimeout
         // The option, or the variable the benchmarks set before it existed (read once, here).
         s.captureLog = captureLog ?? getenv("GRANITE_CAPTURE_LOG").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         s.firstFrameTimeout = firstFrameTimeout
         return s
+    }
+
+    /// Whether the run segments people: `--segment`, or a `background` filter in the chain.
+    var segments: Bool {
+        segment || MarbleStage.readsMask(specs: filters)
     }
 
     /// The formats a `--pipewire-out-format` list names (nil when one is unknown or not offered).
@@ -293,6 +315,21 @@ struct GraniteCamCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--depth: \(error)")
         }
+        // Segmentation: the person mask is the run's map, made and kept as depth is.
+        let mapStage: (any DepthStage)?
+        do {
+            if segments {
+                let stage = try SegmentationStage(modelPath: segmentModel, frameSize: FrameSize(parsing: size), backend: try segmentDevice.backend())
+                let model = stage.segmenter.modelPath.split(separator: "/").last.map(String.init) ?? stage.segmenter.modelPath
+                say("granite-cam: segmenting people with \(model) (\(stage.segmenter.inputSize.width)x\(stage.segmenter.inputSize.height))"
+                      + " on the \(InferenceDevice.describe(stage.segmenter.runner)), every \(segmentEvery == 1 ? "frame" : "\(segmentEvery) frames")")
+                mapStage = stage
+            } else {
+                mapStage = depthStage
+            }
+        } catch {
+            throw ValidationError("--segment: \(error)")
+        }
         let encoder: any FrameEncoder = imageFormat == "ppm" ? NetpbmEncoder() : CodecsEncoder(imageFormat == "png" ? .png : .jpg)
         // --pin: capture never waits on the node; at exit the whole --out folder is pinned as one
         // directory (one address for the run).
@@ -336,7 +373,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         defer { sound?.stop() }
-        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: depthStage,
+        let pipeline = try CamPipeline(settings: try settings(), stages: stages, encoder: encoder, depth: mapStage,
                                        decoder: DecoderSet.all, preview: server, pins: pins, sinks: sinks, statusSink: { line in
             let text = tty ? "\r\u{1B}[K" + line : line + "\n"
             writeStandardError(text)
@@ -367,7 +404,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
                       + "\(stats.busy) skipped while the consumer held every buffer, \(stats.negotiations) formats negotiated, "
                       + "\(pipeWireSink?.deviceReads ?? 0) read from the device straight into the consumer's buffer")
             }
-            if summary.depthFrames > 0 { say("granite-cam: \(summary.depthFrames) depth maps, \(summary.depthSaved) written") }
+            if summary.depthFrames > 0 {
+                say("granite-cam: \(summary.depthFrames) \(mapStage?.mapName == "mask" ? "person masks" : "depth maps"), \(summary.depthSaved) written")
+            }
             if let outcome = summary.pinning {
                 let report = PinRunReport(outcome)
                 for line in report.lines {
