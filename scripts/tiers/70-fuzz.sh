@@ -5,7 +5,7 @@
 # time from its committed seeds, and fails on any crash, leak, hang (timeout) or out-of-memory.
 # New corpus entries and crash inputs go to a temporary folder, never into the checkout.
 #
-#   GRANITE_FUZZ_SECONDS   time per target (60)
+#   GRANITE_FUZZ_SECONDS   time per target (30: CI's share; longer runs find more, e.g. 600)
 #   GRANITE_FUZZ_JOBS      targets run at once (2)
 #   GRANITE_FUZZ_TARGETS   space-separated subset (all of Fuzzers/Sources/fuzz-*)
 #   GRANITE_FUZZ_OUT       keep corpora, crash inputs and logs in this folder (a temporary one otherwise)
@@ -13,7 +13,7 @@
 # Under CI=true it must run: a toolchain without libFuzzer is a failure, not a skip.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
-seconds=${GRANITE_FUZZ_SECONDS:-60}
+seconds=${GRANITE_FUZZ_SECONDS:-30}
 jobs=${GRANITE_FUZZ_JOBS:-2}
 started=$(date +%s)
 
