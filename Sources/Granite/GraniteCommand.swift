@@ -249,8 +249,9 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
     }
 
     private func render(fromLink: Bool) {
-        engine.commit()  // the body reads `state`: publish the reducer's change first
-        renders.add(1, ordering: .relaxed)
+        engine.commitForRender()  // the body reads `state`: the reducer's change first
+        // Only the drainer renders, so a plain store counts (no locked read-modify-write).
+        renders.store(renders.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         renderer?()
         if !fromLink { for event in links.always { enqueueLink(event) } }
     }
