@@ -49,6 +49,10 @@ ALLOWED = {
     "*--pipewire-out*[!&]": "a camera that runs until stopped, for Firefox or OBS; the GStreamer recipe runs it in the background here, and scripts/tiers/45-pipewire.sh reads it with Firefox",
     "gst-launch-1.0 *autovideosink*": "opens a window; the recording beside it reads the same node",
     "granite-cam --source pipewire:42*": "a node's id is the reader's own; the lines beside it read the node by name and as the first",
+    "granite-cam --filter 'background:*": "the filter's spellings with the rest of the command left out (…); SegmentStreamTests runs background in granite-cam's stream and BackgroundTemporalTests every mode",
+    "*--audio pipewire:alsa_input.usb-mic*": "a microphone of the reader's; scripts/tiers/45-pipewire.sh records sound from a PipeWire source made for it (section 4d)",
+    "ffprobe * clip.mkv*": "reads the recording the line above makes on the reader's machine; scripts/tiers/45-pipewire.sh probes its own recordings the same way",
+    "gdbus call --session --dest org.freedesktop.impl.portal.PermissionStore*": "reads and edits the reader's own portal permission store; scripts/tiers/45-pipewire.sh stores and reads back the answer in a private one",
     "kubectl*": "a Kubernetes cluster",
     "parallel -S*": "remote hosts over ssh",
 }
