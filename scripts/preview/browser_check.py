@@ -102,6 +102,27 @@ class Browser:
             raise RuntimeError("page script failed: %s" % result["exceptionDetails"])
         return result["result"].get("value")
 
+    def poll(self, expression, done, seconds, interval=0.3, decode=None, default=None, reloading=False):
+        """Evaluates `expression` (through `decode`) until `done(value)` or `seconds` pass; returns the
+        last value (`default` when none came). `reloading`: the page may be between documents, so a
+        failed evaluation is retried rather than raised."""
+        value = default
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                value = self.evaluate(expression)
+                if decode:
+                    value = decode(value)
+            except (RuntimeError, TypeError):
+                if not reloading:
+                    raise
+                time.sleep(interval)
+                continue
+            if done(value):
+                break
+            time.sleep(interval)
+        return value
+
     def close(self):
         try:
             self.call("Browser.close", session=False, timeout=5)
@@ -219,13 +240,7 @@ def main():
         browser.evaluate("(() => { const c = document.getElementById('chain'); c.focus(); c.select(); return true; })()")
         browser.call("Input.insertText", {"text": "grayscale"})
         browser.evaluate("document.getElementById('apply').click(), true")
-        deadline = time.monotonic() + 10
-        current = ""
-        while time.monotonic() < deadline:
-            current = browser.evaluate("document.getElementById('current').textContent")
-            if current == "grayscale":
-                break
-            time.sleep(0.2)
+        current = browser.poll("document.getElementById('current').textContent", lambda c: c == "grayscale", 10, 0.2, default="")
         check("the status reports the typed chain", current == "grayscale", repr(current))
         time.sleep(1.0)
         gray = spread(picture("live"))
@@ -235,13 +250,7 @@ def main():
         browser.evaluate("(() => { const c = document.getElementById('chain'); c.focus(); c.select(); return true; })()")
         browser.call("Input.insertText", {"text": "grayscale | nosuchfilter"})
         browser.evaluate("document.getElementById('apply').click(), true")
-        deadline = time.monotonic() + 10
-        error = ""
-        while time.monotonic() < deadline:
-            error = browser.evaluate("document.getElementById('chainError').textContent")
-            if error:
-                break
-            time.sleep(0.2)
+        error = browser.poll("document.getElementById('chainError').textContent", bool, 10, 0.2, default="")
         current = browser.evaluate("document.getElementById('current').textContent")
         check("a chain that does not parse shows its error", "nosuchfilter" in error, repr(error))
         check("and the old chain stays", current == "grayscale", repr(current))
@@ -257,44 +266,30 @@ def main():
         check("and the page says where", "written to" in notice, repr(notice))
 
         if depth:
-            deadline = time.monotonic() + 20
-            shown = 0
-            while time.monotonic() < deadline:
-                shown = browser.evaluate("document.getElementById('depthBox').hidden ? -1 : document.getElementById('depth').naturalWidth")
-                if shown > 0:
-                    break
-                time.sleep(0.3)
+            shown = browser.poll("document.getElementById('depthBox').hidden ? -1 : document.getElementById('depth').naturalWidth",
+                                 lambda w: w > 0, 20, default=0)
             check("the depth picture is shown beside the live one", shown > 0, "naturalWidth=%s" % shown)
             depth_fps = browser.evaluate("document.getElementById('depthFPS').textContent")
             check("the status shows the depth fps", depth_fps not in ("", "\u2013"), repr(depth_fps))
 
         if live:
-            box = {}
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
-                box = json.loads(browser.evaluate(
-                    "JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
-                    " return {hidden: b.hidden, hls: b.dataset.hls || '', can: b.dataset.canPlay, src: v.getAttribute('src') || '',"
-                    " videoHidden: v.hidden, note: document.getElementById('hlsNote').textContent}; })())"))
-                if box["hls"]:
-                    break
-                time.sleep(0.3)
+            # The live box as the page set it up: whether the browser plays HLS, the video, the note.
+            live_box = ("JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
+                        " return {hidden: b.hidden, hls: b.dataset.hls || '', can: b.dataset.canPlay, src: v.getAttribute('src') || '',"
+                        " videoHidden: v.hidden, note: document.getElementById('hlsNote').textContent}; })())")
+            box = browser.poll(live_box, lambda b: b["hls"], 15, decode=json.loads, default={})
             print("     live box: canPlayType(HLS)=%r, %s: %s" % (box.get("can"), box.get("hls"), box.get("note")))
             check("the live playlist box appears", box.get("hidden") is False and box.get("hls") in ("native", "unsupported"), box)
             if box.get("can"):
                 check("the browser plays HLS: the video plays /live/live.m3u8",
                       box.get("hls") == "native" and box.get("src") == "/live/live.m3u8" and not box.get("videoHidden"), box)
                 # It plays: decoded pictures (readyState ≥ 2, a size) and time advancing, no media error.
-                played = {}
-                deadline = time.monotonic() + 15
-                while time.monotonic() < deadline:
-                    played = json.loads(browser.evaluate(
-                        "JSON.stringify((() => { const v = document.getElementById('hls'); v.muted = true; v.play().catch(() => {});"
-                        " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
-                        " message: v.error && v.error.message}; })())"))
-                    if played.get("error") or (played.get("ready", 0) >= 2 and played.get("width", 0) > 0 and played.get("time", 0) > 0.5):
-                        break
-                    time.sleep(0.3)
+                played = browser.poll(
+                    "JSON.stringify((() => { const v = document.getElementById('hls'); v.muted = true; v.play().catch(() => {});"
+                    " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
+                    " message: v.error && v.error.message}; })())",
+                    lambda p: p.get("error") or (p.get("ready", 0) >= 2 and p.get("width", 0) > 0 and p.get("time", 0) > 0.5),
+                    15, decode=json.loads, default={})
                 print("     live video: %s" % played)
                 check("and the live video plays (pictures decoded, time advancing, no media error)",
                       not played.get("error") and played.get("ready", 0) >= 2 and played.get("width", 0) > 0 and played.get("time", 0) > 0.5,
@@ -307,19 +302,7 @@ def main():
             # canPlayType answering "" for everything, as such a browser does, reloaded.
             browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": "HTMLMediaElement.prototype.canPlayType = () => '';"})
             browser.call("Page.reload", {"ignoreCache": True})
-            unsupported = {}
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
-                try:
-                    unsupported = json.loads(browser.evaluate(
-                        "JSON.stringify((() => { const b = document.getElementById('liveBox'), v = document.getElementById('hls');"
-                        " return {hidden: b.hidden, hls: b.dataset.hls || '', src: v.getAttribute('src') || '', videoHidden: v.hidden,"
-                        " note: document.getElementById('hlsNote').textContent}; })())"))
-                    if unsupported["hls"]:
-                        break
-                except (RuntimeError, TypeError):
-                    pass
-                time.sleep(0.3)
+            unsupported = browser.poll(live_box, lambda b: b["hls"], 15, decode=json.loads, default={}, reloading=True)
             print("     without native HLS: %s" % unsupported.get("note"))
             check("a browser without native HLS: the page says so and where to open the playlist, no video",
                   unsupported.get("hls") == "unsupported" and unsupported.get("hidden") is False and unsupported.get("videoHidden")
