@@ -167,7 +167,8 @@ let package = Package(
         // PipeWire camera in and out (libpipewire; SPA pods and method macros in a small shim).
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "GraniteCapture", dependencies: ["CV4L2", "CPipeWire", "GraniteMedia"]),
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "GraniteCapture", dependencies: ["CV4L2", "CPipeWire", "CALSA", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .executableTarget(name: "granite-pw-check", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),

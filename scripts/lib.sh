@@ -10,7 +10,7 @@ GRANITE_APT_PACKAGES=(
   libv4l-dev libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   liblcms2-dev zlib1g-dev libdeflate-dev libwebp-dev libavif-dev
   libheif-dev libde265-0 libtiff-dev libgif-dev libjxl-dev
-  libpipewire-0.3-dev
+  libpipewire-0.3-dev libasound2-dev
   libavcodec-dev libavformat-dev libavutil-dev libswresample-dev
 )
 # What only the tests (`./scripts/test`) and the benchmarks add, each for its real users:

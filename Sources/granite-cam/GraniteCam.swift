@@ -362,7 +362,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { server?.close() }
         // --audio: the sound source is found and heard before the camera starts (a missing or
         // silent node ends the run here, naming it); its blocks queue in the record sinks.
-        let sound: PipeWireAudioSource?
+        let sound: (any AudioCaptureSource)?
         do {
             sound = try recording.startSound(into: recordSinks, firstBlockTimeout: firstFrameTimeout)
             if let sound, let format = sound.format {
