@@ -16,6 +16,7 @@ import Synchronization
 ///        nearest, periods of about 1024 samples, about half a second of buffer ─► snd_pcm_start
 ///        ─► waits for the first block (none within `firstBlockTimeout`: ``CaptureError/noFirstFrame``)
 ///  reader (its own thread): snd_pcm_wait ─► snd_pcm_readi(everything there is) ─► F32 ─► deliver(block)
+///        ─► a PCM ahead of real time (`null` reads as fast as it is asked): sleeps until it is not
 ///        block time: ``AudioArrivalClock`` (the least-delayed arrival), as PipeWire's source where
 ///        the graph gives no time; an overrun (-EPIPE): snd_pcm_prepare + start, a fresh clock, so
 ///        the next block is stamped after the sound that was lost and the recorder fills the gap
@@ -156,10 +157,15 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
     /// ends on stop or a failure (kept in ``failure``).
     private func read() {
         guard let pcm, let format = state.withLock({ $0.format }) else { return }
-        let width = format.float ? 4 : 2, capacity = max(4096, format.sampleRate / 5)
+        // Reads of up to a tenth of a second, into zeros: the `null` PCM writes nothing, its silence is these.
+        let width = format.float ? 4 : 2, capacity = max(1024, format.sampleRate / 10)
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity * format.channels * width, alignment: 16)
+        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: capacity * format.channels * width)
         defer { bytes.deallocate() }
         var clock = AudioArrivalClock(rate: format.sampleRate)
+        // Samples read since the PCM (re)started, and when: a plugin that does not pace itself
+        // (`null`, `file`) is held to real time, as a sound card is by its clock.
+        var pace = (since: monotonicNanos(), frames: 0)
         while !state.withLock({ $0.stopping }) {
             var code = Int(snd_pcm_wait(pcm, 200))
             if code == 0 { continue }   // nothing within 200 ms: look at `stopping` again
@@ -176,6 +182,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
                 state.withLock { $0.overruns += 1 }
                 if restarted {
                     clock = AudioArrivalClock(rate: format.sampleRate)
+                    pace = (monotonicNanos(), 0)
                     continue
                 }
             }
@@ -195,8 +202,19 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
             }
             for block in blocks { deliver?(block) }
             firstBlock.signal()
+            pace.frames += code
+            let ahead = Self.secondsAhead(frames: pace.frames, rate: format.sampleRate, elapsedNanos: monotonicNanos() - pace.since)
+            if ahead > 0 { usleep(UInt32(min(ahead, 0.2) * 1e6)) }
         }
         firstBlock.signal()   // a start still waiting learns of the failure (or the stop) now
+    }
+
+    /// How far (s) `frames` read in `elapsedNanos` since the start run ahead of what a sound card
+    /// could have captured by then (no more than the time gone), beyond a tenth of a second (a
+    /// plugin's first cycle may hold sound from just before the start) and a clock up to 0.5 %
+    /// fast (a card's is within 0.01 %): > 0 only for a PCM that does not pace itself.
+    static func secondsAhead(frames: Int, rate: Int, elapsedNanos: UInt64) -> Double {
+        Double(frames) / Double(rate) - Double(elapsedNanos) / 1e9 * 1.005 - 0.1
     }
 
     /// Runs one libasound call (negative: an error code) through GraniteMedia's EINTR-retrying

@@ -18,8 +18,9 @@
 #     links but never sends: exit 1 after --first-frame-timeout, naming the negotiated format;
 #  4d. sound (--audio pipewire:NODE): a camera and a microphone from one clock (granite-pw-check
 #     publish-av: flashes and clicks at the same whole seconds); granite-cam records 4.5 s into .mkv
-#     (Opus) and .mp4 (AAC): the sound ends within a frame of the picture, each click within a frame
-#     of its flash (offsets printed); a missing or silent audio node: exit 1 before the camera starts;
+#     (Opus) and .mp4 (AAC), and through ALSA (--audio alsa:pipewire:NODE=…, pipewire-alsa) into .mkv:
+#     the sound ends within a frame of the picture, each click within a frame of its flash (offsets
+#     printed); a missing or silent audio node: exit 1 before the camera starts;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
 #  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
 #     consumer's buffer: counters in order, the direct reads counted;
@@ -38,7 +39,7 @@ cannot_run() {
 fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
 
 if [ -z "${GRANITE_PW_SESSION:-}" ]; then
-  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good dbus-daemon \
+  ensure_apt pipewire pipewire-bin pipewire-alsa wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good dbus-daemon \
     firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin \
     || cannot_run "could not install pipewire, wireplumber, GStreamer's PipeWire elements, Firefox and the desktop portal"
   for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session firefox-esr Xvfb gdbus /usr/libexec/xdg-desktop-portal /usr/libexec/xdg-desktop-portal-gtk; do
@@ -267,14 +268,16 @@ stop_producer
 #     (Opus) and .mp4 (AAC); ffprobe/ffmpeg read back: the codecs, the sound's end within one frame
 #     of the picture's, and each flash's click at most one frame from it (the offsets printed;
 #     --no-live: fewer frames dropped on a loaded machine; a flash tells its start from any of its frames).
+#     The same microphone through ALSA (--audio alsa:pipewire:NODE=av-microphone: pipewire-alsa's PCM,
+#     read by libasound as a sound card is) into .mkv, the same checks.
 #     A missing audio node and one that links but never sends: exit 1 naming it, before the camera
 #     starts (no frame captured, no file).
 "$bin/granite-pw-check" publish-av "AV Camera" av-microphone 320x240 --seconds 60 >"$work/av.log" 2>&1 & producer=$!; pids+=($producer)
 { wait_node node.name av-microphone && wait_node node.description "AV Camera"; } || { cat "$work/av.log"; fail "the A/V producer's nodes did not appear"; }
-for ext in mkv mp4; do
-  t0=$SECONDS
-  timeout 40 "$bin/granite-cam" --source pipewire:granite.av-camera --audio pipewire:av-microphone --duration 4.5 --no-live \
-    --record "$work/av.$ext" >"$work/av-$ext.log" 2>&1 || { tail -5 "$work/av-$ext.log"; fail "granite-cam --audio ($ext) failed"; }
+for run in "mkv pipewire:av-microphone" "mp4 pipewire:av-microphone" "alsa.mkv alsa:pipewire:NODE=av-microphone"; do
+  ext=${run%% *} audio=${run#* } t0=$SECONDS
+  timeout 40 "$bin/granite-cam" --source pipewire:granite.av-camera --audio "$audio" --duration 4.5 --no-live \
+    --record "$work/av.$ext" >"$work/av-$ext.log" 2>&1 || { tail -5 "$work/av-$ext.log"; fail "granite-cam --audio $audio ($ext) failed"; }
   grep "sound" "$work/av-$ext.log" | sed 's/^/pipewire: /'
   python3 - "$work/av.$ext" <<'PY' || fail "sound and picture in av.$ext"
 import json, subprocess, sys, array
@@ -341,7 +344,7 @@ assert abs(a_end - v_end) <= frame + 1e-3, f"audio ends at {a_end:.3f} s, video 
 assert len(offsets) >= 2, f"{len(flashes)} flashes, {len(offsets)} with their click: {ms}"
 assert all(abs(o) <= frame for o in offsets), f"a click more than one frame from its flash: {ms} ms"
 PY
-  echo "pipewire: granite-cam --audio into .$ext in $((SECONDS - t0)) s"
+  echo "pipewire: granite-cam --audio $audio into .$ext in $((SECONDS - t0)) s"
 done
 stop_producer
 code=0; timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:no-such-microphone --frames 10 --record "$work/none.mkv" >"$work/av-none.log" 2>&1 || code=$?
