@@ -96,7 +96,9 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
             throw failure
         }
         if !gotFirst {
-            let what = format.map { "\($0.sampleRate) Hz, \($0.channels) channel\($0.channels == 1 ? "" : "s")" } ?? "not configured"
+            let what = state.withLock { $0.format }.map {
+                "negotiated \($0.float ? "F32" : "S16") \($0.sampleRate) Hz, \($0.channels) channel\($0.channels == 1 ? "" : "s") with \(pcmName)"
+            } ?? "not configured"
             stop()
             throw .noFirstFrame(device: name, seconds: firstBlockTimeout, detail: what + "; no sound arrived")
         }
@@ -166,6 +168,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
         // Samples read since the PCM (re)started, and when: a plugin that does not pace itself
         // (`null`, `file`) is held to real time, as a sound card is by its clock.
         var pace = (since: monotonicNanos(), frames: 0)
+        var signalled = false
         while !state.withLock({ $0.stopping }) {
             var code = Int(snd_pcm_wait(pcm, 200))
             if code == 0 { continue }   // nothing within 200 ms: look at `stopping` again
@@ -201,12 +204,15 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
                 return state.deliver
             }
             for block in blocks { deliver?(block) }
-            firstBlock.signal()
+            if !signalled {
+                firstBlock.signal()
+                signalled = true
+            }
             pace.frames += code
             let ahead = Self.secondsAhead(frames: pace.frames, rate: format.sampleRate, elapsedNanos: monotonicNanos() - pace.since)
             if ahead > 0 { usleep(UInt32(min(ahead, 0.2) * 1e6)) }
         }
-        firstBlock.signal()   // a start still waiting learns of the failure (or the stop) now
+        if !signalled { firstBlock.signal() }   // a start still waiting learns of the failure (or the stop) now
     }
 
     /// How far (s) `frames` read in `elapsedNanos` since the start run ahead of what a sound card

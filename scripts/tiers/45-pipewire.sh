@@ -20,7 +20,8 @@
 #     publish-av: flashes and clicks at the same whole seconds); granite-cam records 4.5 s into .mkv
 #     (Opus) and .mp4 (AAC), and through ALSA (--audio alsa:pipewire:NODE=…, pipewire-alsa) into .mkv:
 #     the sound ends within a frame of the picture, each click within a frame of its flash (offsets
-#     printed); a missing or silent audio node: exit 1 before the camera starts;
+#     printed); a missing or silent audio node (the silent one also through ALSA): exit 1 before the
+#     camera starts;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
 #  6. a GPU chain's YUY2 and I420, converted on the device, read from it straight into the
 #     consumer's buffer: counters in order, the direct reads counted;
@@ -29,7 +30,7 @@
 #     private Xvfb: without an Access backend the portal offers no Camera; its permission store on a
 #     private XDG_DATA_HOME holding the user's "yes"), getUserMedia gets it, and two frames Firefox
 #     drew carry the test pattern's counters, rising; any refusal fails.
-# About 40–45 s after the builds (4d: about 15 s). Skips (77) without the packages unless CI=true.
+# About 50 s after the builds (4d: about 23 s). Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -358,7 +359,13 @@ timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:mute-microph
 [ "$code" = 1 ] || { cat "$work/av-mute.log"; fail "a silent audio node: exit $code, wanted 1"; }
 grep "error: --audio: pipewire:mute-microphone: no first frame within 2 s" "$work/av-mute.log" || { cat "$work/av-mute.log"; fail "no error naming the silent audio node"; }
 ! grep -q "frames in" "$work/av-mute.log" && [ ! -e "$work/mute.mkv" ] || fail "the camera ran (or a file was left) for a silent audio node"
-echo "pipewire: a missing audio node and a silent one (--first-frame-timeout 2, $((SECONDS - t0)) s): exit 1 before the camera starts, naming them"
+code=0   # The same node through ALSA (pipewire-alsa's PCM): the reader's first-block bound.
+timeout 20 "$bin/granite-cam" --source testpattern --audio alsa:pipewire:NODE=mute-microphone --first-frame-timeout 1 --frames 10 --record "$work/mute.mkv" >"$work/av-mute-alsa.log" 2>&1 || code=$?
+[ "$code" = 1 ] || { cat "$work/av-mute-alsa.log"; fail "a silent ALSA PCM: exit $code, wanted 1"; }
+grep "error: --audio: alsa:pipewire:NODE=mute-microphone: no first frame within 1 s (negotiated F32 48000 Hz, 2 channels with pipewire:NODE=mute-microphone" "$work/av-mute-alsa.log" \
+  || { cat "$work/av-mute-alsa.log"; fail "no error naming the silent ALSA PCM"; }
+! grep -q "frames in" "$work/av-mute-alsa.log" && [ ! -e "$work/mute.mkv" ] && [ ! -e "$work/mute.partial.mkv" ] || fail "the camera ran (or a file was left) for a silent ALSA PCM"
+echo "pipewire: a missing audio node and a silent one (--first-frame-timeout 2; through ALSA 1; $((SECONDS - t0)) s): exit 1 before the camera starts, naming them"
 stop_producer
 
 # 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
