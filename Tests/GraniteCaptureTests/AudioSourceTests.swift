@@ -93,6 +93,19 @@ final class AudioSourceTests: XCTestCase {
         XCTAssertEqual(clock.samples, 1440)
     }
 
+    /// A block's time from the PCM's status: its newest sample `delay` samples before the status's time.
+    func testTheStatusPlacesABlockEndingDelaySamplesBeforeItsTime() {
+        let arrival: UInt64 = 50_000_000_000
+        // 960 samples read; 480 more captured since (10 ms at 48 kHz); the status 0.2 ms after the read.
+        XCTAssertEqual(ALSAAudioSource.captureStart(statusNanos: 50_000_200_000, delay: 480, frames: 960, rate: 48_000, arrival: arrival),
+                       50_000_200_000 - 10_000_000 - 20_000_000)
+        XCTAssertNil(ALSAAudioSource.captureStart(statusNanos: 0, delay: 0, frames: 960, rate: 48_000, arrival: arrival), "no time")
+        XCTAssertNil(ALSAAudioSource.captureStart(statusNanos: 50_100_000_000, delay: 0, frames: 960, rate: 48_000, arrival: arrival),
+                     "a block that ends after it was read")
+        XCTAssertNil(ALSAAudioSource.captureStart(statusNanos: 48_000_000_000, delay: 0, frames: 960, rate: 48_000, arrival: arrival),
+                     "a clock other than CLOCK_MONOTONIC (or a status from long ago)")
+    }
+
     func testPacingHoldsAnUnpacedPCMToRealTimeAndLeavesACardAlone() {
         XCTAssertLessThanOrEqual(ALSAAudioSource.secondsAhead(frames: 48_000, rate: 48_000, elapsedNanos: 1_000_000_000), 0, "a card: a second in a second")
         XCTAssertLessThanOrEqual(ALSAAudioSource.secondsAhead(frames: 48_000 * 3601, rate: 48_000, elapsedNanos: 3_600_000_000_000), 0, "a card 0.03 % fast for an hour")
