@@ -133,9 +133,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
     /// Interleaved access, F32 (else S16), stereo (else mono), the rate nearest `preferredRate`,
     /// periods near 1024 samples and a buffer near half a second.
     private func configure(_ pcm: OpaquePointer) throws(CaptureError) -> (sampleRate: Int, channels: Int, float: Bool) {
-        var made: OpaquePointer?
-        try alsa("snd_pcm_hw_params_malloc") { snd_pcm_hw_params_malloc(&made) }
-        guard let hw = made else { throw .alsa(pcm: pcmName, detail: "out of memory") }
+        let hw = try allocate("snd_pcm_hw_params_malloc") { snd_pcm_hw_params_malloc($0) }
         defer { snd_pcm_hw_params_free(hw) }
         try alsa("snd_pcm_hw_params_any") { snd_pcm_hw_params_any(pcm, hw) }
         try alsa("snd_pcm_hw_params_set_access") { snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED) }
@@ -159,9 +157,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
         try alsa("snd_pcm_hw_params_set_buffer_size_near") { snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer) }
         try alsa("snd_pcm_hw_params") { snd_pcm_hw_params(pcm, hw) }
         // Status times on CLOCK_MONOTONIC, the frames' clock.
-        var software: OpaquePointer?
-        try alsa("snd_pcm_sw_params_malloc") { snd_pcm_sw_params_malloc(&software) }
-        guard let sw = software else { throw .alsa(pcm: pcmName, detail: "out of memory") }
+        let sw = try allocate("snd_pcm_sw_params_malloc") { snd_pcm_sw_params_malloc($0) }
         defer { snd_pcm_sw_params_free(sw) }
         try alsa("snd_pcm_sw_params_current") { snd_pcm_sw_params_current(pcm, sw) }
         try alsa("snd_pcm_sw_params_set_tstamp_mode") { snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE) }
@@ -179,9 +175,9 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity * format.channels * width, alignment: 16)
         bytes.initializeMemory(as: UInt8.self, repeating: 0, count: capacity * format.channels * width)
         defer { bytes.deallocate() }
-        var allocated: OpaquePointer?
-        guard snd_pcm_status_malloc(&allocated) >= 0, let status = allocated else {
-            state.withLock { $0.failure = .alsa(pcm: pcmName, detail: "out of memory") }
+        let status: OpaquePointer
+        do { status = try allocate("snd_pcm_status_malloc") { snd_pcm_status_malloc($0) } } catch {
+            state.withLock { $0.failure = error }
             firstBlock.signal()
             return
         }
@@ -266,6 +262,14 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
     /// fast (a card's is within 0.01 %): > 0 only for a PCM that does not pace itself.
     static func secondsAhead(frames: Int, rate: Int, elapsedNanos: UInt64) -> Double {
         Double(frames) / Double(rate) - Double(elapsedNanos) / 1e9 * 1.005 - 0.1
+    }
+
+    /// One of libasound's opaque parameter objects from its `_malloc` (free it with the matching `_free`).
+    private func allocate(_ call: String, _ malloc: (UnsafeMutablePointer<OpaquePointer?>) -> Int32) throws(CaptureError) -> OpaquePointer {
+        var made: OpaquePointer?
+        try alsa(call) { malloc(&made) }
+        guard let made else { throw .alsa(pcm: pcmName, detail: "\(call): out of memory") }
+        return made
     }
 
     /// Runs one libasound call (negative: an error code) through GraniteMedia's EINTR-retrying
