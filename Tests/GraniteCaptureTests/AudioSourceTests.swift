@@ -1,5 +1,5 @@
+import Foundation
 import GraniteMedia
-import Synchronization
 import XCTest
 
 @testable import GraniteCapture
@@ -46,7 +46,7 @@ final class AudioSourceTests: XCTestCase {
     func testTheNullPCMGivesSilenceAtTheRateAskedInCountedBlocks() throws {
         for (rate, seconds) in [(48_000, 1.0), (44_100, 0.5)] {
             let source = ALSAAudioSource(pcm: "null", firstBlockTimeout: 5, preferredRate: rate)
-            let blocks = Mutex([AudioBlock]())
+            let blocks = Collected()
             let started = monotonicNanos()
             try source.start { block in blocks.withLock { $0.append(block) } }
             let format = try XCTUnwrap(source.format)
@@ -111,5 +111,18 @@ final class AudioSourceTests: XCTestCase {
         XCTAssertLessThanOrEqual(ALSAAudioSource.secondsAhead(frames: 48_000 * 3601, rate: 48_000, elapsedNanos: 3_600_000_000_000), 0, "a card 0.03 % fast for an hour")
         XCTAssertLessThanOrEqual(ALSAAudioSource.secondsAhead(frames: 2048, rate: 48_000, elapsedNanos: 0), 0, "a plugin's first cycles at once")
         XCTAssertEqual(ALSAAudioSource.secondsAhead(frames: 48_000, rate: 48_000, elapsedNanos: 0), 0.9, accuracy: 1e-9, "null: a second at once")
+    }
+}
+
+/// The blocks a source delivered (on its thread), read on the test's.
+private final class Collected: @unchecked Sendable {
+    // @unchecked: `blocks` is touched only holding `lock`.
+    private let lock = NSLock()
+    private var blocks: [AudioBlock] = []
+
+    func withLock<R>(_ body: (inout [AudioBlock]) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&blocks)
     }
 }
