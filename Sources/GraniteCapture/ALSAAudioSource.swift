@@ -4,7 +4,7 @@ import Glibc
 import CALSA
 import Dispatch
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// Sound from an ALSA PCM (`granite-cam --audio alsa[:PCM]`): a sound card's `hw:1,0` or
 /// `plughw:…`, ALSA's `default`, or a plugin PCM such as `pipewire` (pipewire-alsa), where there is
@@ -52,7 +52,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
         var stopping = false
         var deliver: (@Sendable (AudioBlock) -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(pcm: String, firstBlockTimeout: Double = PipeWireSource.defaultFirstFrameTimeout, preferredRate: Int = 48_000) {
         pcmName = pcm
