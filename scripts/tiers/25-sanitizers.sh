@@ -5,12 +5,15 @@
 # lifetimes (nodes freed while hops and async reducers are in flight), ordering across threads,
 # relay broadcasts, the test store. `GRANITE_PACKAGE=core` builds only the core and what its tests
 # need (Package.swift), each sanitizer in its own scratch folder. The 20,000-mount soak is left to
-# the plain run (it measures memory, which the sanitizers' shadow memory would swamp).
+# the plain run (it measures memory, which the sanitizers' shadow memory would swamp), and so is
+# granite-cam's run-over-run memory test (ASan's quarantine keeps freed blocks: +6.6 MiB a run).
 # SANITIZERS="thread address" (default) chooses which.
 # GRANITE_SANITIZE_CAM=1 also runs granite-cam's component tests (its reducers, the live path's
 # gate, slots and sinks, whole in-process runs and their lifetimes) under the same sanitizers:
 # `GRANITE_PACKAGE=cam` builds granite-cam's library with everything it links (NIO, swift-crypto,
-# the codecs, Vulkan), about 25 minutes per sanitizer on 2 cores, so CI leaves it to this switch.
+# the codecs, Vulkan): 10 minutes (TSan) to 30 (ASan) per sanitizer on 2 cores beside other builds, and
+# the tests about 40 s; the CI budget cannot take that, so CI leaves it to this switch (run it before
+# landing a change to the core or to granite-cam's live path).
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 export GRANITE_PACKAGE=core
@@ -39,7 +42,7 @@ for sanitizer in ${SANITIZERS:-thread address}; do
   set +e
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="halt_on_error=1 detect_leaks=0" \
     swift test --scratch-path "$scratch" --sanitize="$sanitizer" --skip-build \
-      --filter "$filter" --skip 'SoakTests' >"$log" 2>&1
+      --filter "$filter" --skip 'SoakTests|testInProcessRunsDoNotGrowMemoryRunOverRun' >"$log" 2>&1
   status=$?
   set -e
   summary=$(grep -E "Executed [0-9]+ tests?, with" "$log" | tail -1 || true)
