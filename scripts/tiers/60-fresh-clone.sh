@@ -165,8 +165,7 @@ check "bundle: granite-cam --record b-rec.mkv records with the bundle's FFmpeg: 
 #    session lent a GPU runs is known to work: `prepare` in the clone (its release build, plus
 #    granite-bench; the test bundle `swift test` built in $ROOT, not a second debug build; no
 #    FFmpeg), the archive with the working tree within the device tool's 64 MiB (prepare fails
-#    otherwise), then `run --dry` from a copy holding only scripts/ and .gpu/ (what the device tool
-#    carries), every part ok.
+#    otherwise), then `run --dry` from a copy holding only scripts/, Models/ and .gpu/, every part ok.
 tests_bundle="$(swift build --show-bin-path --package-path "$ROOT")/GranitePackageTests.xctest"
 if [ -x "$tests_bundle" ]; then
   cd "$work/clone/granite"
@@ -178,7 +177,7 @@ if [ -x "$tests_bundle" ]; then
   check "gpu-check prepare: .gpu holds one archive, ${bytes:-0} bytes, within the device tool's 64 MiB with the tree" "[ $rc -eq 0 ] && [ \"\$(ls .gpu | wc -l)\" -eq 1 ] && [ ${bytes:-0} -gt 0 ]"
   [ $rc -eq 0 ] || tail -10 "$work/gpu-prepare.log"
   mkdir -p "$work/device/checkout" "$work/device/out"
-  cp -r scripts .gpu "$work/device/checkout/"
+  cp -r scripts Models .gpu "$work/device/checkout/"
   started=$SECONDS
   rc=0; (cd "$work/device/checkout" && env -u GRANITE_MODEL_PATH OUT="$work/device/out" \
     VK_DRIVER_FILES="$lavapipe" ./scripts/gpu-check run --dry >/dev/null 2>&1) || rc=$?
