@@ -9,16 +9,43 @@
 // MODE 0: over a blurred copy of the frame (binding 4, r32ui texels, made by the blur kernel);
 // 1: over the colour F(3..5) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
 // photo of mode=image as well (the filter's resident copy, scaled to cover the frame).
-// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 5, laid out
+// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 6, laid out
 // as background_cut.comp says, which ran before): alpha = last + F(6) * (alpha - last), unless
 // the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
 // low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
+// ENLARGE 1 (MODE 0, the blur's large-σ path): the backdrop is the blur's reduced image (pc.b.x
+// wide) and each pixel enlarges it as the shared resampler's bilinear resize does (resize.comp's
+// two passes' integers, for the 2-D window of this pixel): the tables (binding 5, r32ui texels)
+// hold the ResampleAxis tables, x starts (w) from 0, x weights (w * pc.a.z) from w, y starts (h)
+// and y weights (h * pc.a.w) after them. The full-size blurred image is never written.
 // f: spatial coefficient, range coefficient, feather, red, green, blue, new-alpha weight.
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SMOOTH = 0;
+layout(constant_id = 2) const int ENLARGE = 0;
 layout(set = 0, binding = 4) uniform usamplerBuffer backdrop;
-layout(std430, set = 0, binding = 5) buffer State { uint state[]; };
-layout(std430, set = 0, binding = 5) buffer StateQuads { uvec4 state4[]; };
+layout(set = 0, binding = 5) uniform usamplerBuffer tables;
+layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
+layout(std430, set = 0, binding = 6) buffer StateQuads { uvec4 state4[]; };
+
+int table(int i) { return int(texelFetch(tables, i).r); }
+
+// The backdrop's pixel (x, y): the reduced image enlarged bilinearly (ENLARGE 1), else its own.
+uvec4 backdropAt(int x, int y) {
+    if (ENLARGE == 0) return unpackPx(texelFetch(backdrop, y * pc.size.x + x).r);
+    int w = pc.size.x, h = pc.size.y, sw = pc.b.x, xt = pc.a.z, yt = pc.a.w;
+    int x0 = table(x), xw = w + x * xt;
+    int ys = w + w * xt;
+    int y0 = table(ys + y), yw = ys + h + y * yt;
+    ivec4 sum = ivec4(1 << 20);
+    for (int j = 0; j < yt; j++) {
+        ivec4 row = ivec4(64);
+        for (int k = 0; k < xt; k++) {
+            row += ivec4(unpackPx(texelFetch(backdrop, (y0 + j) * sw + x0 + k).r)) * table(xw + k);
+        }
+        sum += clamp(row >> 7, ivec4(0), ivec4(255 << 7)) * table(yw + j);
+    }
+    return uvec4(clamp(sum >> 21, ivec4(0), ivec4(255)));
+}
 
 float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }
 
@@ -83,7 +110,7 @@ void main() {
         dst[i] = epilogueGray(m, 255u);
         return;
     }
-    vec3 back = MODE == 0 ? vec3(unpackPx(texelFetch(backdrop, i).r).rgb) : vec3(F(3), F(4), F(5));
+    vec3 back = MODE == 0 ? vec3(backdropAt(x, y).rgb) : vec3(F(3), F(4), F(5));
     vec3 front = vec3(unpackPx(p).rgb);
     uvec3 o = uvec3(clamp(back + alpha * (front - back), 0.0, 255.0) + 0.5);
     dst[i] = epilogue(packPx(uvec4(o, p >> 24)));

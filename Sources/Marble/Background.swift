@@ -1,5 +1,6 @@
 import Foundation
 import GraniteGPU
+import GraniteMedia
 
 /// Background replacement by a person mask (`background.comp`, issue 38): the frame over a blurred
 /// copy of itself, over a photo, over a colour, or the mask alone as gray.
@@ -11,8 +12,15 @@ import GraniteGPU
 /// reference); without a mask the whole frame is kept. The average and the photo live in the
 /// filter's ``BackgroundState``, resident on the device.
 ///
+/// The blur is the catalog's ``GaussianBlur`` (σ in the frame's pixels). Above σ ≈ 4.1 that blur
+/// runs on an area-reduced copy and is enlarged bilinearly; here the enlargement is done by
+/// `background.comp` itself for each pixel it composites (the shared resampler's integers), so
+/// the full-size blurred frame is never written (σ 12 at 1280×720: reduce by 4, blur 320×180
+/// with σ' 2.96, composite). The CPU reference is the blur's own (reduce, blur, enlarge), then the mix.
+///
 /// ```
 ///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
+///         (σ > 4.1: frame ─area ÷f─► blur σ' ─► reduced backdrop, enlarged bilinearly in background.comp)
 ///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (upsample, feather,
 ///         frame, mask, state ──────────────────────────────────  average into state, mix over backdrop) ─► out
 /// ```
@@ -117,7 +125,24 @@ struct Background: FilterKernel {
         let size = BackgroundState.Size(width: io.sourceSize.width, height: io.sourceSize.height)
         let bytes = size.width * size.height * 4
         var backdrop = BufferSlice(io.source.buffer, offset: io.source.offset, size: bytes)
-        if mode == .blur {
+        // The blur's large-σ path: its reduced image, enlarged by background.comp as it composites
+        // (ENLARGE; the tables are the shared resampler's), so the full-size blur is never written.
+        var tables: BufferSlice?
+        var enlarge = SIMD4<Int32>.zero  // (reduced width, 0, x taps, y taps)
+        if mode == .blur, let reduction = blur.reduction {
+            var blurIO = io
+            blurIO.epilogue = nil
+            blurIO.tail = nil
+            let (reduced, small) = try blur.recordReducedBlur(&recorder, blurIO, reduction)
+            let xs = ResampleAxis(source: small.width, target: size.width, filter: .bilinear)
+            let ys = ResampleAxis(source: small.height, target: size.height, filter: .bilinear)
+            let table: [Int32] = xs.starts + xs.weights + ys.starts + ys.weights
+            let buffer = try io.constants(table.count * 4)
+            try buffer.write(values: table)
+            tables = BufferSlice(buffer, size: table.count * 4)
+            backdrop = reduced
+            enlarge = SIMD4(Int32(small.width), 0, Int32(xs.taps), Int32(ys.taps))
+        } else if mode == .blur {
             // The catalog's blur, written into a backdrop of the chain's own (no epilogue, no tail).
             var blurIO = io
             blurIO.destination = BufferSlice(try io.scratch(bytes), size: bytes)
@@ -149,8 +174,11 @@ struct Background: FilterKernel {
         case .color: 1
         case .mask: 2
         }
-        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
-        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0], a: limitWords,
-                        b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)), texels: [backdrop], buffers: [history])
+        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)),
+                                      enlarge.z, enlarge.w)
+        // Without tables the backdrop stands in for them (bound, never read).
+        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1], a: limitWords,
+                        b: SIMD4(enlarge.x, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)),
+                        texels: [backdrop, tables ?? backdrop], buffers: [history])
     }
 }

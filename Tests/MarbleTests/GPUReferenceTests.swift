@@ -160,6 +160,21 @@ struct BlurStyleTests {
         }
     }
 
+    /// Where the large-σ path starts and the reduction it picks: the coarsest f = 2^k leaving
+    /// σ' = √(σ² − (f² − 1)/4) / f ≥ 2 in reduced pixels.
+    @Test func reductionFollowsSigma() throws {
+        #expect(GaussianBlur(sigma: 4).reduction == nil)
+        #expect(GaussianBlur(sigma: 4).radius == 11)
+        let cases: [(Float, Int, Float)] = [(4.2, 2, 2.05), (7.5, 2, 3.72), (8, 2, 3.98), (8.3, 4, 2.02), (12, 4, 2.96), (20, 8, 2.45), (32, 8, 3.97)]
+        for (sigma, factor, reduced) in cases {
+            let reduction = try #require(GaussianBlur(sigma: sigma).reduction, "σ \(sigma)")
+            #expect(reduction.factor == factor && abs(reduction.sigma - reduced) < 0.01, "σ \(sigma): \(reduction)")
+        }
+        #expect(GaussianBlur.Reduction(sigma: 12)!.size(13, 7) == (4, 2))
+        // σ 12 at 1280×720: 320×180 blurred with 17 taps a pass (Q8 weights, zeros trimmed), not 1280×720 with 73.
+        #expect(GaussianBlur(sigma: 12).radius == 8)
+    }
+
     @Test func direct2DIsCloseToTheReference() throws {
         let context = try Fixtures.gpu()
         let probe = try FilterChain.blurStyleProbe(sigma: 2, style: .direct2D, context: context)
