@@ -128,20 +128,19 @@ struct Background: FilterKernel {
         // The blur's large-σ path: its reduced image, enlarged by background.comp as it composites
         // (ENLARGE; the tables are the shared resampler's), so the full-size blur is never written.
         var tables: BufferSlice?
-        var enlarge = SIMD4<Int32>.zero  // (reduced width, 0, x taps, y taps)
+        var reducedSize = SIMD2<Int32>.zero
         if mode == .blur, let reduction = blur.reduction {
             var blurIO = io
             blurIO.epilogue = nil
             blurIO.tail = nil
             let (reduced, small) = try blur.recordReducedBlur(&recorder, blurIO, reduction)
-            let xs = ResampleAxis(source: small.width, target: size.width, filter: .bilinear)
-            let ys = ResampleAxis(source: small.height, target: size.height, filter: .bilinear)
-            let table: [Int32] = xs.starts + xs.weights + ys.starts + ys.weights
+            let table = Self.enlargement(ResampleAxis(source: small.width, target: size.width, filter: .bilinear))
+                + Self.enlargement(ResampleAxis(source: small.height, target: size.height, filter: .bilinear))
             let buffer = try io.constants(table.count * 4)
             try buffer.write(values: table)
             tables = BufferSlice(buffer, size: table.count * 4)
             backdrop = reduced
-            enlarge = SIMD4(Int32(small.width), 0, Int32(xs.taps), Int32(ys.taps))
+            reducedSize = SIMD2(Int32(small.width), Int32(small.height))
         } else if mode == .blur {
             // The catalog's blur, written into a backdrop of the chain's own (no epilogue, no tail).
             var blurIO = io
@@ -174,11 +173,21 @@ struct Background: FilterKernel {
         case .color: 1
         case .mask: 2
         }
-        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)),
-                                      enlarge.z, enlarge.w)
+        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
         // Without tables the backdrop stands in for them (bound, never read).
         try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1], a: limitWords,
-                        b: SIMD4(enlarge.x, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)),
+                        b: SIMD4(reducedSize.x, reducedSize.y, Int32(io.depthSize.width), Int32(io.depthSize.height)),
                         texels: [backdrop, tables ?? backdrop], buffers: [history])
+    }
+
+    /// A bilinear enlargement's axis as `background.comp` reads it: per output, its first source
+    /// index << 15 | that tap's 14-bit weight (an enlargement has at most two taps a pixel, and
+    /// they sum to 1 << 14, so the second's weight follows).
+    static func enlargement(_ axis: ResampleAxis) -> [UInt32] {
+        precondition(axis.taps <= 2 && axis.source <= 1 << 16, "a bilinear enlargement has at most two taps")
+        return (0..<axis.target).map { i in
+            let weight = axis.taps == 1 ? Int32(1 << ResampleAxis.fractionBits) : axis.weights[i * axis.taps]
+            return UInt32(axis.starts[i]) << 15 | UInt32(weight)
+        }
     }
 }
