@@ -38,7 +38,7 @@ struct Background: FilterKernel {
         parameters: [
             .init("mode", .choice(Mode.allCases.map(\.rawValue), default: "blur"),
                   "blur the background, put a photo or a colour there, or show the mask as gray (image=PATH alone means mode=image)"),
-            .init("sigma", .float(min: 0.1, max: 32, default: 8), "the background blur's standard deviation in pixels (mode=blur)"),
+            .init("sigma", .float(min: 0.1, max: 32, default: 8), "the background blur's standard deviation in the frame's pixels (mode=blur; above 4.1 blurred on a reduced copy)"),
             .init("color", .int(min: 0, max: 0xFF_FFFF, default: 0x00_B1_40), "the background colour as 0xRRGGBB (mode=color)"),
             .init("feather", .float(min: 0, max: 0.5, default: 0.25), "half-width of the soft edge in mask probability (0: hard edge at 1/2)"),
             .init("image", .text(default: ""), "a photo (JPEG, PNG, WebP, AVIF, HEIC, …) scaled to cover the frame, read when the chain is made (mode=image)"),
