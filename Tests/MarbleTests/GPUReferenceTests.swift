@@ -24,6 +24,7 @@ import Testing
         ("blur:sigma=7.5", 0),
         ("blur:sigma=20", 0),
         ("sharpen:amount=1.5,sigma=1", 1),
+        ("sharpen:amount=1,sigma=9", 1),  // the blur's reduced path, then the unsharp pass
         ("sobel", 1),
         ("resize:width=50,height=31", 0),
         ("resize:width=400,height=90,mode=bilinear", 0),
