@@ -1,5 +1,6 @@
 #version 450
 #include "common.glsl"
+#include "enlarge.glsl"
 // Background replacement by a person mask (the `background` filter, issue 38). The mask is the
 // chain's auxiliary plane (floats in aux, pc.b.z x pc.b.w, any size, 1 = person); no mask
 // (pc.b.z == 0) keeps the whole frame. Each pixel's alpha is the mask's joint bilateral
@@ -13,37 +14,19 @@
 // as background_cut.comp says, which ran before): alpha = last + F(6) * (alpha - last), unless
 // the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
 // low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
-// ENLARGE 1 (MODE 0, the blur's large-σ path): the backdrop is the blur's reduced image
-// (pc.b.x x pc.b.y) and each pixel enlarges it as the shared resampler's bilinear resize does
-// (resize.comp's two passes' integers, for this pixel's 2x2 window): the tables (binding 5, r32ui
-// texels) hold each column's, then each row's, first source index << 15 | its 14-bit weight (the
-// second tap weighs 16384 minus that; a window of one tap weighs 16384 alone). The full-size
-// blurred image is never written.
+// ENLARGE 1 (MODE 0, the blur's large-σ path): binding 4 holds the blur's reduced image and
+// each pixel enlarges it as it composites (enlarge.glsl; its tables at binding 5), so the
+// full-size blurred image is never written.
 // f: spatial coefficient, range coefficient, feather, red, green, blue, new-alpha weight.
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SMOOTH = 0;
 layout(constant_id = 2) const int ENLARGE = 0;
-layout(set = 0, binding = 4) uniform usamplerBuffer backdrop;
-layout(set = 0, binding = 5) uniform usamplerBuffer tables;
 layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
 layout(std430, set = 0, binding = 6) buffer StateQuads { uvec4 state4[]; };
 
-ivec4 reducedAt(int x, int y) { return ivec4(unpackPx(texelFetch(backdrop, y * pc.b.x + x).r)); }
-
-// One row of the 2x2 window with resize.comp's horizontal rounding (7 fractional bits kept).
-ivec4 enlargedRow(int y, int x0, int x1, int wx) {
-    ivec4 row = ivec4(64) + reducedAt(x0, y) * wx + reducedAt(x1, y) * (16384 - wx);
-    return clamp(row >> 7, ivec4(0), ivec4(255 << 7));
-}
-
 // The backdrop's pixel (x, y): the reduced image enlarged bilinearly (ENLARGE 1), else its own.
 uvec4 backdropAt(int x, int y) {
-    if (ENLARGE == 0) return unpackPx(texelFetch(backdrop, y * pc.size.x + x).r);
-    uint tx = texelFetch(tables, x).r, ty = texelFetch(tables, pc.size.x + y).r;
-    int x0 = int(tx >> 15), wx = int(tx & 0x7fffu), x1 = min(x0 + 1, pc.b.x - 1);
-    int y0 = int(ty >> 15), wy = int(ty & 0x7fffu), y1 = min(y0 + 1, pc.b.y - 1);
-    ivec4 sum = ivec4(1 << 20) + enlargedRow(y0, x0, x1, wx) * wy + enlargedRow(y1, x0, x1, wx) * (16384 - wy);
-    return uvec4(clamp(sum >> 21, ivec4(0), ivec4(255)));
+    return ENLARGE == 0 ? unpackPx(texelFetch(enlargeSource, y * pc.size.x + x).r) : enlarged(x, y);
 }
 
 float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }

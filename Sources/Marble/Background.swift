@@ -1,6 +1,5 @@
 import Foundation
 import GraniteGPU
-import GraniteMedia
 
 /// Background replacement by a person mask (`background.comp`, issue 38): the frame over a blurred
 /// copy of itself, over a photo, over a colour, or the mask alone as gray.
@@ -134,11 +133,7 @@ struct Background: FilterKernel {
             blurIO.epilogue = nil
             blurIO.tail = nil
             let (reduced, small) = try blur.recordReducedBlur(&recorder, blurIO, reduction)
-            let table = Self.enlargement(ResampleAxis(source: small.width, target: size.width, filter: .bilinear))
-                + Self.enlargement(ResampleAxis(source: small.height, target: size.height, filter: .bilinear))
-            let buffer = try io.constants(table.count * 4)
-            try buffer.write(values: table)
-            tables = BufferSlice(buffer, size: table.count * 4)
+            tables = try GaussianBlur.enlargementTable(io, from: small, to: (size.width, size.height))
             backdrop = reduced
             reducedSize = SIMD2(Int32(small.width), Int32(small.height))
         } else if mode == .blur {
@@ -178,16 +173,5 @@ struct Background: FilterKernel {
         try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1], a: limitWords,
                         b: SIMD4(reducedSize.x, reducedSize.y, Int32(io.depthSize.width), Int32(io.depthSize.height)),
                         texels: [backdrop, tables ?? backdrop], buffers: [history])
-    }
-
-    /// A bilinear enlargement's axis as `background.comp` reads it: per output, its first source
-    /// index << 15 | that tap's 14-bit weight (an enlargement has at most two taps a pixel, and
-    /// they sum to 1 << 14, so the second's weight follows).
-    static func enlargement(_ axis: ResampleAxis) -> [UInt32] {
-        precondition(axis.taps <= 2 && axis.source <= 1 << 16, "a bilinear enlargement has at most two taps")
-        return (0..<axis.target).map { i in
-            let weight = axis.taps == 1 ? Int32(1 << ResampleAxis.fractionBits) : axis.weights[i * axis.taps]
-            return UInt32(axis.starts[i]) << 15 | UInt32(weight)
-        }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import GraniteGPU
+import GraniteMedia
 
 /// Separable gaussian blur (any sigma) and the unsharp-mask sharpen built on it.
 ///
 /// ```
 ///  src ─blur rows─► tmp ─blur columns─► dst                    (blur)
 ///  src ─blur rows─► tmp ─blur columns─► blurred ─unsharp(src)─► dst   (sharpen)
-///  src ─area ÷f─► small ─blur rows, columns (σ')─► ─bilinear ×f─► dst   (σ ≥ 4.1: see ``Reduction``)
+///  src ─area ÷f─► small ─blur rows, columns (σ')─► ─bilinear ×f (blur_enlarge.comp)─► dst   (σ ≥ 4.1: see ``Reduction``)
 /// ```
 /// Both passes run in 8-bit fixed point (Q8 weights), so GPU and CPU agree exactly; the large-σ
 /// path's resampling is the shared resampler's (``Resize``), exact on both sides too.
@@ -281,17 +282,36 @@ package struct GaussianBlur: FilterKernel {
     private func recordReduced(_ recorder: inout CommandRecorder, _ io: StepIO, _ reduction: Reduction) throws(GPUError) {
         let full = io.sourceSize
         let (reduced, small) = try recordReducedBlur(&recorder, io, reduction)
-        var enlarge = io
-        enlarge.source = reduced
-        enlarge.sourceSize = small
-        if amount != nil {
-            enlarge.destination = BufferSlice(try io.scratch(full.width * full.height * 4))
-            enlarge.epilogue = nil  // the unsharp pass writes the destination
-        }
-        try Resize(width: full.width, height: full.height, filter: .bilinear).record(&recorder, enlarge)
+        // One pass reading the reduced image as texels (blur_enlarge.comp): the shared resampler's
+        // bilinear enlargement in its integers, as `Resize` computes it in two.
+        let tables = try Self.enlargementTable(io, from: small, to: full)
+        let enlarged = amount == nil ? io.destination : BufferSlice(try io.scratch(full.width * full.height * 4))
+        try io.dispatch(&recorder, .blurEnlarge, destination: enlarged, b: SIMD4(Int32(small.width), Int32(small.height), 0, 0),
+                        tile: (16, 4), local: (16, 4), texels: [reduced, tables])
         if amount != nil {
             recorder.barrier()
-            try io.dispatch(&recorder, .unsharp, source: enlarge.destination, aux: io.source)
+            try io.dispatch(&recorder, .unsharp, source: enlarged, aux: io.source)
+        }
+    }
+
+    /// The tables `enlarge.glsl` reads to enlarge a `small` image to `full` bilinearly, in a
+    /// constants buffer: per output column, then per output row, its first source index << 15 |
+    /// that tap's 14-bit weight from the shared resampler's ``ResampleAxis`` (an enlargement has
+    /// at most two taps a pixel summing to 1 << 14, so the second's weight follows).
+    static func enlargementTable(_ io: StepIO, from small: (width: Int, height: Int), to full: (width: Int, height: Int))
+        throws(GPUError) -> BufferSlice {
+        let table = enlargementAxis(ResampleAxis(source: small.width, target: full.width, filter: .bilinear))
+            + enlargementAxis(ResampleAxis(source: small.height, target: full.height, filter: .bilinear))
+        let buffer = try io.constants(table.count * 4)
+        try buffer.write(values: table)
+        return BufferSlice(buffer, size: table.count * 4)
+    }
+
+    private static func enlargementAxis(_ axis: ResampleAxis) -> [UInt32] {
+        precondition(axis.taps <= 2 && axis.source <= 1 << 16, "a bilinear enlargement has at most two taps")
+        return (0..<axis.target).map { i in
+            let weight = axis.taps == 1 ? Int32(1 << ResampleAxis.fractionBits) : axis.weights[i * axis.taps]
+            return UInt32(axis.starts[i]) << 15 | UInt32(weight)
         }
     }
 
