@@ -18,8 +18,10 @@
 #     links but never sends: exit 1 after --first-frame-timeout, naming the negotiated format;
 #  4d. sound (--audio pipewire:NODE): a camera and a microphone from one clock (granite-pw-check
 #     publish-av: flashes and clicks at the same whole seconds); granite-cam records 4.5 s into .mkv
-#     (Opus) and .mp4 (AAC): the sound ends within a frame of the picture, each click within a frame
-#     of its flash (offsets printed); a missing or silent audio node: exit 1 before the camera starts;
+#     (Opus) and .mp4 (AAC), and through ALSA (--audio alsa:pipewire:NODE=…, pipewire-alsa) into .mkv:
+#     the sound ends within a frame of the picture, each click within a frame of its flash (offsets
+#     printed); a missing or silent audio node (the silent one also through ALSA): exit 1 before the
+#     camera starts;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
 #  5b. the background filter with the person mask every frame (the shipped selfie model) into the
 #     camera, blurring and replacing: in the frames a consumer reads the person is the input and the
@@ -31,7 +33,7 @@
 #     private Xvfb: without an Access backend the portal offers no Camera; its permission store on a
 #     private XDG_DATA_HOME holding the user's "yes"), getUserMedia gets it, and two frames Firefox
 #     drew carry the test pattern's counters, rising; any refusal fails.
-# About 45–50 s after the builds (4d: about 15 s, 5b about 6 s). Skips (77) without the packages unless CI=true.
+# About 60 s after the builds (4d with ALSA: about 23 s, 5b about 6 s). Skips (77) without the packages unless CI=true.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 cannot_run() {
@@ -41,7 +43,7 @@ cannot_run() {
 fail() { echo "pipewire tier: FAIL: $*" >&2; exit 1; }
 
 if [ -z "${GRANITE_PW_SESSION:-}" ]; then
-  ensure_apt pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good dbus-daemon \
+  ensure_apt pipewire pipewire-bin pipewire-alsa wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good dbus-daemon \
     firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin \
     || cannot_run "could not install pipewire, wireplumber, GStreamer's PipeWire elements, Firefox and the desktop portal"
   for tool in pipewire wireplumber pw-dump gst-launch-1.0 dbus-run-session firefox-esr Xvfb gdbus /usr/libexec/xdg-desktop-portal /usr/libexec/xdg-desktop-portal-gtk; do
@@ -274,15 +276,28 @@ stop_producer
 #     (Opus) and .mp4 (AAC); ffprobe/ffmpeg read back: the codecs, the sound's end within one frame
 #     of the picture's, and each flash's click at most one frame from it (the offsets printed;
 #     --no-live: fewer frames dropped on a loaded machine; a flash tells its start from any of its frames).
+#     The same microphone through ALSA (--audio alsa:pipewire:NODE=av-microphone: pipewire-alsa's PCM,
+#     read by libasound as a sound card is) into .mkv for 6 s, granite-cam stopped (SIGSTOP) for 1.5 s
+#     in the middle: the summary counts the gap, and the same checks hold across it.
 #     A missing audio node and one that links but never sends: exit 1 naming it, before the camera
 #     starts (no frame captured, no file).
 "$bin/granite-pw-check" publish-av "AV Camera" av-microphone 320x240 --seconds 60 >"$work/av.log" 2>&1 & producer=$!; pids+=($producer)
 { wait_node node.name av-microphone && wait_node node.description "AV Camera"; } || { cat "$work/av.log"; fail "the A/V producer's nodes did not appear"; }
-for ext in mkv mp4; do
-  t0=$SECONDS
-  timeout 40 "$bin/granite-cam" --source pipewire:granite.av-camera --audio pipewire:av-microphone --duration 4.5 --no-live \
-    --record "$work/av.$ext" >"$work/av-$ext.log" 2>&1 || { tail -5 "$work/av-$ext.log"; fail "granite-cam --audio ($ext) failed"; }
+for run in "mkv pipewire:av-microphone 4.5" "mp4 pipewire:av-microphone 4.5" "alsa.mkv alsa:pipewire:NODE=av-microphone 6"; do
+  read -r ext audio seconds <<<"$run"
+  t0=$SECONDS code=0
+  timeout 40 "$bin/granite-cam" --source pipewire:granite.av-camera --audio "$audio" --duration "$seconds" --no-live \
+    --record "$work/av.$ext" >"$work/av-$ext.log" 2>&1 & avcam=$!
+  # Through ALSA, granite-cam (timeout's child) stops for 1.5 s mid-run: the sound lost is a gap, the clicks after it in sync.
+  if [ "$ext" = alsa.mkv ]; then sleep 3; stopped=$(pgrep -P $avcam); kill -STOP $stopped; sleep 1.5; kill -CONT $stopped; fi
+  wait $avcam || code=$?
+  [ "$code" = 0 ] || { tail -5 "$work/av-$ext.log"; fail "granite-cam --audio $audio ($ext) failed (exit $code)"; }
   grep "sound" "$work/av-$ext.log" | sed 's/^/pipewire: /'
+  if [ "$ext" = alsa.mkv ]; then
+    gap=$(grep -oE "[0-9.]+ s of gaps in the capture filled with silence" "$work/av-$ext.log" | cut -d' ' -f1)
+    awk -v g="${gap:-0}" 'BEGIN { exit !(g >= 1.3 && g <= 2.5) }' \
+      || fail "the 1.5 s granite-cam stopped is a gap of ${gap:-0} s in the ALSA recording's sound, wanted 1.3–2.5 s"
+  fi
   python3 - "$work/av.$ext" <<'PY' || fail "sound and picture in av.$ext"
 import json, subprocess, sys, array
 path = sys.argv[1]
@@ -348,7 +363,7 @@ assert abs(a_end - v_end) <= frame + 1e-3, f"audio ends at {a_end:.3f} s, video 
 assert len(offsets) >= 2, f"{len(flashes)} flashes, {len(offsets)} with their click: {ms}"
 assert all(abs(o) <= frame for o in offsets), f"a click more than one frame from its flash: {ms} ms"
 PY
-  echo "pipewire: granite-cam --audio into .$ext in $((SECONDS - t0)) s"
+  echo "pipewire: granite-cam --audio $audio into .$ext in $((SECONDS - t0)) s"
 done
 stop_producer
 code=0; timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:no-such-microphone --frames 10 --record "$work/none.mkv" >"$work/av-none.log" 2>&1 || code=$?
@@ -362,7 +377,13 @@ timeout 20 "$bin/granite-cam" --source testpattern --audio pipewire:mute-microph
 [ "$code" = 1 ] || { cat "$work/av-mute.log"; fail "a silent audio node: exit $code, wanted 1"; }
 grep "error: --audio: pipewire:mute-microphone: no first frame within 2 s" "$work/av-mute.log" || { cat "$work/av-mute.log"; fail "no error naming the silent audio node"; }
 ! grep -q "frames in" "$work/av-mute.log" && [ ! -e "$work/mute.mkv" ] || fail "the camera ran (or a file was left) for a silent audio node"
-echo "pipewire: a missing audio node and a silent one (--first-frame-timeout 2, $((SECONDS - t0)) s): exit 1 before the camera starts, naming them"
+code=0   # The same node through ALSA (pipewire-alsa's PCM): the reader's first-block bound.
+timeout 20 "$bin/granite-cam" --source testpattern --audio alsa:pipewire:NODE=mute-microphone --first-frame-timeout 1 --frames 10 --record "$work/mute.mkv" >"$work/av-mute-alsa.log" 2>&1 || code=$?
+[ "$code" = 1 ] || { cat "$work/av-mute-alsa.log"; fail "a silent ALSA PCM: exit $code, wanted 1"; }
+grep "error: --audio: alsa:pipewire:NODE=mute-microphone: no first frame within 1 s (negotiated F32 48000 Hz, 2 channels with pipewire:NODE=mute-microphone" "$work/av-mute-alsa.log" \
+  || { cat "$work/av-mute-alsa.log"; fail "no error naming the silent ALSA PCM"; }
+! grep -q "frames in" "$work/av-mute-alsa.log" && [ ! -e "$work/mute.mkv" ] && [ ! -e "$work/mute.partial.mkv" ] || fail "the camera ran (or a file was left) for a silent ALSA PCM"
+echo "pipewire: a missing audio node and a silent one (--first-frame-timeout 2; through ALSA 1; $((SECONDS - t0)) s): exit 1 before the camera starts, naming them"
 stop_producer
 
 # 5. Frames of another size than --size (a resize filter): the node offers the size the frames have.
