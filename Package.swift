@@ -49,26 +49,29 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", exact: "1.5.0"),
     ],
     targets: [
+        // The one lock (`Lock`, `Locked<Value>`: pthread mutexes, which ThreadSanitizer sees).
+        .target(name: "GraniteSync"),
         // MARK: Event core (issue 2) — pure Swift, no C, no media.
         .target(name: "Granite", dependencies: [
+            "GraniteSync",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // Runs other programs (tests, test servers, the benchmark): output, status, peak memory, CPU time.
         .target(name: "GraniteProcess", dependencies: ["GraniteMedia"]),
         .testTarget(name: "GraniteProcessTests", dependencies: ["GraniteProcess"]),
-        .target(name: "GraniteTesting", dependencies: [
+        .target(name: "GraniteTesting", dependencies: ["GraniteSync",
             "Granite", "GraniteProcess",
             .product(name: "CustomDump", package: "swift-custom-dump"),
             .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
             // Without it, on Linux, reportIssue in a Swift Testing test is only printed, never recorded.
             .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
         ]),
-        .testTarget(name: "GraniteTests", dependencies: ["Granite", "GraniteTesting"]),
+        .testTarget(name: "GraniteTests", dependencies: ["GraniteSync", "Granite", "GraniteTesting"]),
         .executableTarget(name: "granite-sample", dependencies: ["Granite"], path: "samples/counter"),
 
         // MARK: Shared media types (frames, images, pixel formats) — pure Swift.
-        .target(name: "GraniteMedia"),
+        .target(name: "GraniteMedia", dependencies: ["GraniteSync"]),
         .testTarget(name: "GraniteMediaTests", dependencies: ["GraniteMedia", "GraniteCodecs", "GraniteTesting"]),
 
         // MARK: Programs — thin over the library.
@@ -81,7 +84,7 @@ let package = Package(
             "GraniteCapture",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "granite-bench", dependencies: [
+        .executableTarget(name: "granite-bench", dependencies: ["GraniteSync",
             "Granite", "GraniteMedia",
             "GraniteCodecs", "GraniteConvert",
             "Marble", "GraniteGPU",
@@ -118,11 +121,11 @@ let package = Package(
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .target(name: "GraniteGPU", dependencies: ["CVulkan", "GraniteMedia"]),
         .plugin(name: "SPIRVEmbed", capability: .buildTool()),
-        .target(name: "Marble", dependencies: ["GraniteGPU", "GraniteMedia", "GraniteCodecs"], plugins: ["SPIRVEmbed"]),
+        .target(name: "Marble", dependencies: ["GraniteSync", "GraniteGPU", "GraniteMedia", "GraniteCodecs"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteGPUTests", dependencies: ["GraniteGPU", "GraniteTesting"]),
         .testTarget(name: "MarbleTests", dependencies: ["Marble", "GraniteGPU", "GraniteMedia", "GraniteCodecs", "GraniteTesting"]),
         // MARK: IPFS (issue 7) — local CIDs, Kubo RPC client, pin journal.
-        .target(name: "GraniteIPFS", dependencies: [
+        .target(name: "GraniteIPFS", dependencies: ["GraniteSync",
             "GraniteMedia",   // the one atomic writer (AtomicWriter) and EINTR helper (SystemCall)
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -147,17 +150,17 @@ let package = Package(
         // C kernels (quantised GEMM / depthwise / upsampling), chosen at run time by CPUID. Always
         // optimised, also in debug builds, so the tests that run them stay quick.
         .target(name: "CGraniteKernels", cSettings: [.unsafeFlags(["-O2"])]),
-        .target(name: "GraniteML", dependencies: [
+        .target(name: "GraniteML", dependencies: ["GraniteSync",
             "CBLAS", "CGraniteKernels", "GraniteMedia",
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Crypto", package: "swift-crypto"),  // the default model's SHA-256, checked at load
         ]),
         // The Vulkan execution provider: the same optimised graph as recorded compute dispatches
         // (its own module so GraniteML keeps no Vulkan dependency; shaders in Shaders/GraniteMLVulkan).
-        .target(name: "GraniteMLVulkan", dependencies: ["GraniteML", "GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
+        .target(name: "GraniteMLVulkan", dependencies: ["GraniteSync", "GraniteML", "GraniteGPU", "GraniteMedia"], plugins: ["SPIRVEmbed"]),
         .testTarget(name: "GraniteMLVulkanTests", dependencies: ["GraniteMLVulkan", "GraniteML", "GraniteGPU", "GraniteTesting",
                                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        .testTarget(name: "GraniteMLTests", dependencies: [
+        .testTarget(name: "GraniteMLTests", dependencies: ["GraniteSync",
             "GraniteML", "CGraniteKernels", "GraniteMedia", "GraniteTesting", .product(name: "Crypto", package: "swift-crypto"),  // test models' SHA-256
         ]),
 
@@ -167,7 +170,8 @@ let package = Package(
         // PipeWire camera in and out (libpipewire; SPA pods and method macros in a small shim).
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "GraniteCapture", dependencies: ["CV4L2", "CPipeWire", "GraniteMedia"]),
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "GraniteCapture", dependencies: ["GraniteSync", "CV4L2", "CPipeWire", "CALSA", "GraniteMedia"]),
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .executableTarget(name: "granite-pw-check", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
@@ -178,7 +182,7 @@ let package = Package(
         .target(name: "GraniteRecorder", dependencies: ["CFFmpeg", "GraniteMedia"]),
         .testTarget(name: "GraniteRecorderTests", dependencies: ["GraniteRecorder", "GraniteMedia", "GraniteProcess", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
-        .target(name: "GraniteCam", dependencies: [
+        .target(name: "GraniteCam", dependencies: ["GraniteSync",
             "CMalloc", "Granite", "GraniteCapture", "GraniteMedia", "GraniteCodecs", "Marble", "GraniteML", "GraniteMLVulkan", "GraniteIPFS",
             "GraniteRecorder",
             .product(name: "Crypto", package: "swift-crypto"),  // the preview page's CSP hashes
@@ -190,7 +194,7 @@ let package = Package(
             "GraniteCam", "GraniteCapture", "GraniteIPFS", "GranitePinOptions", "GraniteMLVulkan",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
+        .testTarget(name: "GraniteCamTests", dependencies: ["GraniteSync", "GraniteCam", "GraniteCapture", "Granite", "GraniteMedia", "GraniteCodecs", "GraniteTesting",
                                                            "GraniteIPFS", "GraniteIPFSTesting", "GraniteProcess", "Marble", "GraniteGPU",
                                                            "GraniteML", "GraniteMLVulkan"]),
     ]
@@ -199,7 +203,7 @@ let package = Package(
 // `GRANITE_PACKAGE=core`: only the event core, what its tests need and its tests — what the
 // sanitizer tier (scripts/tiers/25-sanitizers.sh) builds with ThreadSanitizer and AddressSanitizer.
 if Context.environment["GRANITE_PACKAGE"] == "core" {
-    let targets: Set<String> = ["Granite", "GraniteMedia", "GraniteProcess", "GraniteTesting", "GraniteTests"]
+    let targets: Set<String> = ["GraniteSync", "Granite", "GraniteMedia", "GraniteProcess", "GraniteTesting", "GraniteTests"]
     let packages = ["swift-log", "swift-collections", "swift-custom-dump", "xctest-dynamic-overlay"]
     package.targets.removeAll { !targets.contains($0.name) }
     package.products.removeAll { !["Granite", "GraniteTesting"].contains($0.name) }

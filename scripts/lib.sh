@@ -10,7 +10,7 @@ GRANITE_APT_PACKAGES=(
   libv4l-dev libpng-dev libjpeg62-turbo-dev libturbojpeg0-dev libopenblas-dev
   liblcms2-dev zlib1g-dev libdeflate-dev libwebp-dev libavif-dev
   libheif-dev libde265-0 libtiff-dev libgif-dev libjxl-dev
-  libpipewire-0.3-dev
+  libpipewire-0.3-dev libasound2-dev
   libavcodec-dev libavformat-dev libavutil-dev libswresample-dev
 )
 # What only the tests (`./scripts/test`) and the benchmarks add, each for its real users:
@@ -25,12 +25,13 @@ GRANITE_APT_PACKAGES=(
 #   libvips-tools             reference readers/resizers in the codec and convert tests (vips, vipsthumbnail)
 #   slurm-wlm munge          scripts/tiers/57-slurm.sh (a one-node cluster)
 #   pipewire … gstreamer1.0-* scripts/tiers/45-pipewire.sh and the docs tier (a private daemon, GStreamer
-#                             producers and consumers; -good: jpegenc, vp8enc, webmmux)
+#                             producers and consumers; -good: jpegenc, vp8enc, webmmux; pipewire-alsa:
+#                             the ALSA PCM `pipewire` that --audio alsa:… records through)
 GRANITE_APT_TEST_PACKAGES=(
   vulkan-validationlayers python3-venv imagemagick libonnx-testdata
   libimage-exiftool-perl libavif-bin lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 ffmpeg libvips-tools
   slurm-wlm munge
-  pipewire pipewire-bin wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
+  pipewire pipewire-bin pipewire-alsa wireplumber dbus-daemon gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good
   firefox-esr xdg-desktop-portal xdg-desktop-portal-gtk xvfb libglib2.0-bin
 )

@@ -1,3 +1,4 @@
+import GraniteSync
 import Synchronization
 
 /// What the engine needs from the component or relay that owns it.
@@ -37,7 +38,7 @@ final class Engine<Host: EngineHost>: MailboxOwner, @unchecked Sendable {
 
     /// Guards `current` (and the mailbox, which shares it). Reducers run outside it, so a reader
     /// of `state` (a render, another thread) never waits for a reducer.
-    private let lock = FastLock()
+    private let lock = Lock()
     // Hot fields: exclusivity is guaranteed by the mailbox (one drainer) and `lock`, so the
     // runtime's dynamic exclusivity checks are skipped.
     /// The published state. Invariant: read and written under `lock` only.

@@ -1,8 +1,8 @@
-import Synchronization
+import GraniteSync
 
 /// Center types whose instances declare no dependency and no relay (their stored properties are
 /// fixed by the type, so one reflection says it for all of them).
-private let centersWithoutParts = Mutex<Set<ObjectIdentifier>>([])
+private let centersWithoutParts = Locked<Set<ObjectIdentifier>>([])
 
 /// The seed's `GraniteAdAstra`: what every center is, whatever its state type.
 public protocol AnyGraniteCenter: AnyObject {}

@@ -1,3 +1,4 @@
+import GraniteSync
 import Synchronization
 
 /// A component's runtime: its center, its state, its mailbox, its place in the tree.
@@ -19,7 +20,7 @@ import Synchronization
 /// so once ``unmount()`` has run (and work in flight finished) nothing inside the tree holds it:
 /// it is freed when its caller lets go.
 ///
-/// `@unchecked Sendable` — invariant: the mutable wiring is behind `wiring` (a `Mutex`); the
+/// `@unchecked Sendable` — invariant: the mutable wiring is behind `wiring` (a `Locked`); the
 /// `nonisolated(unsafe)` fields below are written only at mount (the mailbox is held, so no
 /// reducer runs) and at ``detach()`` (the mailbox is closed and idle, so none runs again), and
 /// read only by the mailbox's one drainer.
@@ -53,7 +54,7 @@ public final class GraniteCommand<Center: GraniteCenter<State>, State: GraniteSt
         var relays: [any GraniteRelay] = []
     }
 
-    private let wiring = Mutex(Wiring())
+    private let wiring = Locked(Wiring())
     private let renders = Atomic<Int>(0)
     /// `wiring.listeners.count`, written under `wiring`'s lock, so a broadcast or `hear` that
     /// reaches a component with no listeners (most of them) takes no lock and copies nothing.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GraniteSync
 import Synchronization
 
 /// What a reducer may do besides changing its state: the seed's `GraniteConnection`.
@@ -225,7 +226,7 @@ final class Outbox: @unchecked Sendable {
 /// An asynchronous reducer's effects: whoever asks while the reducer runs (it may resume on any
 /// thread, or start child tasks) has the effect kept until the engine published the state.
 final class DeferredEffects: Sendable {
-    private let pending = Mutex<(open: Bool, effects: [Outbox.Effect])>((true, []))
+    private let pending = Locked<(open: Bool, effects: [Outbox.Effect])>((true, []))
 
     /// Keeps `effect` while the reducer runs; false once it returned (the caller acts at once).
     func append(_ effect: Outbox.Effect) -> Bool {

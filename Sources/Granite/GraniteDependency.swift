@@ -1,4 +1,4 @@
-import Synchronization
+import GraniteSync
 
 /// A shared object several components read and update: user data, settings, a model.
 ///
@@ -21,7 +21,7 @@ extension GraniteDependable {
 /// One dependency instance with the lock that serialises `retrieve` and `update`.
 final class DependencyBox: Sendable {
     let instance: any GraniteDependable
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     init(_ instance: any GraniteDependable) { self.instance = instance }
 
@@ -37,7 +37,7 @@ final class DependencyBox: Sendable {
 /// Declares a dependency in a center: `@GraniteDependency var env: EnvironmentDependency`.
 @propertyWrapper
 public final class GraniteDependency<D: GraniteDependable>: AnyGraniteDependency, Sendable {
-    private let box = Mutex<D?>(nil)
+    private let box = Locked<D?>(nil)
 
     public init() {}
 

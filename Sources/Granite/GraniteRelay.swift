@@ -1,4 +1,4 @@
-import Synchronization
+import GraniteSync
 
 /// A service components host: capture, inference, uploads — work with its own executor.
 ///
@@ -66,7 +66,7 @@ extension GraniteRelay {
 
 /// The process-wide instances behind ``GraniteRelay/shared``.
 enum RelayRegistry {
-    private static let instances = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    private static let instances = Locked<[ObjectIdentifier: any Sendable]>([:])
 
     static func instance<R: GraniteRelay>(of type: R.Type) -> R {
         instances.withLock { instances in

@@ -1,6 +1,6 @@
 import DequeModule
 import Logging
-import Synchronization
+import GraniteSync
 
 /// The world a tree of components lives in: its shared dependencies, the registry of mounted
 /// components (for ``GraniteLander/target(_:)``), and where uncatchable errors go.
@@ -21,7 +21,7 @@ public final class GraniteRuntime: Sendable {
         var onError: (@Sendable (GraniteError) -> Void)?
     }
 
-    private let inner = Mutex(Inner())
+    private let inner = Locked(Inner())
     private let logger: Logger
     /// How many recent errors ``errors`` keeps; older ones are only counted and logged.
     public let errorLimit: Int

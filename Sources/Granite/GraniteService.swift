@@ -1,4 +1,5 @@
 import Dispatch
+import GraniteSync
 import Synchronization
 
 /// Marks relay runtimes for the router.
@@ -19,7 +20,7 @@ protocol AnyGraniteService: GraniteNode {}
 ///
 /// `@unchecked Sendable` — invariant: the only non-`Sendable` field is `center`, which is read
 /// at hosting (its declared dependencies, under `hosting`'s lock) and by the reducers on the
-/// relay's one executor; everything mutable is behind `hosting` (a `Mutex`) or the engine.
+/// relay's one executor; everything mutable is behind `hosting` (a `Locked`) or the engine.
 public final class GraniteService<Center: GraniteCenter<State>, State: GraniteState>: EngineHost, AnyGraniteService, @unchecked Sendable {
     /// The relay's center.
     public let center: Center
@@ -38,7 +39,7 @@ public final class GraniteService<Center: GraniteCenter<State>, State: GraniteSt
         var dependencies: [ObjectIdentifier: DependencyBox] = [:]
     }
 
-    private let hosting = Mutex(Hosting())
+    private let hosting = Locked(Hosting())
     let wantsBefore = false
 
     /// A relay runtime starting from `state`, reducing on its own serial executor.

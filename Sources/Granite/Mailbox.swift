@@ -1,3 +1,4 @@
+import GraniteSync
 import DequeModule
 
 /// What a mailbox asks of its owner: how to run one job, and where.
@@ -41,7 +42,7 @@ final class Mailbox: Sendable {
         var accepted: UInt64 = 0
     }
 
-    private let lock: FastLock
+    private let lock: Lock
     /// Invariant: read and written only while holding `lock` (the dynamic exclusivity checks
     /// would only repeat what the lock guarantees).
     @exclusivity(unchecked) nonisolated(unsafe) private var state = Inner()
@@ -56,7 +57,7 @@ final class Mailbox: Sendable {
     /// `lock` is shared with the owner, so publishing a job's state and releasing the mailbox
     /// take one lock round trip.
     /// `held`: jobs queue but none runs until ``start(first:)`` (a component's mailbox, until it mounts).
-    init(owner: any MailboxOwner, home: GraniteExecutor?, lock: FastLock, held: Bool = false) {
+    init(owner: any MailboxOwner, home: GraniteExecutor?, lock: Lock, held: Bool = false) {
         self.lock = lock
         self.owner = owner
         self.home = home

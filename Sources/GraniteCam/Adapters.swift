@@ -4,7 +4,7 @@ import GraniteMedia
 import GraniteML
 import GraniteMLVulkan
 import Marble
-import Synchronization
+import GraniteSync
 
 /// A Marble filter chain as a pipeline stage (GPU through Vulkan, or its CPU reference).
 /// Marble converts camera formats (YUYV, NV12, RGB24) itself, so no `ToRGBA` is needed before it.
@@ -333,11 +333,11 @@ public struct SegmentationStage: DepthStage {
 /// (`ChainFrame.yuv(_:into:)`). The chain's plan stays the frame's until this goes.
 final class ChainYUV: DeviceYUV, @unchecked Sendable {
     // @unchecked: the ChainFrame is driven by one caller at a time (the lock).
-    private let frame: Mutex<ChainFrame>
+    private let frame: Locked<ChainFrame>
     let layouts: [YUVLayout]
 
     init(_ frame: ChainFrame, layouts: [YUVLayout]) {
-        self.frame = Mutex(frame)
+        self.frame = Locked(frame)
         self.layouts = layouts
     }
 

@@ -1,6 +1,7 @@
 import Granite
 import GraniteCapture
 import GraniteMedia
+import GraniteSync
 import Synchronization
 
 /// Everything the capture relay owns for a run: its parts, the running source, the run's one
@@ -16,10 +17,10 @@ final class CaptureResources: Sendable {
     /// The newest depth map, the frame it came from, and the depth relay's one place (live runs).
     let depth = NewestDepth()
     private let stopRequested = Atomic<Bool>(false)
-    private let source = Mutex<(any FrameSource)?>(nil)
+    private let source = Locked<(any FrameSource)?>(nil)
     /// The relay's connection, once ``CaptureRelayEvents/Open`` was reduced: the pump sends its
     /// frames through it.
-    private let connection = Mutex<GraniteConnection?>(nil)
+    private let connection = Locked<GraniteConnection?>(nil)
     private let opened = Latch()
 
     /// Hands the pump the relay's connection and lets ``pump()`` start (the Open expedition, once).

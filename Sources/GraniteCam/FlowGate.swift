@@ -1,4 +1,4 @@
-import Synchronization
+import GraniteSync
 
 /// The run's admission, in one place: frames in flight (from capture to their last outlet), at
 /// most `limit` admitted. Owned by the capture relay's resources; a frame's place leaves the gate
@@ -23,7 +23,7 @@ final class FlowGate: Sendable {
 
     /// Frames admitted at most at once.
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A gate admitting `limit` (at least 1) frames.
     init(limit: Int) { self.limit = max(1, limit) }

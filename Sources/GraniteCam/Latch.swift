@@ -1,8 +1,8 @@
-import Synchronization
+import GraniteSync
 
 /// A one-time signal: ``wait()`` returns once ``signal()`` was called (before or after).
 final class Latch: Sendable {
-    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Sets the latch and wakes the waiters.
     func signal() {

@@ -1,6 +1,6 @@
 import GraniteCapture
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// The filter chain of a running pipeline, replaceable while frames flow (the preview page's
 /// chain box, through `CamEvents.ChangeChain`).
@@ -17,12 +17,12 @@ public final class LiveChainStage: FrameStage {
     /// chain back as text with every parameter spelled out (it parses back).
     public typealias Maker = @Sendable (String) throws -> (stage: any FrameStage, text: String)
 
-    private let current: Mutex<(stage: any FrameStage, text: String)>
+    private let current: Locked<(stage: any FrameStage, text: String)>
     private let make: Maker
 
     /// A live chain starting from `text`; throws when `text` does not make a stage.
     public init(text: String, make: @escaping Maker) throws {
-        current = Mutex(try make(text))
+        current = Locked(try make(text))
         self.make = make
     }
 

@@ -1,4 +1,5 @@
 import GraniteMedia
+import GraniteSync
 import Synchronization
 
 /// A live run's newest depth map, in one place: which frame it was made from, where it is (a
@@ -27,7 +28,7 @@ final class NewestDepth: Sendable {
         func age(at frame: UInt64) -> UInt64 { frame >= sequence ? frame - sequence : 0 }
     }
 
-    private let latest = Mutex<Latest?>(nil)
+    private let latest = Locked<Latest?>(nil)
     /// Whether the depth relay is free for the next due frame (one frame at a time).
     private let makerIdle = Atomic<Bool>(true)
 

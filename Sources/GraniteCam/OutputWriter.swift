@@ -4,6 +4,7 @@ import Glibc
 import GraniteCodecs
 import GraniteMedia
 import GraniteML
+import GraniteSync
 import Synchronization
 
 /// Writes frames into a folder atomically (GraniteCodecs' ``AtomicFile``: temporary name, fsync,
@@ -19,7 +20,7 @@ final class OutputWriter: Sendable {
     /// or `mask-NNNNNNNN.png` and `mask.jsonl`.
     let mapName: String
     private let sidecar: AppendLog<CamError>
-    private let depthSidecar = Mutex<AppendLog<CamError>?>(nil)
+    private let depthSidecar = Locked<AppendLog<CamError>?>(nil)
 
     /// A line of `frames.jsonl`.
     struct FrameLine: Encodable {

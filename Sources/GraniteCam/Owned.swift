@@ -1,4 +1,4 @@
-import Synchronization
+import GraniteSync
 
 /// What one relay owns for the length of a run (its source, its model, its writer), handed to it
 /// once while the component tree is built and before anything is mounted.
@@ -7,7 +7,7 @@ import Synchronization
 /// arrives afterwards, through ``set(_:)``; from then on only the relay's own expeditions read it.
 /// Nothing of it travels in events or states: those carry values (frames, maps, counts).
 final class Owned<Value: Sendable>: Sendable {
-    private let slot = Mutex<Value?>(nil)
+    private let slot = Locked<Value?>(nil)
 
     /// An empty box (the relay does nothing until it is given its part).
     init() {}

@@ -2,7 +2,7 @@ import GraniteCodecs
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import GraniteSync
 
 /// A stream a client keeps open.
 enum PreviewStream: Sendable {
@@ -56,7 +56,7 @@ public final class PreviewServer: Sendable {
     }
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
-    private let state = Mutex(Shared())
+    private let state = Locked(Shared())
 
     /// The port it listens on (useful with port 0).
     public let port: Int
@@ -213,7 +213,7 @@ public final class PreviewServer: Sendable {
 
 /// Lets handlers reach the server after it finished initialising.
 final class ServerBox: Sendable {
-    let server = Mutex<PreviewServer?>(nil)
+    let server = Locked<PreviewServer?>(nil)
 }
 
 /// Routes one HTTP connection: the page, the status, a standing stream, or an action.

@@ -1,6 +1,7 @@
 import GraniteCapture
 import GraniteMedia
 import GraniteRecorder
+import GraniteSync
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ import Glibc
 /// thread after each frame: what was captured before the first frame is cut off, what comes after
 /// the last frame's end (its time + 1/fps) is left out, so sound and picture start and end together.
 package final class RecordSink: FrameSink, @unchecked Sendable {
-    // @unchecked: the recorder and the outcome live in `state` (a Mutex); the sink relay calls from one executor.
+    // @unchecked: the recorder and the outcome live in `state` (a `Locked`); the sink relay calls from one executor.
     /// The file asked for.
     package let path: String
     /// The encoder chosen at start, and why.
@@ -42,9 +43,9 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         var soundCodec: String?
         var lastFrameNanos: UInt64?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Sound captured but not encoded yet, and how many samples a full queue dropped.
-    private let pendingSound = Mutex((blocks: [AudioBlock](), dropped: 0))
+    private let pendingSound = Locked((blocks: [AudioBlock](), dropped: 0))
     /// The queue's bound: ten seconds of sound (a video thread that stops for longer loses the oldest).
     private static let pendingSeconds = 10
     /// How far (ns) a block's capture time may stray from where the sound has reached before a gap

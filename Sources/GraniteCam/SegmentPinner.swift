@@ -2,6 +2,7 @@ import Foundation
 import GraniteIPFS
 import GraniteMedia
 import GraniteRecorder
+import GraniteSync
 import Synchronization
 
 /// `--segments DIR --pin`: each live segment journaled and pinned the moment it closes (through
@@ -20,7 +21,7 @@ package final class SegmentPinner: Sendable {
         var addresses: [String: String] = [:]
         var failures: [String] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     package init(pins: CamPinning, playlist: String) {
         self.pins = pins

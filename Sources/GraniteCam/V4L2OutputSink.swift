@@ -1,6 +1,6 @@
 import GraniteCapture
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// Processed frames to a V4L2 output device (`--v4l2-out /dev/videoN`): a v4l2loopback virtual
 /// camera that browsers, Zoom or OBS read, or vivid's output in the tests.
@@ -14,7 +14,7 @@ import Synchronization
 public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
     // @unchecked: `V4L2Output` is not thread-safe; every use is inside `device`'s lock (and the
     // sink relay calls from one executor anyway).
-    private let device: Mutex<V4L2Output?>
+    private let device: Locked<V4L2Output?>
     private let path: String
     private let fps: Double?
     private let preference: [VideoOutputFormat]
@@ -26,7 +26,7 @@ public final class V4L2OutputSink: FrameSink, @unchecked Sendable {
         self.fps = fps
         self.preference = preference
         let opened = try V4L2Output(path: path, size: size, fps: fps, preference: preference)
-        device = Mutex(opened)
+        device = Locked(opened)
     }
 
     /// What was negotiated: layout and size (`YUYV 640x480`).

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import GraniteCapture
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// YUV4MPEG2 to a file descriptor (standard output for `--pipe y4m`), so
 /// `granite-cam … --pipe y4m | ffmpeg -i - out.mp4` records and `| ffplay -` shows.
@@ -36,7 +36,7 @@ public final class Y4MSink: FrameSink {
         var size: (width: Int, height: Int)?
         var planes: [UInt8] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     public let name: String
 
     /// What the sink asks of a pipe: 1 MiB (Linux's default `pipe-max-size`) instead of 64 KiB,

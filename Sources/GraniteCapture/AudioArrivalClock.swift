@@ -13,6 +13,7 @@
 struct AudioArrivalClock: Sendable {
     /// Samples per second.
     let rate: Double
+    let sampleRate: Int
     /// Seconds of sound in a row whose bounds must sit above the estimate before it moves (a gap,
     /// not a late wake-up).
     let windowSeconds: Double
@@ -26,6 +27,7 @@ struct AudioArrivalClock: Sendable {
     private var streak: (least: Double, samples: Int)?
 
     init(rate: Int, windowSeconds: Double = 1, gapNanos: Double = 100_000_000) {
+        sampleRate = rate
         self.rate = Double(rate)
         self.windowSeconds = windowSeconds
         self.gapNanos = gapNanos
@@ -51,5 +53,16 @@ struct AudioArrivalClock: Sendable {
         let at = origin! + Double(samples) * 1e9 / rate
         samples += frames
         return UInt64(max(0, at))
+    }
+
+    /// Blocks of interleaved samples (`channels` per instant) that arrived together at `arrival`,
+    /// oldest first, each stamped with the capture time of its first sample.
+    mutating func stamp(_ blocks: [[Float]], channels: Int, arrival: UInt64) -> [AudioBlock] {
+        let frames = blocks.reduce(0) { $0 + $1.count / channels }
+        var at = Double(stamp(frames: frames, arrival: arrival))
+        return blocks.map { samples in
+            defer { at += Double(samples.count / channels) * 1e9 / rate }
+            return AudioBlock(samples: samples, timestampNanos: UInt64(at), sampleRate: sampleRate, channels: channels)
+        }
     }
 }

@@ -36,6 +36,9 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
     /// PipeWire refused or failed (no daemon, no such node, a stream error); `node` names the
     /// node (or the daemon's socket, for the connection itself).
     case pipeWire(node: String, detail: String)
+    /// ALSA refused or failed (no such PCM, busy, no format it can give, a read that failed);
+    /// `pcm` names the PCM as given (`default`, `hw:1,0`, `pipewire`…).
+    case alsa(pcm: String, detail: String)
 
     public var description: String {
         switch self {
@@ -71,6 +74,8 @@ public enum CaptureError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "the producer may be paused or stalled (--first-frame-timeout sets the bound)"
         case let .pipeWire(node, detail):
             return "\(node): PipeWire: \(detail)"
+        case let .alsa(pcm, detail):
+            return "\(pcm): ALSA: \(detail)"
         }
     }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import GraniteSync
 
 /// The bounded queue between a source's thread and its consumer, with the ``FrameDelivery``
 /// policy: a live channel drops its oldest frame when full, a lossless one blocks the producer
@@ -30,7 +30,7 @@ final class FrameChannel: Sendable {
     }
 
     let delivery: FrameDelivery
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let space = DispatchSemaphore(value: 0)
 
     init(delivery: FrameDelivery) {

@@ -4,30 +4,6 @@ import Glibc
 import CPipeWire
 import GraniteMedia
 
-/// A block of captured sound: interleaved 32-bit float samples and the capture time of the first.
-public struct AudioBlock: Sendable {
-    /// Interleaved samples (`channels` per instant), -1…1.
-    public var samples: [Float]
-    /// When the first sample was captured, on `CLOCK_MONOTONIC` (the clock video frames are stamped on).
-    public var timestampNanos: UInt64
-    /// Samples per second per channel.
-    public var sampleRate: Int
-    /// Interleaved channels.
-    public var channels: Int
-
-    public init(samples: [Float], timestampNanos: UInt64, sampleRate: Int, channels: Int) {
-        self.samples = samples
-        self.timestampNanos = timestampNanos
-        self.sampleRate = sampleRate
-        self.channels = channels
-    }
-
-    /// Instants (samples per channel).
-    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
-    /// The capture time just after the last sample.
-    public var endNanos: UInt64 { timestampNanos + UInt64(Double(frames) * 1e9 / Double(max(1, sampleRate))) }
-}
-
 /// Sound from a PipeWire node (`granite-cam --audio pipewire[:NODE]`): a microphone, a line input,
 /// another program's `Audio/Source`.
 ///
@@ -41,7 +17,7 @@ public struct AudioBlock: Sendable {
 ///        a driver that does not stamp its cycles: ``AudioArrivalClock`` (the least-delayed arrival)
 /// ```
 /// Nothing is dropped here: a consumer that cannot keep up bounds its own queue.
-public final class PipeWireAudioSource: @unchecked Sendable {
+public final class PipeWireAudioSource: AudioCaptureSource, @unchecked Sendable {
     // @unchecked: the stream's state is used on the loop thread, or with the loop locked.
     /// The node asked for (nil: the default source).
     public let target: String?
@@ -201,14 +177,7 @@ public final class PipeWireAudioSource: @unchecked Sendable {
             guard let data = cpw_buffer_plane(buffer, 0, &chunk, &stride, &room) else { continue }
             let count = Int(chunk) / width / negotiated.channels * negotiated.channels
             guard count > 0 else { continue }
-            var samples = [Float](repeating: 0, count: count)
-            if width == 4 {
-                samples.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count * 4)) }
-            } else {
-                let raw = UnsafeRawPointer(data)
-                for i in 0..<count { samples[i] = Float(raw.loadUnaligned(fromByteOffset: i * 2, as: Int16.self)) / 32768 }
-            }
-            blocks.append(samples)
+            blocks.append(width == 4 ? AudioBlock.floats(f32: data, count: count) : AudioBlock.floats(s16: data, count: count))
         }
         guard !blocks.isEmpty else { return }
         // With the graph's time: the newest sample left the device `delay` before this cycle began,
@@ -227,14 +196,9 @@ public final class PipeWireAudioSource: @unchecked Sendable {
                 end = start
             }
         } else {
-            let frames = blocks.reduce(0) { $0 + $1.count / negotiated.channels }
             var clock = arrivals ?? AudioArrivalClock(rate: negotiated.rate)
-            var at = Double(clock.stamp(frames: frames, arrival: arrival))
+            stamped = clock.stamp(blocks, channels: negotiated.channels, arrival: arrival)
             arrivals = clock
-            for samples in blocks {
-                stamped.append(AudioBlock(samples: samples, timestampNanos: UInt64(at), sampleRate: negotiated.rate, channels: negotiated.channels))
-                at += Double(samples.count / negotiated.channels) * 1e9 / Double(negotiated.rate)
-            }
         }
         for block in stamped {
             delivered += block.frames

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import GraniteMedia
+import GraniteSync
 import Synchronization
 
 /// The plumbing every source shares: its own thread, the stream, the counters, stopping.
@@ -19,7 +20,7 @@ final class SourceRunner: Sendable {
     }
 
     let name: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let finished = DispatchSemaphore(value: 0)
     private let loopRunning = Atomic<Bool>(false)
     // An atomic, not part of `state`: stream termination handlers set it, and those can run

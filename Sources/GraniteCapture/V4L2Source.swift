@@ -1,5 +1,5 @@
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// How a source retries after its device went away: exponential back-off, optionally bounded.
 public struct ReconnectPolicy: Sendable, Hashable {
@@ -62,7 +62,7 @@ public final class V4L2Source: FrameSource {
     private let stallTimeout: Double
     private let firstFrameTimeout: Double
     private let runner: SourceRunner
-    private let negotiatedFormat = Mutex<StreamFormat?>(nil)
+    private let negotiatedFormat = Locked<StreamFormat?>(nil)
 
     /// A camera source; nothing is opened until `start`.
     /// - Parameters:

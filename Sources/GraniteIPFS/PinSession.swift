@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GraniteSync
 
 /// One program run's pinning: the node and journal resolved once, a ``PinQueue`` whose worker
 /// uploads in the background while the program produces files, and a bounded wait at the end.
@@ -58,10 +58,10 @@ public final class PinSession: Sendable {
     public let wait: Duration
     /// One attempt, short timeouts: asks whether the node is up without the pinner's retries.
     private let probeClient: KuboClient
-    private let jobIDs = Mutex<[String]>([])
-    private let folderJobIDs = Mutex<[String]>([])
-    private let finalFolder = Mutex<(path: String, excluding: @Sendable (String) -> Bool)?>(nil)
-    private let finalRemote = Mutex<RemotePinner?>(nil)
+    private let jobIDs = Locked<[String]>([])
+    private let folderJobIDs = Locked<[String]>([])
+    private let finalFolder = Locked<(path: String, excluding: @Sendable (String) -> Bool)?>(nil)
+    private let finalRemote = Locked<RemotePinner?>(nil)
 
     /// Pinning through `client`, journaled in `journalPath`; `probeClient` (default: `client` with
     /// ``KuboClient/Configuration/quickProbe``) answers ``probe()`` and the check in ``finish(onEvent:)``.
@@ -238,8 +238,8 @@ public final class PinSession: Sendable {
                 return outcome(ids, problem: "\(error)", report: nil)
             }
         }
-        let lastActivity = Mutex(ContinuousClock.now)
-        let result = Mutex<Result<PinReport, PinError>?>(nil)
+        let lastActivity = Locked(ContinuousClock.now)
+        let result = Locked<Result<PinReport, PinError>?>(nil)
         let watcher = Task {
             for await event in queue.events {
                 lastActivity.withLock { $0 = .now }

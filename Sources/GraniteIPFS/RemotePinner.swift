@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import GraniteSync
 
 /// What a remote pinning pass did (``RemotePinner/finish(origins:wait:onEvent:)``).
 public struct RemoteOutcome: Sendable, Equatable {
@@ -49,7 +49,7 @@ public final class RemotePinner: Sendable {
     public let pollInitial: Duration
     /// Longest pause between status polls.
     public let pollMax: Duration
-    private let wantedHere = Mutex<Set<String>>([])
+    private let wantedHere = Locked<Set<String>>([])
 
     /// A pinner for `client`'s service recording into `journal`.
     public init(client: PinningServiceClient, journal: PinJournal, concurrency: Int = 8,
@@ -223,7 +223,7 @@ public final class RemotePinner: Sendable {
 
 /// The shared state of one pass's concurrent requests.
 private final class PassFlags: Sendable {
-    let problem = Mutex<String?>(nil)
-    let refused = Mutex(false)
-    let seen = Mutex<[String: RemotePin]>([:])
+    let problem = Locked<String?>(nil)
+    let refused = Locked(false)
+    let seen = Locked<[String: RemotePin]>([:])
 }

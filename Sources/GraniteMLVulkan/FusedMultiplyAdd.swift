@@ -1,5 +1,5 @@
 import GraniteGPU
-import Synchronization
+import GraniteSync
 
 /// Whether a device's `fma()` rounds once, found by running it.
 ///
@@ -14,7 +14,7 @@ import Synchronization
 /// (1 + 2⁻¹²)² − (1 + 2⁻¹²)² rounded once after the first product is
 /// (1 + 2⁻¹¹) − (1 + 2⁻¹¹ + 2⁻²⁴) = −2⁻²⁴, and 0 when the second product is rounded first.
 enum FusedMultiplyAdd {
-    private static let known = Mutex<[ObjectIdentifier: Bool]>([:])
+    private static let known = Locked<[ObjectIdentifier: Bool]>([:])
 
     /// True when `context`'s `fma()` rounded twice in the probe (then the shaders emulate it).
     static func roundsTwice(on context: GPUContext) throws(GPUError) -> Bool {

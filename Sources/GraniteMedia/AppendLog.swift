@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import GraniteSync
 import Synchronization
 
 /// The project's one append-only log writer, beside ``AtomicWriter``: records (JSON lines, or raw
@@ -42,7 +43,7 @@ public final class AppendLog<Failure: Error>: Sendable {
     public let path: String
     /// Its sync policy.
     public let policy: Sync
-    private let fd: Mutex<Int32>
+    private let fd: Locked<Int32>
     private let failure: @Sendable (_ path: String, _ operation: String, _ errno: Int32) -> Failure
     private let writeCall: WriteCall
 
@@ -66,7 +67,7 @@ public final class AppendLog<Failure: Error>: Sendable {
         self.policy = sync
         self.failure = failure
         self.writeCall = faultInjection
-        self.fd = Mutex(fd)
+        self.fd = Locked(fd)
         guard !truncate else { return }
         var st = stat()
         var last: UInt8 = 0

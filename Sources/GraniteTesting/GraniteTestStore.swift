@@ -1,7 +1,7 @@
 import CustomDump
 import Granite
 import IssueReporting
-import Synchronization
+import GraniteSync
 
 /// An exhaustive test harness for one component, in the manner of TCA's `TestStore`.
 ///
@@ -31,8 +31,8 @@ public final class GraniteTestStore<Component: GraniteComponent>: Sendable {
     }
 
     private final class LogBox: Sendable {
-        let mutex: Mutex<Log>
-        init(_ state: State) { mutex = Mutex(Log(asserted: state)) }
+        let mutex: Locked<Log>
+        init(_ state: State) { mutex = Locked(Log(asserted: state)) }
         func withLock<R>(_ body: (inout Log) -> R) -> R { mutex.withLock { body(&$0) } }
     }
 

@@ -1,6 +1,6 @@
 import GraniteGPU
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// A filter chain recorded for one input size and format: buffers, descriptor sets and one
 /// command buffer, reused for every frame of that shape.
@@ -344,7 +344,7 @@ public struct TransferCounts: Sendable, Equatable {
 
 /// Counts a chain's transfers (any thread).
 final class TransferCounter: Sendable {
-    private let counts = Mutex(TransferCounts())
+    private let counts = Locked(TransferCounts())
 
     func upload(_ bytes: Int) { counts.withLock { $0.uploads += 1; $0.uploadBytes += bytes } }
     func download(_ bytes: Int) { counts.withLock { $0.downloads += 1; $0.downloadBytes += bytes } }

@@ -5,7 +5,7 @@ import Granite
 import GraniteCam
 import GraniteCapture
 import GraniteMedia
-import Synchronization
+import GraniteSync
 
 /// `granite-bench cam --soak S`: long runs of the paced pipeline (test pattern → chain, optionally
 /// depth every frame and saving), printing RSS and glibc's heap totals every few seconds, then the
@@ -74,7 +74,7 @@ struct CamSoak {
         let app = CamApp(pipeline: try CamPipeline(settings: settings, stages: [stage], encoder: CodecsEncoder(.jpg), depth: depthStage),
                          runtime: runtime)
         let label = "\(size)\(depth ? " + depth every frame" : "")"
-        let timeline = Mutex(Timeline(start: MemoryProbe.sample()))
+        let timeline = Locked(Timeline(start: MemoryProbe.sample()))
         print("\(label): start \(timeline.withLock { $0.start.description })")
         let started = monotonicNanos(), every = sampleEvery
         let sampler = Task.detached { [app] in

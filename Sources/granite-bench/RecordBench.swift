@@ -9,6 +9,7 @@ import GraniteIPFSTesting
 import GraniteMedia
 import GraniteProcess
 import GraniteRecorder
+import GraniteSync
 import Synchronization
 
 /// `granite-bench record`: `granite-cam --record` with `blur:sigma=2 | sobel | sepia` (sepia: `colormatrix` with the sepia matrix), live, x264
@@ -188,8 +189,8 @@ struct RecordBench: AsyncParsableCommand {
 
     /// When each segment closed (by name) and each CID was first seen pinned.
     final class Times: Sendable {
-        let closed = Mutex<[String: ContinuousClock.Instant]>([:])
-        let seen = Mutex<[String: ContinuousClock.Instant]>([:])
+        let closed = Locked<[String: ContinuousClock.Instant]>([:])
+        let seen = Locked<[String: ContinuousClock.Instant]>([:])
         let stop = Atomic<Bool>(false)
     }
 

@@ -362,7 +362,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
         defer { server?.close() }
         // --audio: the sound source is found and heard before the camera starts (a missing or
         // silent node ends the run here, naming it); its blocks queue in the record sinks.
-        let sound: PipeWireAudioSource?
+        let sound: (any AudioCaptureSource)?
         do {
             sound = try recording.startSound(into: recordSinks, firstBlockTimeout: firstFrameTimeout)
             if let sound, let format = sound.format {
@@ -419,6 +419,9 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 recordFailed = true
             }
             sound?.stop()
+            if let alsa = sound as? ALSAAudioSource, alsa.overruns > 0 {
+                say("granite-cam: \(alsa.name): \(alsa.overruns) overrun\(alsa.overruns == 1 ? "" : "s") (the reader fell behind the card and the PCM restarted; the sound lost is silence in the file)")
+            }
             for sink in recordSinks {
                 let (lines, failed) = RecordOptions.report(sink)
                 for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }

@@ -30,19 +30,15 @@ struct RecordOptions: ParsableArguments {
     @Option(name: .customLong("segment-seconds"), help: ArgumentHelp("Seconds per --segments segment (each starts at a key frame).", valueName: "seconds"))
     var segmentSeconds: Double = 4
 
-    @Option(help: ArgumentHelp("Record sound with the picture: pipewire (the session's default source) or pipewire:NODE (an Audio/Source by node.name, description, id or serial; `pw-cli ls Node` lists them). Opus in .mkv/.webm, AAC in .mp4 and segments; stamped on the capture clock the frames are. A missing node, or no sound within --first-frame-timeout, ends the run before the camera starts.", valueName: "source"))
+    @Option(help: ArgumentHelp("Record sound with the picture: pipewire (the session's default source), pipewire:NODE (an Audio/Source by node.name, description, id or serial; `pw-cli ls Node` lists them), alsa (ALSA's default PCM) or alsa:PCM (an ALSA name: hw:1,0, plughw:CARD=Mic, pipewire…; `arecord -L` lists them). Opus in .mkv/.webm, AAC in .mp4 and segments; stamped on the capture clock the frames are. A missing or busy source, or no sound within --first-frame-timeout, ends the run before the camera starts.", valueName: "source"))
     var audio: String?
 
-    /// The PipeWire node `--audio` names (nil inside: the default source); nil without `--audio`.
-    var audioTarget: String?? {
-        guard let audio else { return nil }
-        return audio == "pipewire" ? .some(nil) : audio.hasPrefix("pipewire:") && audio.count > 9 ? .some(String(audio.dropFirst(9))) : nil
-    }
+    /// Where `--audio` takes sound from; nil without `--audio` (or one that does not parse: `validate` says so).
+    var audioSource: AudioSourceSpec? { audio.flatMap { try? AudioSourceSpec(parsing: $0) } }
 
     func validate() throws {
         if let audio {
-            if audio.hasPrefix("alsa") { throw ValidationError("--audio \(audio): ALSA capture is not built yet; use pipewire[:NODE] (PipeWire's ALSA nodes are listed by `pw-cli ls Node`)") }
-            guard audioTarget != nil else { throw ValidationError("--audio takes pipewire or pipewire:NODE, not \(audio)") }
+            do { _ = try AudioSourceSpec(parsing: audio) } catch { throw ValidationError("\(error)") }
             if record == nil && segments == nil { throw ValidationError("--audio needs --record FILE or --segments DIR") }
         }
         if !(segmentSeconds > 0) { throw ValidationError("--segment-seconds must be positive") }
@@ -85,11 +81,11 @@ struct RecordOptions: ParsableArguments {
         return sinks
     }
 
-    /// `--audio`: links to the node and waits for its first sound (throws naming it when it is
-    /// missing or silent), tells every sink its format and hands them each block from then on.
-    func startSound(into sinks: [RecordSink], firstBlockTimeout: Double) throws(CaptureError) -> PipeWireAudioSource? {
-        guard let target = audioTarget else { return nil }
-        let source = PipeWireAudioSource(target: target, firstBlockTimeout: firstBlockTimeout)
+    /// `--audio`: opens the source (a PipeWire node, an ALSA PCM) and waits for its first sound
+    /// (throws naming it when it is missing, busy or silent), tells every sink its format and hands them each block from then on.
+    func startSound(into sinks: [RecordSink], firstBlockTimeout: Double) throws(CaptureError) -> (any AudioCaptureSource)? {
+        guard let spec = audioSource else { return nil }
+        let source = spec.makeSource(firstBlockTimeout: firstBlockTimeout)
         try source.start { block in
             for sink in sinks { sink.takeSound(block) }
         }

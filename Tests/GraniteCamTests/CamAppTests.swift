@@ -3,6 +3,7 @@ import Granite
 import GraniteCapture
 import GraniteCodecs
 import GraniteMedia
+import GraniteSync
 import Synchronization
 import XCTest
 
@@ -33,7 +34,7 @@ final class SlowDepthFake: DepthStage {
 final class CamAppTests: CamTestCase {
     func testThousandsOfQuietFramesOnlyRenderOnTicks() async throws {
         let s = settings { $0.frameLimit = 3000; $0.paced = false; $0.statusHz = 4 }
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         let app = CamApp(pipeline: try CamPipeline(settings: s, statusSink: { line in lines.withLock { $0.append(line) } }))
         let summary = try await app.run()
         XCTAssertEqual(summary.frames + summary.dropped, 3000, "every frame is either processed or counted as dropped")

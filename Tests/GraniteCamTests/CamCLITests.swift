@@ -18,8 +18,8 @@ final class CamCLITests: XCTestCase {
             (["--save", "3"], "--save needs --out DIR"),
             (["--pin"], "--pin needs --out DIR"),
             (["--audio", "pipewire"], "--audio needs --record FILE or --segments DIR"),
-            (["--audio", "jack", "--record", "x.mkv"], "--audio takes pipewire or pipewire:NODE, not jack"),
-            (["--audio", "alsa:hw:0", "--record", "x.mkv"], "ALSA capture is not built yet"),
+            (["--audio", "jack", "--record", "x.mkv"], "--audio takes pipewire, pipewire:NODE, alsa or alsa:PCM (an ALSA name: default, hw:1,0, plughw:…), not jack"),
+            (["--audio", "alsa:", "--record", "x.mkv"], "not alsa:"),
         ] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")
@@ -43,6 +43,19 @@ final class CamCLITests: XCTestCase {
         let result = try run(["--device", "/dev/video-granite-none", "--frames", "3"])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.err.contains("granite-cam: error: /dev/video-granite-none: no such video device"), result.err)
+    }
+
+    /// `--audio alsa:PCM` naming no PCM (no card 99): exit 1 naming it before the camera starts, no file.
+    func testAMissingALSAPCMExits1BeforeTheCameraWithNoFile() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("granite-alsa-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try run(["--source", "testpattern", "--size", "64x48", "--frames", "5", "--audio", "alsa:hw:99,0",
+                              "--record", out.appendingPathComponent("clip.mkv").path])
+        XCTAssertEqual(result.status, 1, result.err)
+        XCTAssertTrue(result.err.contains("granite-cam: error: --audio: hw:99,0: ALSA: no such PCM (snd_pcm_open: "), result.err)
+        XCTAssertFalse(result.err.contains("frames in"), "the camera ran: \(result.err)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out.path), [], "a file was left")
     }
 
     func testPinWithTheNodeDownWarnsJournalsAndExitsZero() throws {

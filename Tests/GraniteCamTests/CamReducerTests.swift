@@ -3,6 +3,7 @@ import Granite
 import GraniteCapture
 import GraniteMedia
 import GraniteTesting
+import GraniteSync
 import Synchronization
 import XCTest
 
@@ -311,7 +312,7 @@ final class StatusReducerTests: CamTestCase {
     }
 
     func testTickAndTheSourcesEndRenderTheStatusLine() async throws {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         let store = try await store(output: { line in lines.withLock { $0.append(line) } })
         await store.send(CamEvents.Tick(), renders: 1)
         XCTAssertTrue(store.state.statusLine.hasPrefix("warming up | frames 0 | fps 0.0 | latency p50 – ms"), store.state.statusLine)

@@ -7,7 +7,7 @@ import GraniteCapture
 import GraniteCodecs
 import GraniteMedia
 import GraniteTesting
-import Synchronization
+import GraniteSync
 import XCTest
 
 @testable import GraniteCam
@@ -184,7 +184,7 @@ final class PreviewPageHTTPTests: XCTestCase {
         let port = server.port
         let none = try await request(port, "/snapshot", method: "POST")
         XCTAssertEqual(none.0, 503, "no component takes actions yet")
-        let seen = Mutex<[PreviewAction]>([])
+        let seen = Locked<[PreviewAction]>([])
         server.setActionHandler { action in seen.withLock { $0.append(action) }; return true }
         let snap = try await request(port, "/snapshot", method: "POST", headers: ["Origin": "http://127.0.0.1:\(port)"])
         XCTAssertEqual(snap.0, 202)

@@ -1,5 +1,6 @@
 import CGraniteKernels
 import Dispatch
+import GraniteSync
 import Synchronization
 import XCTest
 @testable import GraniteML
@@ -10,7 +11,7 @@ import XCTest
 final class ParallelTests: XCTestCase {
     /// Runs one loop and checks the chunks: indices below `threads`, ranges tiling 0..<count.
     private func check(count: Int, threads: Int, file: StaticString = #filePath, line: UInt = #line) {
-        let hits = Mutex([Int](repeating: 0, count: count)), chunks = Mutex<[Int]>([])
+        let hits = Locked([Int](repeating: 0, count: count)), chunks = Locked<[Int]>([])
         parallelChunks(count, threads: threads) { chunk, range in
             chunks.withLock { $0.append(chunk) }
             hits.withLock { for i in range { $0[i] += 1 } }
@@ -44,7 +45,7 @@ final class ParallelTests: XCTestCase {
         }
         XCTAssertEqual(total.load(ordering: .relaxed), 400)
 
-        let sums = Mutex([Int](repeating: 0, count: 4))
+        let sums = Locked([Int](repeating: 0, count: 4))
         DispatchQueue.concurrentPerform(iterations: 4) { caller in
             for _ in 0..<300 {
                 parallelFor(10, threads: 2) { r in sums.withLock { $0[caller] += r.reduce(0, +) } }

@@ -1,6 +1,6 @@
 import Granite
 import GraniteTesting
-import Synchronization
+import GraniteSync
 import XCTest
 
 /// Effects (contact, hear, rebound, follow-ups) run after the reducer's state is published.
@@ -16,7 +16,7 @@ struct CounterState: GraniteState {
 }
 
 /// Lets the parent read the child's public state from inside its reducer.
-let childProbe = Mutex<(@Sendable () -> Int)?>(nil)
+let childProbe = Locked<(@Sendable () -> Int)?>(nil)
 
 struct BumpExpedition: GraniteExpedition, GraniteDiscoverable {
     func reduce(event: Bump, state: inout CounterState, connection: GraniteConnection) {

@@ -1,5 +1,5 @@
 import Granite
-import Synchronization
+import GraniteSync
 
 // A small world for the tests: a parent with listening/attached children of every behaviour,
 // a relay that answers (rebound) and broadcasts, shared dependencies.
@@ -76,7 +76,7 @@ final class EchoRelayCenter: GraniteCenter<RelayState> {
 
 /// Counts lifecycle calls of every EchoRelay instance (one counter per test via `id`).
 final class Lifecycle: Sendable {
-    let calls = Mutex<[String]>([])
+    let calls = Locked<[String]>([])
     func record(_ call: String) { calls.withLock { $0.append(call) } }
     var log: [String] { calls.withLock { $0 } }
 }
@@ -129,7 +129,7 @@ final class HostCenter: GraniteCenter<NodeState> {
     override var expeditions: [GraniteBaseExpedition] { [ProbeExpedition.Discovery(), EmitExpedition.Discovery()] }
     override var behavior: GraniteEventBehavior { .broadcastable }
     /// The relay the next HostCenter will host (tests set it so several hosts share one).
-    static let relay = Mutex<EchoRelay?>(nil)
+    static let relay = Locked<EchoRelay?>(nil)
 }
 
 /// Same as HostCenter but quiet: it hosts the relay yet takes no broadcasts.

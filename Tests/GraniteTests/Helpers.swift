@@ -1,7 +1,7 @@
 import Granite
 import GraniteTesting
 import IssueReporting
-import Synchronization
+import GraniteSync
 import XCTest
 
 /// Creates components whose host centers share `relay` (HostCenter reads it at init).
@@ -24,7 +24,7 @@ func eventually(_ condition: @Sendable () -> Bool, timeout: Duration = .seconds(
 
 /// Collects issues the test store reports, so tests can assert that it fails when it should.
 final class IssueCollector: IssueReporter, Sendable {
-    private let messages = Mutex<[String]>([])
+    private let messages = Locked<[String]>([])
     var issues: [String] { messages.withLock { $0 } }
 
     func reportIssue(_ message: @autoclosure () -> String?, severity: IssueSeverity,

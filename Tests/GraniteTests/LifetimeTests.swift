@@ -1,6 +1,7 @@
 import Foundation
 import Granite
 import GraniteTesting
+import GraniteSync
 import Synchronization
 import XCTest
 
@@ -89,7 +90,7 @@ private struct WeakRef: @unchecked Sendable { weak var object: AnyObject? }
 
 /// Weak references to named objects, to see which are still alive.
 final class Watch: Sendable {
-    private let entries = Mutex<[(name: String, ref: WeakRef)]>([])
+    private let entries = Locked<[(name: String, ref: WeakRef)]>([])
 
     func add(_ name: String, _ object: AnyObject) {
         entries.withLock { $0.append((name, WeakRef(object: object))) }
@@ -228,7 +229,7 @@ final class LifetimeTests: XCTestCase {
 // MARK: Async reducers
 
 /// The parent's published count, read by a listening child while it reduces what it heard.
-let publishedCount = Mutex<(@Sendable () -> Int)?>(nil)
+let publishedCount = Locked<(@Sendable () -> Int)?>(nil)
 
 struct SlowBump: GraniteEvent {
     var fail = false

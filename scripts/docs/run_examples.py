@@ -51,6 +51,7 @@ ALLOWED = {
     "granite-cam --source pipewire:42*": "a node's id is the reader's own; the lines beside it read the node by name and as the first",
     "granite-cam --filter 'background:*": "the filter's spellings with the rest of the command left out (…); SegmentStreamTests runs background in granite-cam's stream and BackgroundTemporalTests every mode",
     "*--audio pipewire:alsa_input.usb-mic*": "a microphone of the reader's; scripts/tiers/45-pipewire.sh records sound from a PipeWire source made for it (section 4d)",
+    "*--audio alsa:plughw:CARD=Mic*": "a sound card of the reader's (and a camera); the line below records through ALSA's null PCM, and scripts/tiers/45-pipewire.sh through pipewire-alsa's PCM (section 4d)",
     "ffprobe * clip.mkv*": "reads the recording the line above makes on the reader's machine; scripts/tiers/45-pipewire.sh probes its own recordings the same way",
     "gdbus call --session --dest org.freedesktop.impl.portal.PermissionStore*": "reads and edits the reader's own portal permission store; scripts/tiers/45-pipewire.sh stores and reads back the answer in a private one",
     "kubectl*": "a Kubernetes cluster",

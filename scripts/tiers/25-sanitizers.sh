@@ -18,7 +18,7 @@ filter='GraniteTests\.'
 suffix=""
 if [ "${GRANITE_SANITIZE_CAM:-}" = "1" ]; then
   export GRANITE_PACKAGE=cam
-  filter='GraniteTests\.|GraniteCamTests\.(CamReducerTests|LivePathTests|RunLifetimeTests|CamAppTests|LiveAndNonLiveTests|FailureTests)\.'
+  filter='GraniteTests\.|GraniteCamTests\.(CamReducerTests|LivePathTests|RunLifetimeTests|CamAppTests|LiveAndNonLiveTests|FailureTests)/'
   suffix="-cam"
 fi
 # The core-only manifest resolves fewer packages and would rewrite the checkout's Package.resolved:

@@ -1,6 +1,6 @@
 import CBLAS
 import Foundation
-import Synchronization
+import GraniteSync
 
 /// An ONNX model loaded for inference on the CPU (OpenBLAS and GraniteML's own kernels).
 ///
@@ -31,7 +31,7 @@ public final class Model: ModelRunner {
     /// starts with one (see ``InputNormalization``).
     public let inputNormalization: InputNormalization?
     private let graph: Graph
-    private let plans: Mutex<PlanCache>
+    private let plans: Locked<PlanCache>
 
     /// The default thread count: every active processor.
     public static var defaultThreads: Int { ProcessInfo.processInfo.activeProcessorCount }
@@ -75,7 +75,7 @@ public final class Model: ModelRunner {
         self.memoryLimit = memoryLimit
         inputNormalization = parsed.inputs.count == 1 ? InputNormalization.detect(in: parsed, input: parsed.inputs[0].name) : nil
         graph = try Optimizer.optimize(parsed, memoryLimit: memoryLimit)
-        plans = Mutex(PlanCache())
+        plans = Locked(PlanCache())
         if let fixed = fixedInputShapes {
             let plan = try Planner(graph: graph, threads: self.threads, memoryLimit: memoryLimit).plan(inputShapes: fixed)
             plans.withLock { $0.insert(plan) }
