@@ -175,9 +175,10 @@ let package = Package(
         .executableTarget(name: "granite-v4l2-check", dependencies: ["GraniteCapture"]),
         .executableTarget(name: "granite-pw-check", dependencies: ["GraniteCapture", "GraniteMedia"]),
         .testTarget(name: "GraniteCaptureTests", dependencies: ["GraniteCapture", "GraniteMedia", "GraniteTesting"]),
-        // MARK: Recording (issue 36) — FFmpeg's libraries in-process (encoders, muxers, resampler).
-        .systemLibrary(name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswresample-dev"])]),
+        // MARK: Recording (issue 36) — FFmpeg's libraries in-process (encoders, muxers, resampler),
+        // opened when a recording starts (dlopen, Sources/CFFmpeg/loader.c), not linked: the programs
+        // start without FFmpeg (issue 37). Headers: Debian's libavcodec-dev, libavformat-dev, ....
+        .target(name: "CFFmpeg"),
         .target(name: "GraniteRecorder", dependencies: ["CFFmpeg", "GraniteMedia"]),
         .testTarget(name: "GraniteRecorderTests", dependencies: ["GraniteRecorder", "GraniteMedia", "GraniteProcess", "GraniteTesting"]),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),

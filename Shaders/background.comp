@@ -1,5 +1,6 @@
 #version 450
 #include "common.glsl"
+#include "enlarge.glsl"
 // Background replacement by a person mask (the `background` filter, issue 38). The mask is the
 // chain's auxiliary plane (floats in aux, pc.b.z x pc.b.w, any size, 1 = person); no mask
 // (pc.b.z == 0) keeps the whole frame. Each pixel's alpha is the mask's joint bilateral
@@ -9,16 +10,24 @@
 // MODE 0: over a blurred copy of the frame (binding 4, r32ui texels, made by the blur kernel);
 // 1: over the colour F(3..5) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
 // photo of mode=image as well (the filter's resident copy, scaled to cover the frame).
-// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 5, laid out
+// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 6, laid out
 // as background_cut.comp says, which ran before): alpha = last + F(6) * (alpha - last), unless
 // the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
 // low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
+// ENLARGE 1 (MODE 0, the blur's large-σ path): binding 4 holds the blur's reduced image and
+// each pixel enlarges it as it composites (enlarge.glsl; its tables at binding 5), so the
+// full-size blurred image is never written.
 // f: spatial coefficient, range coefficient, feather, red, green, blue, new-alpha weight.
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SMOOTH = 0;
-layout(set = 0, binding = 4) uniform usamplerBuffer backdrop;
-layout(std430, set = 0, binding = 5) buffer State { uint state[]; };
-layout(std430, set = 0, binding = 5) buffer StateQuads { uvec4 state4[]; };
+layout(constant_id = 2) const int ENLARGE = 0;
+layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
+layout(std430, set = 0, binding = 6) buffer StateQuads { uvec4 state4[]; };
+
+// The backdrop's pixel (x, y): the reduced image enlarged bilinearly (ENLARGE 1), else its own.
+uvec4 backdropAt(int x, int y) {
+    return ENLARGE == 0 ? unpackPx(texelFetch(enlargeSource, y * pc.size.x + x).r) : enlarged(x, y);
+}
 
 float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }
 
@@ -83,7 +92,7 @@ void main() {
         dst[i] = epilogueGray(m, 255u);
         return;
     }
-    vec3 back = MODE == 0 ? vec3(unpackPx(texelFetch(backdrop, i).r).rgb) : vec3(F(3), F(4), F(5));
+    vec3 back = MODE == 0 ? vec3(backdropAt(x, y).rgb) : vec3(F(3), F(4), F(5));
     vec3 front = vec3(unpackPx(p).rgb);
     uvec3 o = uvec3(clamp(back + alpha * (front - back), 0.0, 255.0) + 0.5);
     dst[i] = epilogue(packPx(uvec4(o, p >> 24)));

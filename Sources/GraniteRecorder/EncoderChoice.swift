@@ -44,7 +44,7 @@ public struct EncoderChoice: Sendable, Equatable, CustomStringConvertible {
         static func probeVAAPI() -> String? {
             for n in 128..<136 {
                 let node = "/dev/dri/renderD\(n)"
-                guard access(node, R_OK | W_OK) == 0 else { continue }
+                guard access(node, R_OK | W_OK) == 0, (try? FFmpegLibraries.load()) != nil else { continue }
                 var device: UnsafeMutablePointer<AVBufferRef>?
                 cff_quiet(cff_log_quiet())
                 let status = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_VAAPI, node, nil, 0)
@@ -61,6 +61,7 @@ public struct EncoderChoice: Sendable, Equatable, CustomStringConvertible {
     /// The encoder for `options` into `container` on `machine`; throws when the one asked for
     /// cannot write that container or is not in this FFmpeg.
     public static func resolve(_ options: RecordingOptions, container: Container, machine: @autoclosure () -> Machine) throws(RecorderError) -> EncoderChoice {
+        try FFmpegLibraries.load()
         let choice: EncoderChoice
         switch options.encoder {
         case .auto:

@@ -12,6 +12,9 @@ public enum RecorderError: Error, Sendable, Equatable, CustomStringConvertible {
     case diskFull(path: String, kept: String)
     /// A frame the recording cannot take (another size than the first frame's).
     case frame(path: String, reason: String)
+    /// FFmpeg's libraries, opened when a recording starts, are not there: the library that did not
+    /// load (`libavcodec.so.59`), the Debian package that has it (`libavcodec59`), the loader's message.
+    case ffmpegMissing(library: String, package: String, reason: String)
 
     public var description: String {
         switch self {
@@ -20,6 +23,8 @@ public enum RecorderError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .library(call, path, _, message): return "\(path): \(call): \(message)"
         case let .diskFull(path, kept): return "\(path): the disk is full (or the file size limit was reached); \(kept)"
         case let .frame(path, reason): return "\(path): \(reason)"
+        case let .ffmpegMissing(library, package, reason):
+            return "recording needs FFmpeg's \(library), which did not load (\(reason)); install the package \(package)"
         }
     }
 }

@@ -11,8 +11,15 @@ import GraniteGPU
 /// reference); without a mask the whole frame is kept. The average and the photo live in the
 /// filter's ``BackgroundState``, resident on the device.
 ///
+/// The blur is the catalog's ``GaussianBlur`` (σ in the frame's pixels). Above σ ≈ 4.1 that blur
+/// runs on an area-reduced copy and is enlarged bilinearly; here the enlargement is done by
+/// `background.comp` itself for each pixel it composites (the shared resampler's integers), so
+/// the full-size blurred frame is never written (σ 12 at 1280×720: reduce by 4, blur 320×180
+/// with σ' 2.96, composite). The CPU reference is the blur's own (reduce, blur, enlarge), then the mix.
+///
 /// ```
 ///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
+///         (σ > 4.1: frame ─area ÷f─► blur σ' ─► reduced backdrop, enlarged bilinearly in background.comp)
 ///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (upsample, feather,
 ///         frame, mask, state ──────────────────────────────────  average into state, mix over backdrop) ─► out
 /// ```
@@ -30,7 +37,7 @@ struct Background: FilterKernel {
         parameters: [
             .init("mode", .choice(Mode.allCases.map(\.rawValue), default: "blur"),
                   "blur the background, put a photo or a colour there, or show the mask as gray (image=PATH alone means mode=image)"),
-            .init("sigma", .float(min: 0.1, max: 32, default: 8), "the background blur's standard deviation in pixels (mode=blur)"),
+            .init("sigma", .float(min: 0.1, max: 32, default: 8), "the background blur's standard deviation in the frame's pixels (mode=blur; above 4.1 blurred on a reduced copy)"),
             .init("color", .int(min: 0, max: 0xFF_FFFF, default: 0x00_B1_40), "the background colour as 0xRRGGBB (mode=color)"),
             .init("feather", .float(min: 0, max: 0.5, default: 0.25), "half-width of the soft edge in mask probability (0: hard edge at 1/2)"),
             .init("image", .text(default: ""), "a photo (JPEG, PNG, WebP, AVIF, HEIC, …) scaled to cover the frame, read when the chain is made (mode=image)"),
@@ -117,7 +124,19 @@ struct Background: FilterKernel {
         let size = BackgroundState.Size(width: io.sourceSize.width, height: io.sourceSize.height)
         let bytes = size.width * size.height * 4
         var backdrop = BufferSlice(io.source.buffer, offset: io.source.offset, size: bytes)
-        if mode == .blur {
+        // The blur's large-σ path: its reduced image, enlarged by background.comp as it composites
+        // (ENLARGE; the tables are the shared resampler's), so the full-size blur is never written.
+        var tables: BufferSlice?
+        var reducedSize = SIMD2<Int32>.zero
+        if mode == .blur, let reduction = blur.reduction {
+            var blurIO = io
+            blurIO.epilogue = nil
+            blurIO.tail = nil
+            let (reduced, small) = try blur.recordReducedBlur(&recorder, blurIO, reduction)
+            tables = try GaussianBlur.enlargementTable(io, from: small, to: (size.width, size.height))
+            backdrop = reduced
+            reducedSize = SIMD2(Int32(small.width), Int32(small.height))
+        } else if mode == .blur {
             // The catalog's blur, written into a backdrop of the chain's own (no epilogue, no tail).
             var blurIO = io
             blurIO.destination = BufferSlice(try io.scratch(bytes), size: bytes)
@@ -150,7 +169,9 @@ struct Background: FilterKernel {
         case .mask: 2
         }
         let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
-        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0], a: limitWords,
-                        b: SIMD4(0, 0, Int32(io.depthSize.width), Int32(io.depthSize.height)), texels: [backdrop], buffers: [history])
+        // Without tables the backdrop stands in for them (bound, never read).
+        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1], a: limitWords,
+                        b: SIMD4(reducedSize.x, reducedSize.y, Int32(io.depthSize.width), Int32(io.depthSize.height)),
+                        texels: [backdrop, tables ?? backdrop], buffers: [history])
     }
 }

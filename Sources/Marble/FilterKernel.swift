@@ -175,6 +175,7 @@ struct Shader: Sendable {
     static let blurColumns = Shader(name: "blur_columns", words: SPIRV.blur_columns)
     static let blurLoop = Shader(name: "blur_loop", words: SPIRV.blur_loop)
     static let blur2D = Shader(name: "blur2d", words: SPIRV.blur2d)
+    static let blurEnlarge = Shader(name: "blur_enlarge", words: SPIRV.blur_enlarge)
     static let unsharp = Shader(name: "unsharp", words: SPIRV.unsharp)
     static let sobel = Shader(name: "sobel", words: SPIRV.sobel)
     static let sobelTexels = Shader(name: "sobel_texels", words: SPIRV.sobel_texels)

@@ -8,17 +8,26 @@ enum BenchData {
         guard FileManager.default.createFile(atPath: path, contents: nil),
               let handle = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
         defer { try? handle.close() }
-        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        var random = Random(seed: seed)
         var left = bytes
         var block = [UInt64](repeating: 0, count: max(1, min(1 << 17, (bytes + 7) / 8)))
         while left > 0 {
-            for i in block.indices {
-                state ^= state >> 12; state ^= state << 25; state ^= state >> 27
-                block[i] = state &* 0x2545_F491_4F6C_DD1D
-            }
+            for i in block.indices { block[i] = random.next() }
             let n = min(left, block.count * 8)
             try handle.write(contentsOf: block.withUnsafeBytes { Data($0.prefix(n)) })
             left -= n
+        }
+    }
+
+    /// A seeded pseudo-random generator (xorshift64*): the same data every run.
+    struct Random: RandomNumberGenerator {
+        private var state: UInt64
+
+        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+        mutating func next() -> UInt64 {
+            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+            return state &* 0x2545_F491_4F6C_DD1D
         }
     }
 

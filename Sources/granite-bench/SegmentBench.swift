@@ -8,6 +8,7 @@ import GraniteCapture
 import GraniteMLVulkan
 import GraniteMedia
 import GraniteProcess
+import Marble
 
 /// `granite-bench segment` (issue 38): background blur on a live stream — the granite-cam pipeline
 /// at 1280×720, 30 fps, the person mask made every frame (MediaPipe's landscape selfie model) and
@@ -23,6 +24,12 @@ import GraniteProcess
 /// dropped, CPU per frame (this process's user + system time over the run), capture → processed
 /// latency p50/p99; and the same pipeline without segmentation, so the latency the mask adds is
 /// the difference. Goals (issue 38): ≤ 0.5× the anchor's CPU per frame, ≤ 1 frame added latency.
+///
+/// Then the mask's temporal stability on a still scene (goal: the smoothed mask changes at most
+/// half as much from frame to frame as the unsmoothed model's): the same photo with fresh sensor
+/// noise every frame (±`--noise` levels a channel, seeded), `--stability-frames` of them, each
+/// through the model (the run's segmenter) and `background:mode=mask` with `smooth=0` and with the
+/// default smoothing; `MaskStability.meanAbsoluteChange` of consecutive masks, averaged.
 struct SegmentBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "segment",
@@ -43,9 +50,12 @@ struct SegmentBench: AsyncParsableCommand {
     @Option(help: "The anchor script.") var anchor = "scripts/bench/segment_anchor.py"
     @Flag(help: "Run the filters on Marble's CPU reference instead of Vulkan.") var cpuFilters = false
     @Flag(help: "Skip the anchor (granite only).") var noAnchor = false
+    @Option(help: "Frames of the still scene for the mask's temporal stability (0: not measured).") var stabilityFrames = 30
+    @Option(help: "Sensor noise of the still scene: ±levels a channel, drawn afresh every frame.") var noise = 2
 
     func validate() throws {
         guard FrameSize(parsing: size) != nil else { throw ValidationError("--size must be WxH") }
+        if stabilityFrames < 0 || stabilityFrames == 1 || noise < 0 { throw ValidationError("--stability-frames must be 0 or at least 2, --noise not negative") }
         if fps <= 0 || seconds <= 0 || runs < 1 || segmentEvery < 1 { throw ValidationError("--fps, --seconds, --runs and --segment-every must be positive") }
         if InferenceDevice(rawValue: segmentDevice) == nil { throw ValidationError("--segment-device: '\(segmentDevice)' is not auto, gpu or cpu") }
     }
@@ -81,17 +91,50 @@ struct SegmentBench: AsyncParsableCommand {
             masked.append(try await granite(frames: "\(dir)/frames", size: frameSize, segmenting: mapStage))
             if !noAnchor { theirs.append(try python(frame: frame, model: model)) }
         }
+        let stability = stabilityFrames > 0 ? try maskStability(frame: frame, stage: mapStage) : nil
         let p = median(plain), g = median(masked)
         print("granite-cam, no segmentation (passthrough to the sink): \(describe(p))")
         print("granite-cam, \(chain), mask every \(segmentEvery == 1 ? "frame" : "\(segmentEvery) frames"): \(describe(g)), \(RecordBench.f(g.masks)) masks/s")
         let frameMillis = 1000 / fps
         print("granite-cam: latency added by segmentation and \(chain): \(RecordBench.f(g.latencyP50 - p.latencyP50)) ms p50 "
               + "(\(RecordBench.f((g.latencyP50 - p.latencyP50) / frameMillis)) frames at \(RecordBench.f(fps)) fps)")
+        if let stability { print(stability) }
         guard !theirs.isEmpty else { return }
         let a = median(theirs)
         print("anchor (Python: ONNX Runtime CPU, all cores + OpenCV GaussianBlur + composite + I420): \(describe(a))")
         print("granite/anchor CPU per frame \(RecordBench.f(g.cpuMillisPerFrame / a.cpuMillisPerFrame))x (goal ≤ 0.5x); "
               + "latency p50 granite \(RecordBench.f(g.latencyP50)) ms vs anchor \(RecordBench.f(a.latencyP50)) ms")
+    }
+
+    /// The mask's temporal stability on a still scene (the type's documentation), as a report line.
+    func maskStability(frame path: String, stage: SegmentationStage) throws -> String {
+        let still = try ColorConversion.rgba(try NetpbmDecoder().decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), path: path))
+        let raw = try FilterChain([FilterSpec.parse("background:mode=mask,smooth=0")])
+        let smoothed = try FilterChain([FilterSpec.parse("background:mode=mask")])
+        var random = BenchData.Random(seed: 38)
+        var previous: (model: Image, raw: Image, smoothed: Image)?
+        var change = (model: 0.0, raw: 0.0, smoothed: 0.0)
+        for _ in 0..<stabilityFrames {
+            var bytes = still.bytes
+            for i in bytes.indices where i % 4 != 3 {
+                bytes[i] = UInt8(clamping: Int(bytes[i]) + Int(random.next() % UInt64(2 * noise + 1)) - noise)
+            }
+            let noisy = try Image(width: still.width, height: still.height, format: .rgba8, bytes: bytes)
+            let mask = try stage.estimateMaps(noisy).map
+            let now = (model: mask, raw: try raw.apply(noisy, depth: mask), smoothed: try smoothed.apply(noisy, depth: mask))
+            if let previous {
+                change.model += try MaskStability.meanAbsoluteChange(previous: previous.model, current: now.model)
+                change.raw += try MaskStability.meanAbsoluteChange(previous: previous.raw, current: now.raw)
+                change.smoothed += try MaskStability.meanAbsoluteChange(previous: previous.smoothed, current: now.smoothed)
+            }
+            previous = now
+        }
+        let n = Double(stabilityFrames - 1)
+        let (model, unsmoothed, smooth) = (change.model / n, change.raw / n, change.smoothed / n)
+        let e = { (v: Double) in String(format: "%.2e", v) }
+        return "mask stability, still scene (±\(noise) levels of noise, \(stabilityFrames) frames), mean absolute change a frame: "
+            + "the model's mask \(e(model)); background smooth=0 \(e(unsmoothed)); background smooth=0.5 (default) \(e(smooth)) = "
+            + "\(RecordBench.f(smooth / model))x the model's, \(RecordBench.f(smooth / unsmoothed))x smooth=0's (goal ≤ 0.5x)"
     }
 
     func describe(_ s: Sample) -> String {

@@ -60,6 +60,8 @@ struct RecordOptions: ParsableArguments {
                                        fps: fps, preset: recordPreset)
         options.segmentSeconds = segmentSeconds
         var sinks: [RecordSink] = []
+        // FFmpeg first: without it nothing is made (not even the --segments folder).
+        if record != nil || segments != nil { try FFmpegLibraries.load() }
         if let record { sinks.append(try RecordSink(path: record, options: options)) }
         if let segments {
             // The folder and any missing parents (`--out run --segments run/live` on a first run).

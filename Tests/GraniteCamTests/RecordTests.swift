@@ -120,6 +120,37 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(orphan.status, 64, orphan.err)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
     }
+    /// FFmpeg is opened when a recording starts, not linked: without it (fault injection: the
+    /// loader asks for libavcodec under a name no system has) `--record` and `--segments` stop
+    /// before capture naming the library and the package, nothing is written, and a run that does
+    /// not record works.
+    func testWithoutFFmpegRecordingStopsBeforeCaptureAndTheRestRuns() throws {
+        let cam = try ChildProgram.built("granite-cam")
+        let needed = try ChildProgram.run("/usr/bin/readelf", ["-d", cam])
+        XCTAssertEqual(needed.status, 0, needed.err)
+        XCTAssertTrue(needed.out.contains("(NEEDED)"), needed.out)
+        for library in ["libavcodec", "libavformat", "libavutil", "libswresample"] {
+            XCTAssertFalse(needed.out.contains("[\(library).so"), "granite-cam does not link \(library): \(needed.out)")
+        }
+
+        try FFmpegLibraries.load()   // here, for the version the headers are from
+        let missing = "libavcodec.so.\(EncoderChoice.libavcodecVersion.split(separator: ".")[0])"
+        let fault: [String: String?] = [FFmpegLibraries.faultInjectionMissing: missing]
+        let files = dir.appendingPathComponent("files").path
+        for output in [["--record", dir.appendingPathComponent("clip.mkv").path], ["--segments", dir.appendingPathComponent("live").path]] {
+            let run = try ChildProgram.run(cam, ["--source", "testpattern", "--size", "320x240", "--frames", "5", "--out", files] + output,
+                                           environment: fault)
+            XCTAssertEqual(run.status, 1, "\(output): \(run.err)")
+            XCTAssertTrue(run.err.contains("recording needs FFmpeg's \(missing)") && run.err.contains("install the package libavcodec"), run.err)
+            XCTAssertFalse(run.out.contains("frames in"), "stopped before capture: \(run.out)")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], "\(output): nothing written")
+        }
+        let plain = try ChildProgram.run(cam, ["--source", "testpattern", "--size", "320x240", "--frames", "5", "--out", files,
+                                               "--image-format", "ppm"], environment: fault)
+        XCTAssertEqual(plain.status, 0, plain.err)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: files).filter { $0.hasSuffix(".ppm") }.count, 5)
+    }
+
     /// Sound handed to the sink as `--audio` does (blocks stamped on the capture clock, arriving a
     /// little after the frames), starting 0.3 s before the first frame and with 0.2 s lost in the
     /// middle: the file's sound starts with the picture, the gap is silence, and the click captured

@@ -38,6 +38,8 @@ import Testing
     static let cases: [(String, Int)] = [
         ("background:mode=blur,sigma=3", 1),
         ("background:mode=blur,sigma=0.8,feather=0.1", 1),
+        // The blur's large-σ path (area reduction by 4, σ' 2.96, bilinear enlargement).
+        ("background:mode=blur,sigma=12", 1),
         ("background:mode=color,color=0x3366cc", 1),
         ("background:mode=color,color=0xff0080,feather=0.4", 1),
         ("background:mode=mask", 1),

@@ -24,6 +24,7 @@ import Testing
         ("blur:sigma=7.5", 0),
         ("blur:sigma=20", 0),
         ("sharpen:amount=1.5,sigma=1", 1),
+        ("sharpen:amount=1,sigma=9", 1),  // the blur's reduced path, then the unsharp pass
         ("sobel", 1),
         ("resize:width=50,height=31", 0),
         ("resize:width=400,height=90,mode=bilinear", 0),
@@ -158,6 +159,21 @@ struct BlurStyleTests {
             let input = Fixtures.image(w, h)
             #expect(try probe.apply(input) == reference.applyCPU(input), "\(style) at \(w)x\(h)")
         }
+    }
+
+    /// Where the large-σ path starts and the reduction it picks: the coarsest f = 2^k leaving
+    /// σ' = √(σ² − (f² − 1)/4) / f ≥ 2 in reduced pixels.
+    @Test func reductionFollowsSigma() throws {
+        #expect(GaussianBlur(sigma: 4).reduction == nil)
+        #expect(GaussianBlur(sigma: 4).radius == 11)
+        let cases: [(Float, Int, Float)] = [(4.2, 2, 2.05), (7.5, 2, 3.72), (8, 2, 3.98), (8.3, 4, 2.02), (12, 4, 2.96), (20, 8, 2.45), (32, 8, 3.97)]
+        for (sigma, factor, reduced) in cases {
+            let reduction = try #require(GaussianBlur(sigma: sigma).reduction, "σ \(sigma)")
+            #expect(reduction.factor == factor && abs(reduction.sigma - reduced) < 0.01, "σ \(sigma): \(reduction)")
+        }
+        #expect(GaussianBlur.Reduction(sigma: 12)!.size(13, 7) == (4, 2))
+        // σ 12 at 1280×720: 320×180 blurred with 17 taps a pass (Q8 weights, zeros trimmed), not 1280×720 with 73.
+        #expect(GaussianBlur(sigma: 12).radius == 8)
     }
 
     @Test func direct2DIsCloseToTheReference() throws {

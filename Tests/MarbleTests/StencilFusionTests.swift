@@ -24,7 +24,7 @@ import Testing
         ("blur:sigma=0.6 | ink:threshold=0.1,levels=5", 1, 2, 0, false),
         // Fused twice, neither blur first.
         ("invert | blur:sigma=1.5 | sobel:scale=3 | blur:sigma=1 | ink", 3, 5, 1, false),
-        // Radius 18: past the strip shader's window, so the blur runs as two passes, unfused.
+        // σ 6: the blur's reduced path (area ÷2, blur, enlarge), which takes no stencil tail: unfused.
         ("blur:sigma=6 | sobel", 2, 2, 1, false),
     ]
 

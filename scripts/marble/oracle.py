@@ -7,6 +7,8 @@ Reads raw 8-bit RGBA, writes raw 8-bit RGBA. Built from the filters' definitions
 meant to compute), with OpenCV's own colour conversion, Sobel and Gaussian kernels, never from
 Marble's code:
   sobel   scale=S              grey = |∇ luma| · S (3×3 Sobel, edges replicated), alpha kept
+  gaussian sigma=S             the colour channels blurred by GaussianBlur(σ = S, radius ⌈3σ⌉, edges
+                               replicated) in floats, alpha kept
   sharpen amount=A sigma=S     unsharp mask: o + A · (o − GaussianBlur(o, σ = S, radius ⌈3σ⌉)), alpha kept
   ink     threshold=T levels=N ink colour (28, 22, 40) where |∇ luma| > T · 1020, elsewhere each
                                channel posterised to N levels and mixed 3:1 with paper (246, 238, 220)
@@ -35,6 +37,15 @@ def sobel(rgba, scale=1.0):
     out = rgba.copy()
     m = np.clip(np.rint(gradient(rgba) * scale), 0, 255).astype(np.uint8)
     out[:, :, 0] = out[:, :, 1] = out[:, :, 2] = m
+    return out
+
+
+def gaussian(rgba, sigma=2.0):
+    radius = max(1, math.ceil(3 * sigma))
+    rgb = rgba[:, :, :3].astype(np.float32)
+    out = rgba.copy()
+    blurred = cv2.GaussianBlur(rgb, (2 * radius + 1, 2 * radius + 1), sigma, sigma, borderType=cv2.BORDER_REPLICATE)
+    out[:, :, :3] = np.clip(np.rint(blurred), 0, 255).astype(np.uint8)
     return out
 
 
@@ -95,7 +106,7 @@ def main():
         key, value = item.split("=", 1)
         params[key] = int(value) if key == "levels" else float(value)
     rgba = np.fromfile(source, dtype=np.uint8).reshape(height, width, 4)
-    result = {"sobel": sobel, "sharpen": sharpen, "ink": ink, "godray": godray}[name](rgba, **params)
+    result = {"sobel": sobel, "gaussian": gaussian, "sharpen": sharpen, "ink": ink, "godray": godray}[name](rgba, **params)
     np.ascontiguousarray(result, dtype=np.uint8).tofile(target)
 
 
