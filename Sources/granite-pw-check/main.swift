@@ -1,9 +1,10 @@
 // granite-pw-check: the PipeWire tier's and benchmark's consumer and reader (scripts/tiers/45-pipewire.sh).
 //
-//   granite-pw-check counters FILE WxH [--min N]
+//   granite-pw-check counters FILE WxH [--min N] [--each LIST]
 //       raw RGBA frames (what `gst-launch-1.0 … ! videoconvert ! video/x-raw,format=RGBA ! filesink`
 //       recorded): reads each one's drawn test-pattern counter; fails unless every frame has one,
-//       they rise strictly, and there are at least N
+//       they rise strictly, and there are at least N; --each: LIST gets each frame's counter, a line
+//       each (to match frames of two recordings by counter)
 //   granite-pw-check consume [NODE | /dev/videoN] [--frames N] [--seconds S] [--counters WxH] [--min N]
 //                            [--arrivals FILE]
 //       reads a PipeWire video source through GraniteCapture's PipeWireSource (the same code as
@@ -160,7 +161,8 @@ arguments.removeFirst()
 switch mode {
 case "counters":
     let minimum = option("--min", in: &arguments).flatMap(Int.init) ?? 1
-    guard arguments.count == 2, let size = FrameSize(parsing: arguments[1]) else { fail("usage: counters FILE WxH [--min N]", code: 64) }
+    let each = option("--each", in: &arguments)
+    guard arguments.count == 2, let size = FrameSize(parsing: arguments[1]) else { fail("usage: counters FILE WxH [--min N] [--each LIST]", code: 64) }
     guard let file = fopen(arguments[0], "rb") else { fail("\(arguments[0]): cannot open") }
     let pattern = TestPattern(size: size)
     let frameBytes = size.width * size.height * 4
@@ -170,6 +172,11 @@ case "counters":
         counters.append(pattern.readCounter(try! Image(width: size.width, height: size.height, format: .rgba8, bytes: bytes)))
     }
     fclose(file)
+    if let each {
+        guard let list = fopen(each, "w") else { fail("\(each): cannot write") }
+        for counter in counters { fputs((counter.map(String.init) ?? "-") + "\n", list) }
+        guard fclose(list) == 0 else { fail("\(each): cannot write") }
+    }
     print("granite-pw-check: \(arguments[0]): \(checkCounters(counters, min: minimum))")
 case "consume":
     let want = option("--frames", in: &arguments).flatMap(Int.init) ?? 100

@@ -458,23 +458,52 @@ PY
 done
 
 # 6. A GPU chain that converts its result to YUV on the device (GRANITE_GPU_YUV=1: on lavapipe
-#    too): the bytes are read from the device straight into the consumer's buffer. Per format the
-#    device makes (YUY2, I420), the recorded counters rise in order (grayscale keeps the caption)
-#    and granite-cam's summary counts at least as many direct reads as frames recorded.
-for format in YUY2 I420; do
-  lower=$(echo "$format" | tr 'A-Z' 'a-z')
-  GRANITE_GPU_YUV=1 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --filter grayscale \
-    --pipewire-out "Granite Device $format" --pipewire-out-format "$lower" --status-hz 1 >"$work/cam-device.log" 2>&1 & device=$!; pids+=($device)
-  wait_node node.name "granite.granite-device-$lower" || { cat "$work/cam-device.log"; fail "the $format device node did not appear"; }
-  timeout 30 gst-launch-1.0 -q pipewiresrc target-object="granite.granite-device-$lower" num-buffers=20 \
-    ! "video/x-raw,format=$format,width=320,height=240" ! videoconvert ! video/x-raw,format=RGBA \
-    ! filesink location="$work/device-$format.rgba" >"$work/gst-device.log" 2>&1 \
-    || { cat "$work/gst-device.log"; tail -3 "$work/cam-device.log"; fail "pipewiresrc ($format, read from the device) failed"; }
-  line=$("$bin/granite-pw-check" counters "$work/device-$format.rgba" $size --min 20) || { echo "$line"; fail "$format frames read from the device"; }
+#    too, the route a discrete GPU takes): the bytes are read from the device straight into the
+#    consumer's buffer. Per format the device makes (YUY2, I420): the recorded counters rise in order
+#    (grayscale keeps the caption), granite-cam's summary counts at least as many direct reads as
+#    frames recorded, and the consumer's raw YUV frames equal, byte for byte, those of the host
+#    route (the CPU's conversion, GRANITE_GPU_YUV=0) with the same counter (issue 37, item 5): each
+#    consumer records the raw frames and, through a tee, their RGBA for the counters.
+yuv_run() {   # yuv_run ROUTE FORMAT GRANITE_GPU_YUV: raw frames and their counters in $work/ROUTE-FORMAT.*
+  local route=$1 format=$2 lower; lower=$(echo "$2" | tr 'A-Z' 'a-z')
+  GRANITE_GPU_YUV=$3 "$bin/granite-cam" --source testpattern --size $size --fps 30 --duration 60 --filter grayscale \
+    --pipewire-out "Granite $route $format" --pipewire-out-format "$lower" --status-hz 1 >"$work/cam-$route.log" 2>&1 & device=$!; pids+=($device)
+  wait_node node.name "granite.granite-$route-$lower" || { cat "$work/cam-$route.log"; fail "the $route $format node did not appear"; }
+  timeout 30 gst-launch-1.0 -q pipewiresrc target-object="granite.granite-$route-$lower" num-buffers=20 \
+    ! "video/x-raw,format=$format,width=320,height=240" ! tee name=t \
+    t. ! queue ! filesink location="$work/$route-$format.yuv" \
+    t. ! queue ! videoconvert ! video/x-raw,format=RGBA ! filesink location="$work/$route-$format.rgba" >"$work/gst-$route.log" 2>&1 \
+    || { cat "$work/gst-$route.log"; tail -3 "$work/cam-$route.log"; fail "pipewiresrc ($format, $route route) failed"; }
+  line=$("$bin/granite-pw-check" counters "$work/$route-$format.rgba" $size --min 20 --each "$work/$route-$format.counters") \
+    || { echo "$line"; fail "$format frames ($route route)"; }
   kill -INT $device; wait $device || true
+}
+for format in YUY2 I420; do
+  yuv_run device $format 1
   reads=$(sed -nE "s/.* ([0-9]+) read from the device straight into the consumer's buffer.*/\1/p" "$work/cam-device.log")
   echo "pipewire: $format from the device: $line; ${reads:-0} frames read straight into the consumer's buffer"
   [ "${reads:-0}" -ge 20 ] || { grep "PipeWire camera" "$work/cam-device.log"; fail "$format: ${reads:-0} frames read from the device into the buffer, wanted 20"; }
+  yuv_run host $format 0
+  reads=$(sed -nE "s/.* ([0-9]+) read from the device straight into the consumer's buffer.*/\1/p" "$work/cam-host.log")
+  [ "${reads:-0}" -eq 0 ] || fail "$format: the host route read ${reads} frames from the device"
+  frame=$((320 * 240 * 2)); [ $format = I420 ] && frame=$((320 * 240 * 3 / 2))
+  compared=$(python3 - "$work/device-$format" "$work/host-$format" $frame <<'PY'
+import sys
+def frames(stem, size):
+    data = open(stem + ".yuv", "rb").read()
+    counters = open(stem + ".counters").read().split()
+    if len(data) != size * len(counters): sys.exit(f"{stem}.yuv: {len(data)} bytes for {len(counters)} frames of {size}")
+    return {c: data[i * size:(i + 1) * size] for i, c in enumerate(counters) if c != "-"}
+size = int(sys.argv[3])
+device, host = frames(sys.argv[1], size), frames(sys.argv[2], size)
+common = sorted(set(device) & set(host), key=int)
+differ = [c for c in common if device[c] != host[c]]
+if differ: sys.exit(f"frames {differ[:5]} differ between the routes ({len(differ)} of {len(common)})")
+if len(common) < 5: sys.exit(f"only {len(common)} frames with the same counter in both routes")
+print(len(common))
+PY
+) || fail "$format: the device route's YUV against the host route's: $compared"
+  echo "pipewire: $format: the device route's frames equal the host route's, byte for byte ($compared frames with the same counter)"
 done
 
 # 7. Firefox's PipeWire camera backend, through the desktop portal, reads granite-cam's camera.
