@@ -196,6 +196,9 @@ final class CamReducerTests: CamTestCase {
             $0.closedBy = "closed-reader-fake"
             $0.stopping = true
         }
+        // The root asks the capture relay to stop (an effect, after the root's state is published);
+        // the relay closes the gate on its own executor: wait for it before looking.
+        await store.runtime.drain()
         XCTAssertNil(gate(store).admit(), "the stop closed the gate")
         await store.send(ready(try frame(1), at: 3_000_000, slot: second), renders: 0) { $0.routed = 2 }
         await store.runtime.drain()
