@@ -284,32 +284,29 @@ def main():
                 check("the browser plays HLS: the video plays /live/live.m3u8",
                       box.get("hls") == "native" and box.get("src") == "/live/live.m3u8" and not box.get("videoHidden"), box)
                 # It plays: decoded pictures (readyState ≥ 2, a size) and time advancing, no media error.
-                played = browser.poll(
-                    "JSON.stringify((() => { const v = document.getElementById('hls'); v.muted = true; v.play().catch(() => {});"
-                    " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
-                    " message: v.error && v.error.message}; })())",
-                    lambda p: p.get("error") or (p.get("ready", 0) >= 2 and p.get("width", 0) > 0 and p.get("time", 0) > 0.5),
-                    15, decode=json.loads, default={})
+                plays = lambda p: p.get("ready", 0) >= 2 and p.get("width", 0) > 0 and p.get("time", 0) > 0.5
+                def watch(reload):
+                    # `reload`: load the video once more (the playlist again, from the start) before watching.
+                    again = "if (!window.__reloaded) { window.__reloaded = true; v.load(); }" if reload else ""
+                    return browser.poll(
+                        "JSON.stringify((() => { const v = document.getElementById('hls'); " + again + " v.muted = true; v.play().catch(() => {});"
+                        " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
+                        " message: v.error && v.error.message}; })())",
+                        lambda p: p.get("error") or plays(p), 15, decode=json.loads, default={})
+                played = watch(reload=False)
                 print("     live video: %s" % played)
                 if played.get("error"):
                     # Chromium's own HLS player (new in Chromium; Debian 12's 156) now and then fails a live
                     # EVENT playlist after jumping from the first segment to the live edge (1 run in 5 alone
                     # here, 6 in 10 beside a CI run: PipelineStatus::DEMUXER_ERROR_COULD_NOT_PARSE after init,
-                    # seg 0, init, the last three segments and a playlist refresh), on bytes that are whole — the recorder renames
-                    # every segment and the playlist into place, and ffprobe reads each segment of such a run.
-                    # One reload (the playlist again, from the start) must then play; a second error fails.
+                    # seg 0, init, the last three segments and a playlist refresh), on bytes that are whole:
+                    # the recorder renames every segment and the playlist into place, and ffprobe reads each
+                    # segment of such a run. One reload must then play; a second error fails.
                     print("     live video: a media error on the first load (Chromium's HLS player); reloading once")
-                    played = browser.poll(
-                        "JSON.stringify((() => { const v = document.getElementById('hls'); if (!window.__reloaded) { window.__reloaded = true; v.load(); }"
-                        " v.muted = true; v.play().catch(() => {});"
-                        " return {ready: v.readyState, width: v.videoWidth, time: v.currentTime, error: v.error && v.error.code,"
-                        " message: v.error && v.error.message}; })())",
-                        lambda p: p.get("error") or (p.get("ready", 0) >= 2 and p.get("width", 0) > 0 and p.get("time", 0) > 0.5),
-                        15, decode=json.loads, default={})
+                    played = watch(reload=True)
                     print("     live video after the reload: %s" % played)
                 check("and the live video plays (pictures decoded, time advancing, no media error)",
-                      not played.get("error") and played.get("ready", 0) >= 2 and played.get("width", 0) > 0 and played.get("time", 0) > 0.5,
-                      played)
+                      not played.get("error") and plays(played), played)
             else:
                 check("the browser does not play HLS itself, and the page says so and where to open it",
                       box.get("hls") == "unsupported" and box.get("videoHidden") and "does not play HLS" in box.get("note", "")
