@@ -50,7 +50,7 @@ GRANITE_APT_LOOPBACK_PACKAGES=(linux-headers-amd64 v4l2loopback-dkms v4l-utils)
 ensure_apt() {
   local missing=()
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "granite: installing Debian packages: ${missing[*]}" >&2
@@ -95,5 +95,5 @@ start_pipewire_session() {
   [ -S "$XDG_RUNTIME_DIR/pipewire-0" ] || { cat "$1/pipewire.log" >&2; return 1; }
   wireplumber >"$1/wireplumber.log" 2>&1 & pids+=($!)
   # WirePlumber is ready when it shows up as a client.
-  for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep -q '"application.name": "WirePlumber"' && break; sleep 0.1; done
+  for _ in $(seq 1 50); do pw-dump 2>/dev/null | grep '"application.name": "WirePlumber"' >/dev/null && break; sleep 0.1; done
 }

@@ -521,7 +521,7 @@ gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/
   || fail "could not set the session bus's activation environment"
 for _ in $(seq 1 100); do
   gdbus introspect --session --dest org.freedesktop.portal.Desktop --object-path /org/freedesktop/portal/desktop 2>/dev/null \
-    | grep -q "interface org.freedesktop.portal.Camera" && break
+    | grep "interface org.freedesktop.portal.Camera" >/dev/null && break
   sleep 0.1
 done
 # Camera access for programs outside a sandbox (the portal's app id ""), as the portal's dialog

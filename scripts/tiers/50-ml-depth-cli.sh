@@ -37,7 +37,7 @@ rc=0; "$granite" depth "$work/room.png" "$work/broken.png" -o "$work/out" --mode
 check "exit 2 when one input is corrupt" "[ $rc -eq 2 ]"
 check "depth PNG is 16-bit gray at the input size" "[ \"\$(im identify -format '%w %h %z %[channels]' "$work/out/room.depth.png")\" = '160 120 16 gray' ]"
 check "preview is an 8-bit indexed PNG (color type 3) at the input size" "[ \"\$(od -An -tu1 -j24 -N2 '$work/out/room.preview.png' | tr -s ' ')\" = ' 8 3' ] && [ \"\$(im identify -format '%w %h' "$work/out/room.preview.png")\" = '160 120' ]"
-check "no output for the corrupt input" "! ls '$work/out' | grep -q broken"
+check "no output for the corrupt input" "! ls '$work/out' | grep broken >/dev/null"
 check "the corrupt input is named on stderr" "grep -q 'broken.png' '$work/log'"
 rc=0; "$granite" depth "$work/room.png" -o "$work/model" --model "$model" --depth-size model >/dev/null 2>&1 || rc=$?
 check "--depth-size model keeps the model's 224x224" "[ $rc -eq 0 ] && [ \"\$(im identify -format '%w %h' "$work/model/room.depth.png")\" = '224 224' ]"

@@ -93,7 +93,7 @@ echo "slurm: unsharded run: $inputs inputs in $unsharded_s s ($(tail -1 "$work/r
 # Same outputs and manifest as the reference; the shards' parts are extra files, journals must be gone.
 same_as_reference() {
   diff -r -x 'manifest.shard-*' "$reference" "$1" >"$work/diff.log" 2>&1 \
-    && ! ls "$1" | grep -q '\.journal$' && ! find "$1" -name '.*.tmp-*' | grep -q .
+    && ! ls "$1" | grep '\.journal$' >/dev/null && ! find "$1" -name '.*.tmp-*' | grep . >/dev/null
 }
 
 # --- the cluster ---
@@ -219,7 +219,7 @@ check "requeued task completed: '$summary3' (skipped = the $done_before finished
 after=$(cd "$out3" && find . -name '*.jpg' ! -name '.*' -printf '%P %i %T@\n' | sort)
 rewritten=$(comm -23 <(echo "$finished") <(echo "$after") | wc -l)
 check "the $done_before finished outputs were not written again (same inode and mtime): $rewritten were" "[ $rewritten -eq 0 ]"
-check "no temporaries and no journal left" "! find '$out3' -name '.*.tmp-*' | grep -q . && [ ! -e '$journal' ]"
+check "no temporaries and no journal left" "! find '$out3' -name '.*.tmp-*' | grep . >/dev/null && [ ! -e '$journal' ]"
 check "the requeued task's part lists each of its $shard_size inputs once" "python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[\"entries\"]; o=[x[\"output\"] for x in e]; sys.exit(not (len(o)==len(set(o))==$shard_size))' '$out3/manifest.shard-1-of-$shards.json'"
 
 # Scheduler overhead per task: an array of empty tasks, each writing when it started and ended.

@@ -49,7 +49,7 @@ check "a colour view beside each depth map: $previews, 8-bit indexed colour (${k
 processed=$(sed -E 's/^granite-cam: ([0-9]+) frames in .*/\1/' <<<"$summary")
 rec_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,nb_read_frames -of csv=p=0 "$out/recording.mkv" 2>&1 || true)
 check "recording.mkv plays: H.264, as many frames as processed (${processed:-none}): $rec_frames" "[ \"\$rec_frames\" = \"h264,${processed:-x}\" ]"
-check "no partial files left" "! ls -A $out | grep -qE '\.partial|\.tmp-'"
+check "no partial files left" "! ls -A $out | grep -E '\.partial|\.tmp-' >/dev/null"
 # The clone's build ran with its Package.resolved removed (see above): SwiftPM resolved from
 # Package.swift's exact pins alone, and must have reached the versions the project tested.
 check "its resolution, with no Package.resolved, equals Package.versions" "scripts/check-versions . >'$work/versions.out' 2>&1 || { cat '$work/versions.out'; false; }"
@@ -110,8 +110,8 @@ check "one folder inside, with bin/granite, bin/granite-cam, lib/, the model" "[
 stripped_with_rpath() {
   local f
   for f in "$b"/bin/*; do
-    readelf -S "$f" | grep -q '\.symtab' && return 1
-    readelf -d "$f" | grep -qE '\(RPATH\) +Library rpath: \[\$ORIGIN/\.\./lib\]' || return 1
+    readelf -S "$f" | grep '\.symtab' >/dev/null && return 1
+    readelf -d "$f" | grep -E '\(RPATH\) +Library rpath: \[\$ORIGIN/\.\./lib\]' >/dev/null || return 1
   done
 }
 check "the programs are stripped and look in \$ORIGIN/../lib" stripped_with_rpath
@@ -154,7 +154,7 @@ b_frames=$(ls b-cam 2>/dev/null | grep -cE '^frame_[0-9]+\.png$' || true)
 b_depths=$(ls b-cam 2>/dev/null | grep -cE '^depth-[0-9]+\.png$' || true)
 check "bundle: granite-cam --source testpattern --frames 10 --depth: exit 0, $b_frames frames, $b_depths depth maps" "[ $rc -eq 0 ] && [ $b_frames -ge 1 ] && [ $b_depths -ge 1 ]"
 [ $rc -eq 0 ] || tail -10 "$work/b-cam.log"
-check "bundle: granite-cam links no FFmpeg (it opens it when a recording starts)" "! readelf -d '$b/bin/granite-cam' | grep -qE 'NEEDED.*\\[lib(avcodec|avformat|avutil|swresample)\\.so'"
+check "bundle: granite-cam links no FFmpeg (it opens it when a recording starts)" "! readelf -d '$b/bin/granite-cam' | grep -E 'NEEDED.*\\[lib(avcodec|avformat|avutil|swresample)\\.so' >/dev/null"
 rc=0; bare "$b/bin/granite-cam" --source testpattern --frames 10 --record b-rec.mkv >"$work/b-rec.log" 2>&1 || rc=$?
 b_rec=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,nb_read_frames -of csv=p=0 b-rec.mkv 2>&1 || true)
 b_processed=$(sed -nE 's/^granite-cam: ([0-9]+) frames in .*/\1/p' "$work/b-rec.log")
