@@ -2,98 +2,158 @@
 #include "common.glsl"
 #include "enlarge.glsl"
 // Background replacement by a person mask (the `background` filter, issue 38). The mask is the
-// chain's auxiliary plane (floats in aux, pc.b.z x pc.b.w, any size, 1 = person); no mask
-// (pc.b.z == 0) keeps the whole frame. Each pixel's alpha is the mask's joint bilateral
-// upsampling on the frame's luma, feathered: MaskRefinement.swift is the CPU reference, step by
-// step (the 4x4 mask samples nearest p, weights exp(F(0) * spatial distance^2 + F(1) * luma
-// difference^2), smoothstep over [1/2 - F(2), 1/2 + F(2)]).
+// chain's auxiliary plane (floats, pc.b.z x pc.b.w, any size, 1 = person); no mask (pc.b.z == 0)
+// keeps the whole frame. Each pixel's alpha is the guided filter's: background_guide.comp left
+// the coefficients of each mask cell and of the cell after it in its row at binding 7
+// (A, B, A', B'), taken here bilinearly at the pixel's position (centres at integer + 1/2,
+// clamped; two loads a pixel), alpha = clamp(A * luma / 255 + B, 0, 1), then
+// feathered (smoothstep over [1/2 - F(1), 1/2 + F(1)]). MaskRefinement.swift is the CPU
+// reference, step by step.
 // MODE 0: over a blurred copy of the frame (binding 4, r32ui texels, made by the blur kernel);
-// 1: over the colour F(3..5) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
+// 1: over the colour F(2..4) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
 // photo of mode=image as well (the filter's resident copy, scaled to cover the frame).
 // SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 6, laid out
-// as background_cut.comp says, which ran before): alpha = last + F(6) * (alpha - last), unless
+// as background_cut.comp says, which ran before): alpha = last + F(5) * (alpha - last), unless
 // the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
 // low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
 // ENLARGE 1 (MODE 0, the blur's large-σ path): binding 4 holds the blur's reduced image and
 // each pixel enlarges it as it composites (enlarge.glsl; its tables at binding 5), so the
 // full-size blurred image is never written.
-// f: spatial coefficient, range coefficient, feather, red, green, blue, new-alpha weight.
+// f: the guide's epsilon (used by background_guide.comp), feather, red, green, blue, new-alpha weight.
+// RUN: pixels of a row per invocation (Background.record: 32 on a CPU device, where a loop keeps
+// every SIMD lane busy and each storage-buffer access is a loop over the lanes; 1 on a GPU),
+// dispatched in one dimension (runs × rows invocations). VEC 1 (rows of whole quads, RUN a multiple
+// of 4): the pixels, the average and the output move as quads.
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SMOOTH = 0;
 layout(constant_id = 2) const int ENLARGE = 0;
+layout(constant_id = 3) const int RUN = 1;
+layout(constant_id = 4) const int VEC = 0;
 layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
 layout(std430, set = 0, binding = 6) buffer StateQuads { uvec4 state4[]; };
+layout(std430, set = 0, binding = 7) readonly buffer Guide { vec4 coefficients[]; };
 
-// The backdrop's pixel (x, y): the reduced image enlarged bilinearly (ENLARGE 1), else its own.
-uvec4 backdropAt(int x, int y) {
-    return ENLARGE == 0 ? unpackPx(texelFetch(enlargeSource, y * pc.size.x + x).r) : enlarged(x, y);
+// What a run keeps between its pixels: the backdrop's reduced pixels (ENLARGE) and the mask
+// cells' coefficients, fetched again only when the pixel moves to another column of them.
+struct RunCache { EnlargeCache backdrop; int cell; vec4 c0, c1; };
+
+// The backdrop's pixel (x, y): the reduced image enlarged bilinearly (ENLARGE 1; `row` is
+// enlargedWindow(y), made once a row), else its own.
+uvec4 backdropAt(int x, int y, ivec3 row, inout RunCache k) {
+    return ENLARGE == 0 ? unpackPx(texelFetch(enlargeSource, y * pc.size.x + x).r) : enlargedCached(x, row, k.backdrop);
 }
 
-float lumaAt(int x, int y) { return float(luma8(unpackPx(src[y * pc.size.x + x]))); }
+// A pixel's position along an axis in mask cells (MaskRefinement.bilinearPosition): the cell
+// before it and the weight of the one after, clamped at the ends; ((2p + 1) n - frame) / 2 frame.
+void position(int p, int frame, int n, out int index, out float weight) {
+    int t = (2 * p + 1) * n - frame;
+    index = t >= 0 ? t / (2 * frame) : -((-t + 2 * frame - 1) / (2 * frame));
+    weight = float(t - index * 2 * frame) / float(2 * frame);
+    if (index < 0) { index = 0; weight = 0.0; }
+    if (index >= n - 1) { index = n - 1; weight = 0.0; }
+}
 
-float alphaAt(int x, int y) {
-    int w = pc.size.x, h = pc.size.y, mw = pc.b.z, mh = pc.b.w;
+// Pixel (x, y)'s alpha before the average (p: its colour); y0, y1, ay: its row's mask rows.
+float alphaAt(int x, uint p, int y0, int y1, float ay, inout RunCache k) {
+    int mw = pc.b.z;
     if (mw == 0) return 1.0;
-    // p's position in mask samples, ((2x + 1) mw - w) / 2w; its floor by integer division.
-    int nx = (2 * x + 1) * mw - w, ny = (2 * y + 1) * mh - h;
-    float mx = float(nx) / float(2 * w), my = float(ny) / float(2 * h);
-    int x0 = (nx >= 0 ? nx / (2 * w) : -((-nx + 2 * w - 1) / (2 * w))) - 1;
-    int y0 = (ny >= 0 ? ny / (2 * h) : -((-ny + 2 * h - 1) / (2 * h))) - 1;
-    float lp = lumaAt(x, y);
-    // The exponents first, then exp(e - max e): the largest weight is 1, none hangs on denormals.
-    float e[16], v[16];
-    int n = 0;
-    float top = -3.402823e38;
-    for (int qy = max(y0, 0); qy <= min(y0 + 3, mh - 1); qy++) {
-        int fy = min(((2 * qy + 1) * h) / (2 * mh), h - 1);
-        float dy = float(qy) - my;
-        for (int qx = max(x0, 0); qx <= min(x0 + 3, mw - 1); qx++) {
-            int fx = min(((2 * qx + 1) * w) / (2 * mw), w - 1);
-            float dx = float(qx) - mx;
-            float dl = lp - lumaAt(fx, fy);
-            e[n] = F(0) * (dx * dx + dy * dy) + F(1) * dl * dl;
-            v[n] = uintBitsToFloat(aux[qy * mw + qx]);
-            top = max(top, e[n]);
-            n++;
-        }
+    int x0;
+    float ax;
+    position(x, pc.size.x, mw, x0, ax);
+    if (x0 != k.cell) {
+        // Each load holds the cell and the one after it (A, B, A', B').
+        k.cell = x0;
+        k.c0 = coefficients[y0 * mw + x0];
+        k.c1 = coefficients[y1 * mw + x0];
     }
-    float sum = 0.0, weights = 0.0;
-    for (int k = 0; k < n; k++) {
-        float weight = exp(e[k] - top);
-        sum += weight * v[k];
-        weights += weight;
-    }
-    float m = sum / weights;
-    if (F(2) <= 0.0) return m >= 0.5 ? 1.0 : 0.0;
-    float t = clamp((m - (0.5 - F(2))) / (2.0 * F(2)), 0.0, 1.0);
+    vec4 c0 = k.c0, c1 = k.c1;
+    precise vec2 top = c0.xy + ax * (c0.zw - c0.xy);
+    precise vec2 bottom = c1.xy + ax * (c1.zw - c1.xy);
+    precise vec2 c = top + ay * (bottom - top);
+    precise float m = c.x * (float(luma8(unpackPx(p))) / 255.0) + c.y;
+    m = clamp(m, 0.0, 1.0);
+    if (F(1) <= 0.0) return m >= 0.5 ? 1.0 : 0.0;
+    float t = clamp((m - (0.5 - F(1))) / (2.0 * F(1)), 0.0, 1.0);
     return t * t * (3.0 - 2.0 * t);
 }
 
-void main() {
-    GRANITE_PIXEL(x, y)
-    int i = y * pc.size.x + x;
-    uint p = src[i];
-    float alpha = alphaAt(x, y);
-    if (SMOOTH == 1) {
-        // The header in one load (on lavapipe each storage-buffer load is a loop over the lanes).
-        uvec4 head = state4[0];
-        uint limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
-        bool cut = head.z != 0u || head.y > limitHigh || (head.y == limitHigh && head.x > limitLow);
-        if (!cut) {
-            // precise: no fused multiply-add, the CPU reference's rounding.
-            precise float last = uintBitsToFloat(state[4 + i]);
-            precise float step = F(6) * (alpha - last);
-            alpha = last + step;
-        }
-        state[4 + i] = floatBitsToUint(alpha);
-    }
+// The average: alpha = last + F(5) * (alpha - last), unless this frame restarts it.
+float averaged(float alpha, uint lastBits, bool restart) {
+    if (restart) return alpha;
+    // precise: no fused multiply-add, the CPU reference's rounding.
+    precise float last = uintBitsToFloat(lastBits);
+    precise float step = F(5) * (alpha - last);
+    return last + step;
+}
+
+// The output pixel: the alpha as gray (MODE 2), or the frame mixed over the backdrop.
+uint mixed(int x, int y, uint p, float alpha, ivec3 row, inout RunCache k) {
     if (MODE == 2) {
         uint m = uint(clamp(alpha, 0.0, 1.0) * 255.0 + 0.5);
-        dst[i] = epilogueGray(m, 255u);
-        return;
+        return epilogueGray(m, 255u);
     }
-    vec3 back = MODE == 0 ? vec3(backdropAt(x, y).rgb) : vec3(F(3), F(4), F(5));
+    vec3 back = MODE == 0 ? vec3(backdropAt(x, y, row, k).rgb) : vec3(F(2), F(3), F(4));
     vec3 front = vec3(unpackPx(p).rgb);
     uvec3 o = uvec3(clamp(back + alpha * (front - back), 0.0, 255.0) + 0.5);
-    dst[i] = epilogue(packPx(uvec4(o, p >> 24)));
+    return epilogue(packPx(uvec4(o, p >> 24)));
+}
+
+void main() {
+    // One dimension: invocation g takes run g % runs of row g / runs (every lane busy, whatever
+    // the width).
+    int w = pc.size.x, runs = (w + RUN - 1) / RUN;
+    int g = int(gl_GlobalInvocationID.x);
+    if (g >= runs * pc.size.y) return;
+    int y = g / runs, x0 = (g % runs) * RUN, end = min(x0 + RUN, w);
+    // This row's mask rows and the backdrop's, once for the run.
+    int my0 = 0, my1 = 0;
+    float ay = 0.0;
+    if (pc.b.z != 0) {
+        position(y, pc.size.y, pc.b.w, my0, ay);
+        my1 = min(my0 + 1, pc.b.w - 1);
+    }
+    ivec3 row = ENLARGE == 1 && MODE == 0 ? enlargedWindow(y) : ivec3(0);
+    RunCache k = RunCache(enlargeCache(), -1, vec4(0.0), vec4(0.0));
+    bool restart = false;
+    if (SMOOTH == 1) {
+        // The header in one load.
+        uvec4 head = state4[0];
+        uint limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
+        restart = head.z != 0u || head.y > limitHigh || (head.y == limitHigh && head.x > limitLow);
+    }
+    if (VEC == 1) {
+        // n = w * h is a multiple of 4, so the average (from word 4) starts on quad 1.
+        for (int qx = x0; qx < end; qx += 4) {
+            int q = (y * w + qx) / 4;
+            uvec4 p = src4[q];
+            vec4 alpha;
+            alpha.x = alphaAt(qx, p.x, my0, my1, ay, k);
+            alpha.y = alphaAt(qx + 1, p.y, my0, my1, ay, k);
+            alpha.z = alphaAt(qx + 2, p.z, my0, my1, ay, k);
+            alpha.w = alphaAt(qx + 3, p.w, my0, my1, ay, k);
+            if (SMOOTH == 1) {
+                uvec4 last = state4[1 + q];
+                alpha = vec4(averaged(alpha.x, last.x, restart), averaged(alpha.y, last.y, restart),
+                             averaged(alpha.z, last.z, restart), averaged(alpha.w, last.w, restart));
+                state4[1 + q] = floatBitsToUint(alpha);
+            }
+            uvec4 o;
+            o.x = mixed(qx, y, p.x, alpha.x, row, k);
+            o.y = mixed(qx + 1, y, p.y, alpha.y, row, k);
+            o.z = mixed(qx + 2, y, p.z, alpha.z, row, k);
+            o.w = mixed(qx + 3, y, p.w, alpha.w, row, k);
+            dst4[q] = o;
+        }
+    } else {
+        for (int px = x0; px < end; px++) {
+            int i = y * w + px;
+            uint p = src[i];
+            float alpha = alphaAt(px, p, my0, my1, ay, k);
+            if (SMOOTH == 1) {
+                alpha = averaged(alpha, state[4 + i], restart);
+                state[4 + i] = floatBitsToUint(alpha);
+            }
+            dst[i] = mixed(px, y, p, alpha, row, k);
+        }
+    }
 }

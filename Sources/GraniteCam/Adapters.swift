@@ -82,7 +82,8 @@ public struct MarbleStage: FrameStage {
         case let .liveOnDevice(model):
             if let model, let size = model.modelInputSize {
                 // Due: the model makes the kept map from this frame, inside it.
-                frame = try chain.frame(image, depth: .onDevice(newMap: true), modelInput: size)
+                frame = try chain.frame(image, depth: .onDevice(newMap: true), modelInput: size,
+                                        mapSize: model.mapSize(frameWidth: image.width, frameHeight: image.height))
                 do {
                     result.depthOnDevice = try model.estimate(onDevice: frame)
                     if !result.depthOnDevice && frame.depthOnDevice != nil { result.depthFailure = "the depth model does not run on the chain's device" }
@@ -94,7 +95,8 @@ public struct MarbleStage: FrameStage {
             }
         case let .own(model):
             if let size = model.modelInputSize {
-                frame = try chain.frame(image, depth: .estimated, modelInput: size)
+                frame = try chain.frame(image, depth: .estimated, modelInput: size,
+                                        mapSize: model.mapSize(frameWidth: image.width, frameHeight: image.height))
                 if !job.depthOnHost && frame.depthOnDevice != nil {
                     // The model on the device too: the picture and the map never leave it.
                     do { result.depthOnDevice = try model.estimate(onDevice: frame) } catch { result.depthFailure = "\(error)" }
@@ -236,7 +238,7 @@ public struct DepthEstimatorStage: DepthStage {
     /// One run of the model on a picture already at its input size; both maps at `width`×`height`.
     public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
         let result = try estimator.estimate(modelInput, size: .exactly(width: width, height: height))
-        return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
+        return DepthEstimate(map: result.floatImage()) { result.to16BitPNGImage() }
     }
 
     /// On the device when the model runs on the frame's device (a `VulkanModel`: `--depth-device
@@ -257,12 +259,12 @@ public struct DepthEstimatorStage: DepthStage {
     public func estimateMaps(_ image: Image) throws -> DepthEstimate {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
         let result = try estimator.estimate(input)
-        return DepthEstimate(map: result.floatImage(), png: result.to16BitPNGImage())
+        return DepthEstimate(map: result.floatImage()) { result.to16BitPNGImage() }
     }
 }
 
 /// GraniteML's `PersonSegmenter` (MediaPipe's selfie segmentation) as the run's map model: its
-/// map is the person mask (`grayF32`, 0 background … 1 person, at the frame's size) that the
+/// map is the person mask (`grayF32`, 0 background … 1 person, at the model's size) that the
 /// `background` filter reads where depth filters read depth. Made, kept and handed to the chain
 /// as depth is (every n-th frame, the newest reused; on a GPU chain inside the frame, on the
 /// device); written as 8-bit PNGs (`mask-NNNNNNNN.png`, 255 = person), shown gray in the preview.
@@ -293,18 +295,26 @@ public struct SegmentationStage: DepthStage {
     /// The model's input size (256×256, or 256×144 for the landscape model).
     public var modelInputSize: (width: Int, height: Int)? { segmenter.inputSize }
 
-    /// One run of the model on a picture already at its input size; the mask at `width`×`height`.
+    /// The mask stays at the model's size (256×144 for the landscape model): `background`
+    /// upsamples it on the frame's own edges (a guided filter), so a frame-size copy is never made
+    /// for the chain.
+    public func mapSize(frameWidth: Int, frameHeight: Int) -> (width: Int, height: Int) { segmenter.inputSize }
+
+    /// One run of the model on a picture already at its input size: the mask at ``mapSize(frameWidth:frameHeight:)``;
+    /// the file's image (when one is written) at `width`×`height`.
     public func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate {
-        Self.maps(try segmenter.segment(modelInput, size: .exactly(width: width, height: height)))
+        let size = mapSize(frameWidth: width, frameHeight: height)
+        return Self.maps(try segmenter.segment(modelInput, size: .exactly(width: size.width, height: size.height)), frame: (width, height))
     }
 
     public func estimateMaps(_ image: Image) throws -> DepthEstimate {
         let input = [.rgba8, .rgb24, .gray8].contains(image.format) ? image : try ColorConversion.rgba(image)
-        return Self.maps(try segmenter.segment(input))
+        let size = mapSize(frameWidth: image.width, frameHeight: image.height)
+        return Self.maps(try segmenter.segment(input, size: .exactly(width: size.width, height: size.height)), frame: (image.width, image.height))
     }
 
     /// On the device when the model runs on the frame's device (`--segment-device gpu`, or
-    /// `auto` on a GPU): the chain's picture in, the mask (at the frame's size, as
+    /// `auto` on a GPU): the chain's picture in, the mask (at the model's size, as
     /// ``estimateMaps(modelInput:width:height:)`` makes it) left where `background` reads it.
     public var runsOnDevice: Bool { segmenter.runner is VulkanModel }
 
@@ -317,9 +327,15 @@ public struct SegmentationStage: DepthStage {
         return true
     }
 
-    /// The mask in the run's two shapes: the `grayF32` map and the 8-bit image written as PNG.
-    static func maps(_ mask: PersonMask) -> DepthEstimate {
-        DepthEstimate(map: (try? Image(width: mask.width, height: mask.height, floats: mask.values))!, png: mask.grayImage())
+    /// The mask in the run's two shapes: the `grayF32` map and, when a file is written, the 8-bit
+    /// image at the frame's size (the mask resized as depth maps are).
+    static func maps(_ mask: PersonMask, frame: (width: Int, height: Int)) -> DepthEstimate {
+        DepthEstimate(map: (try? Image(width: mask.width, height: mask.height, floats: mask.values))!) {
+            guard (mask.width, mask.height) != frame else { return mask.grayImage() }
+            let values = Resampler.resize(floats: mask.values, width: mask.width, height: mask.height, channels: 1,
+                                          toWidth: frame.width, toHeight: frame.height, filter: DepthMap.scaleFilter)
+            return try PersonMask(width: frame.width, height: frame.height, values: values).grayImage()
+        }
     }
 
     /// A `grayF32` mask as `gray8` (255 = person), as `PersonMask` rounds it.

@@ -105,7 +105,7 @@ struct FrameExpedition: GraniteExpedition {
         if let maps = event.depth {
             // Non-live: this frame's own map, estimated before the chain; written like a frame.
             if writesDepth {
-                connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.frame.sequence, slot: slot), .rebound)
+                connection.request(OutputRelayEvents.SaveDepth(maps: maps, sequence: event.frame.sequence, slot: slot), .rebound)
             }
         } else if routing.liveDepth {
             // Live: the capture relay chose (the depth relay was free) and the chain made the model's input.
@@ -159,7 +159,7 @@ struct DepthReadyExpedition: GraniteExpedition {
         guard let maps = event.maps else { return }
         FrameExpedition.previewDepth(maps.map, at: event.finishedNanos, state: &state, connection: connection)
         if state.routing.writesFiles {
-            connection.request(OutputRelayEvents.SaveDepth(map: maps.png, sequence: event.sequence, slot: nil), .rebound)
+            connection.request(OutputRelayEvents.SaveDepth(maps: maps, sequence: event.sequence, slot: nil), .rebound)
         }
     }
 }

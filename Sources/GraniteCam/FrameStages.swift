@@ -188,12 +188,16 @@ public protocol DepthStage: Sendable {
     /// One estimate in both shapes (default: ``estimate(_:)`` once, the 16-bit image from
     /// ``depthMap(_:)``).
     func estimateMaps(_ image: Image) throws -> DepthEstimate
+    /// The size of the map the chain reads for a frame of this size: the frame's (the default;
+    /// depth filters sample it pixel for pixel), or the model's own (a person mask, which
+    /// `background` upsamples on the frame's edges).
+    func mapSize(frameWidth: Int, frameHeight: Int) -> (width: Int, height: Int)
     /// The size the model takes its input at, when it can be handed a picture already resized
     /// to it (a GPU chain makes it on the device, see ``FrameJob/modelInput``); nil by default.
     var modelInputSize: (width: Int, height: Int)? { get }
-    /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``), both shapes at
-    /// `width`×`height` (the frame's size). Default: `modelInput` scaled up to the frame and
-    /// ``estimateMaps(_:)``.
+    /// One estimate from `modelInput` (`rgba8`, already ``modelInputSize``) for a `width`×`height`
+    /// frame: the map at ``mapSize(frameWidth:frameHeight:)``, the file's image at the frame's size.
+    /// Default: `modelInput` scaled up to the frame and ``estimateMaps(_:)``.
     func estimateMaps(modelInput: Image, width: Int, height: Int) throws -> DepthEstimate
     /// Runs the model on the device inside `frame` — from the picture the chain makes there
     /// (``ChainFrame/modelInputOnDevice()``), the map written where its filters read it
@@ -205,17 +209,27 @@ public protocol DepthStage: Sendable {
     var runsOnDevice: Bool { get }
 }
 
-/// One depth estimate in the two shapes the run uses.
+/// One depth estimate in the two shapes the run uses: the map the chain reads, and the image a
+/// file holds — made only when a file is written (most live maps never are), on the writer's executor.
 public struct DepthEstimate: Sendable {
-    /// `grayF32`, for `depthmask` and the `depth` point cloud.
+    /// `grayF32`, for `depthmask` and the `depth` point cloud (at ``DepthStage/mapSize(frameWidth:frameHeight:)``).
     public var map: Image
-    /// `gray16`, for the 16-bit PNG (``DepthStage/depthMap(_:)``'s samples).
-    public var png: Image
+    private let makePNG: @Sendable () throws -> Image
 
-    /// Both shapes.
+    /// The image written as PNG: `gray16` for depth (``DepthStage/depthMap(_:)``'s samples), `gray8`
+    /// for a person mask, at the frame's size.
+    public func png() throws -> Image { try makePNG() }
+
+    /// Both shapes, made.
     public init(map: Image, png: Image) {
         self.map = map
-        self.png = png
+        makePNG = { png }
+    }
+
+    /// The map, and how to make the file's image when one is written.
+    public init(map: Image, png: @escaping @Sendable () throws -> Image) {
+        self.map = map
+        makePNG = png
     }
 }
 
@@ -230,8 +244,10 @@ extension DepthStage {
 
     public func estimateMaps(_ image: Image) throws -> DepthEstimate {
         let map = try estimate(image)
-        return DepthEstimate(map: map, png: try depthMap(map).to16BitPNGImage())
+        return DepthEstimate(map: map) { try depthMap(map).to16BitPNGImage() }
     }
+
+    public func mapSize(frameWidth: Int, frameHeight: Int) -> (width: Int, height: Int) { (frameWidth, frameHeight) }
 
     public var modelInputSize: (width: Int, height: Int)? { nil }
 

@@ -38,7 +38,8 @@ enum OutputRelayEvents {
     struct SaveDepth: GraniteEvent {
         /// Quiet.
         var behavior: GraniteEventBehavior { .quiet }
-        let map: Image
+        /// The estimate; its file image is made here, off the root.
+        let maps: DepthEstimate
         let sequence: UInt64
         /// The frame's place in the run's gate (a non-live frame's own map: done with once it is
         /// written); nil for a live run's map, which holds no frame's place.
@@ -78,7 +79,7 @@ struct SaveDepthExpedition: GraniteExpedition {
         var path: String?
         do {
             guard let parts = parts.value else { throw CamError.invalidOptions("no output folder") }
-            path = try parts.writer.writeDepth(event.map, sequence: event.sequence)
+            path = try parts.writer.writeDepth(try event.maps.png(), sequence: event.sequence)
             state.depthWritten += 1
         } catch {
             state.failed += 1

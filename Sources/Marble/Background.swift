@@ -1,12 +1,14 @@
 import Foundation
 import GraniteGPU
+import GraniteSync
 
 /// Background replacement by a person mask (`background.comp`, issue 38): the frame over a blurred
 /// copy of itself, over a photo, over a colour, or the mask alone as gray.
 ///
 /// The mask is the chain's auxiliary plane — the map ``ChainDepth`` supplies (`grayF32`, any
 /// size, 1 = person; e.g. `PersonMask` at the model's size) — so a chain runs either depth
-/// filters or this one, not both. It is upsampled to the frame on the frame's luma, feathered and
+/// filters or this one, not both. It is upsampled to the frame by a guided filter on the frame's
+/// luma (computed at the mask's size, so a pixel costs one bilinear fetch), feathered and
 /// averaged over frames (reset on a scene cut) as ``MaskRefinement`` does on the CPU (the
 /// reference); without a mask the whole frame is kept. The average and the photo live in the
 /// filter's ``BackgroundState``, resident on the device.
@@ -20,8 +22,9 @@ import GraniteGPU
 /// ```
 ///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
 ///         (σ > 4.1: frame ─area ÷f─► blur σ' ─► reduced backdrop, enlarged bilinearly in background.comp)
-///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (upsample, feather,
-///         frame, mask, state ──────────────────────────────────  average into state, mix over backdrop) ─► out
+///         frame, mask ─background_guide.comp ×3 (guided filter at the mask's size) ─► coefficients ┐
+///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (alpha = A·luma + B,
+///         frame, state, coefficients ──────────────────────────  feather, average into state, mix) ─► out
 /// ```
 struct Background: FilterKernel {
     enum Mode: String, CaseIterable { case blur, color, image, mask }
@@ -80,14 +83,18 @@ struct Background: FilterKernel {
         state = BackgroundState(photo: mode == .image ? try BackgroundState.load(path, filter: name) : nil)
     }
 
-    /// The upsampling's coefficients as `MaskRefinement.upsample` computes them, the colour and
-    /// the new alpha's weight in the average.
+    /// The guided filter's epsilon, the feather, the colour and the new alpha's weight in the average.
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] {
-        let s = refinement.spatialSigma, r = refinement.rangeSigma
-        return [-1 / (2 * s * s), -1 / (2 * r * r), refinement.feather, color.r, color.g, color.b, 1 - refinement.smooth]
+        [refinement.epsilon, refinement.feather, color.r, color.g, color.b, 1 - refinement.smooth]
     }
 
     var readsDepth: Bool { true }
+
+    /// Pixels of a row each invocation of `background.comp` takes on a CPU device.
+    static let cpuRun = 32
+    /// For tests: the run every chain recorded from now on uses, whatever the device (1 checks a
+    /// GPU's layout on lavapipe); nil: by the device.
+    static let runOverride = Locked<Int?>(nil)
 
     /// The frame's alpha (1 = person) on the CPU: the mask upsampled, feathered and averaged
     /// with the frames before (the filter's history), or all ones.
@@ -110,7 +117,7 @@ struct Background: FilterKernel {
         case .image: state.photoPlane(.init(width: input.width, height: input.height))
         default: nil
         }
-        let fill = SIMD4<Float>(env.floats[3], env.floats[4], env.floats[5], 0)
+        let fill = SIMD4<Float>(env.floats[2], env.floats[3], env.floats[4], 0)
         return input.map { x, y, p in
             let i = y * input.width + x
             let back = backdrop.map { Px.channels($0.pixels[i]) } ?? fill
@@ -163,15 +170,36 @@ struct Background: FilterKernel {
                             destinationSize: (runs, 1), buffers: [history])
             recorder.barrier()
         }
+        // The guided filter at the mask's size (background_guide.comp, three steps): the coefficients
+        // background.comp takes bilinearly. Without a mask the placeholder stands in (never read).
+        var coefficients = io.depth
+        if io.depthSize.width > 0 {
+            let cells = (io.depthSize.width, io.depthSize.height)
+            // Vec2s a cell, but the coefficients are vec4s: each cell's and the next one's in its row.
+            let bytes = cells.0 * cells.1 * 8
+            let guide = BufferSlice(try io.scratch(bytes), size: bytes), fits = BufferSlice(try io.scratch(bytes), size: bytes)
+            coefficients = BufferSlice(try io.scratch(2 * bytes), size: 2 * bytes)
+            for (step, input, output) in [(UInt32(0), guide, guide), (1, guide, fits), (2, fits, coefficients)] {
+                // Step 0 reads no cells: its input binding is its output's (bound, not read).
+                try io.dispatch(&recorder, .backgroundGuide, spec: [step], destinationSize: cells,
+                                a: SIMD4(Int32(MaskRefinement.radius(width: cells.0, height: cells.1)), 0, 0, 0), buffers: [input, output])
+                recorder.barrier()
+            }
+        }
         let modeIndex: UInt32 = switch mode {
         case .blur, .image: 0
         case .color: 1
         case .mask: 2
         }
         let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
+        // A run of pixels per invocation on a CPU device (lavapipe: a loop keeps the SIMD lanes busy and
+        // each buffer access is a loop over them), one on a GPU; quads where rows are whole quads.
+        let run = Self.runOverride.withLock { $0 } ?? (io.context.deviceKind == .cpu ? Self.cpuRun : 1)
+        let quads = run % 4 == 0 && StepIO.quadRows(size.width)
         // Without tables the backdrop stands in for them (bound, never read).
-        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1], a: limitWords,
+        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1, UInt32(run), quads ? 1 : 0],
+                        destinationSize: ((size.width + run - 1) / run * size.height, 1), a: limitWords,
                         b: SIMD4(reducedSize.x, reducedSize.y, Int32(io.depthSize.width), Int32(io.depthSize.height)),
-                        texels: [backdrop, tables ?? backdrop], buffers: [history])
+                        texels: [backdrop, tables ?? backdrop], buffers: [history, coefficients])
     }
 }

@@ -12,7 +12,7 @@ public enum ChainDepth: Sendable {
     /// only when the version changes, so a map that serves many frames goes up once.
     case resident(Image, version: UInt64)
     /// A map made from this very frame: ``ChainFrame/modelInput()`` gives the frame resized for the
-    /// depth model, and the map the model returns (`grayF32`, the frame's size) goes to
+    /// depth model, and the map the model returns (`grayF32`, the frame's `mapSize`) goes to
     /// ``ChainFrame/run(depth:)``.
     case estimated
     /// A live stream's map kept on the device by the chain and made there by a model: with
@@ -85,7 +85,7 @@ public final class ChainFrame: @unchecked Sendable {
     }
 
     /// Where the filters read this frame's own map (``ChainDepth/estimated``) on the device, for a
-    /// model that writes it there: `width`×`height` floats (the frame's size), row by row; then
+    /// model that writes it there: `width`×`height` floats (the frame's `mapSize`), row by row; then
     /// ``runWithDepthOnDevice()``. Nil when the chain reads no depth or the frame has no map of its own.
     public var depthOnDevice: (buffer: GPUBuffer, width: Int, height: Int)? {
         switch depth {
@@ -134,8 +134,8 @@ public final class ChainFrame: @unchecked Sendable {
         case .estimated:
             guard chain.readsDepth else { break }
             if let map {
-                guard let made = try FilterChain.depthPlane(map), made.width == image.width, made.height == image.height else {
-                    throw MarbleError.invalidDepth(reason: "expected a \(image.width)x\(image.height) map, got \(map.width)x\(map.height)")
+                guard let made = try FilterChain.depthPlane(map), made.width == plan.key.depthWidth, made.height == plan.key.depthHeight else {
+                    throw MarbleError.invalidDepth(reason: "expected a \(plan.key.depthWidth)x\(plan.key.depthHeight) map, got \(map.width)x\(map.height)")
                 }
                 plane = made
             } else {

@@ -83,11 +83,19 @@ public final class FilterChain: @unchecked Sendable {
     /// A frame through the chain on the device: see ``ChainFrame`` (upload once, run, read back
     /// what is wanted). `depth` says where `depthmask`/`depth` read their map; `modelInput` (the
     /// depth model's input size) lets ``ChainFrame/modelInput()`` make the model's picture from the
-    /// frame on the device. The frame holds a plan of the chain until it ends.
+    /// frame on the device. `mapSize` is the size of the map a model makes from the frame
+    /// (``ChainDepth/estimated``, ``ChainDepth/onDevice(newMap:)``): the frame's by default (depth);
+    /// a person mask stays at the model's size (`background` upsamples it on the frame's edges).
+    /// The frame holds a plan of the chain until it ends.
     public func frame(_ image: Image, time: Float = 0, depth: ChainDepth = .none,
-                      modelInput: (width: Int, height: Int)? = nil) throws(MarbleError) -> ChainFrame {
+                      modelInput: (width: Int, height: Int)? = nil,
+                      mapSize: (width: Int, height: Int)? = nil) throws(MarbleError) -> ChainFrame {
         if let modelInput, modelInput.width <= 0 || modelInput.height <= 0 {
             throw MarbleError.invalidDepth(reason: "depth input size \(modelInput.width)x\(modelInput.height) is empty")
+        }
+        let mapSize = mapSize ?? (image.width, image.height)
+        if mapSize.width <= 0 || mapSize.height <= 0 {
+            throw MarbleError.invalidDepth(reason: "map size \(mapSize.width)x\(mapSize.height) is empty")
         }
         var key: ChainPlan.Key
         switch depth {
@@ -106,18 +114,20 @@ public final class FilterChain: @unchecked Sendable {
         case let .onDevice(newMap):
             key = try FilterChain.shape(of: image, depth: nil).0
             if readsDepth {
-                let kept = try lock.locked { () throws(MarbleError) -> Bool in
-                    if newMap { try makeResident(width: image.width, height: image.height) }
-                    guard let resident, resident.width == image.width, resident.height == image.height else { return false }
-                    return newMap || residentOnDevice
+                // The kept map's size: `mapSize` for a new one; the last one's, whatever it is, for a
+                // frame that reads it (the shaders sample a map of any size).
+                let kept = try lock.locked { () throws(MarbleError) -> (width: Int, height: Int)? in
+                    if newMap { try makeResident(width: mapSize.width, height: mapSize.height) }
+                    guard let resident, newMap || residentOnDevice else { return nil }
+                    return (resident.width, resident.height)
                 }
-                if kept { (key.depthWidth, key.depthHeight, key.residentDepth) = (image.width, image.height, true) }
+                if let kept { (key.depthWidth, key.depthHeight, key.residentDepth) = (kept.width, kept.height, true) }
             }
             if newMap && modelInput == nil { preconditionFailure("ChainDepth.onDevice(newMap: true) needs a modelInput size") }
         case .estimated:
             guard modelInput != nil else { preconditionFailure("ChainDepth.estimated needs a modelInput size") }
             key = try FilterChain.shape(of: image, depth: nil).0
-            if readsDepth { (key.depthWidth, key.depthHeight) = (image.width, image.height) }
+            if readsDepth { (key.depthWidth, key.depthHeight) = mapSize }
         }
         if let modelInput { (key.depthInputWidth, key.depthInputHeight) = modelInput }
         // A chain that reads no depth gets no map (its plan has no room for one); a map made from

@@ -197,7 +197,7 @@ final class CamPinTests: XCTestCase {
         XCTAssertEqual(samples(floats), [0, 32768, 65535])
         let gray8 = try stage.depthMap(try Image(width: 2, height: 1, format: .gray8, bytes: [0, 255])).to16BitPNGImage()
         XCTAssertEqual(samples(gray8), [0, 65535])
-        XCTAssertEqual(try stage.estimateMaps(try Image(width: 3, height: 1, format: .rgba8)).png, floats)
+        XCTAssertEqual(try stage.estimateMaps(try Image(width: 3, height: 1, format: .rgba8)).png(), floats)
         XCTAssertThrowsError(try stage.depthMap(try Image(width: 1, height: 1, format: .rgba8)))
     }
 }

@@ -188,7 +188,7 @@ final class DepthChainTests: CamTestCase {
         for name in written {
             let sequence = try XCTUnwrap(Int(name.dropFirst("depth-".count).dropLast(".png".count)))
             let map = try Codecs.decodeFile(output.appendingPathComponent(name).path, options: DecodeOptions(keepGray: true))
-            let reference = try model.estimateMaps(images[sequence % images.count]).png
+            let reference = try model.estimateMaps(images[sequence % images.count]).png()
             XCTAssertEqual(map.format, .gray16)
             XCTAssertEqual(map.width, reference.width)
             let a = map.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }

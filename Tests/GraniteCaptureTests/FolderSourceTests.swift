@@ -66,6 +66,26 @@ final class FolderSourceTests: XCTestCase {
         XCTAssertEqual(frames.first?.format, .gray8)
     }
 
+    /// Looping, the first pass's frames come back from memory: files rewritten after it do not
+    /// show; with no cache budget every pass reads them again.
+    func testLoopingKeepsTheFirstPassDecoded() async throws {
+        for budget in [256 << 20, 0] {
+            for i in 0..<2 { try write("f\(i).ppm", ppm(UInt8(i))) }
+            // Paced at 5 fps: the files change well before the second pass reads them.
+            let source = FolderSource(path: folder.path, fps: 5, loop: true, frameLimit: 6, loopCacheBytes: budget)
+            var markers: [UInt8] = []
+            for await event in try source.start(.lossless(buffering: 1)) {
+                guard case let .frame(frame) = event else { continue }
+                markers.append(frame.image.bytes[0])
+                // After the first pass, the files change.
+                if markers.count == 2 {
+                    for i in 0..<2 { try ppm(UInt8(10 + i)).write(to: folder.appendingPathComponent("f\(i).ppm"), options: .atomic) }
+                }
+            }
+            XCTAssertEqual(markers, budget > 0 ? [0, 1, 0, 1, 0, 1] : [0, 1, 10, 11, 10, 11], "budget \(budget)")
+        }
+    }
+
     func testLoopOverOnlyCorruptFilesEnds() async throws {
         try write("bad.ppm", Data("P3\n1 1\n255\n0 0 0\n".utf8))
         let source = FolderSource(path: folder.path, loop: true)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Marble
 
-/// The person mask's CPU reference (joint bilateral upsampling on the frame's luma, feathering,
+/// The person mask's CPU reference (guided upsampling on the frame's luma, feathering,
 /// moving average with a scene-cut reset) on odd sizes.
 struct MaskRefinementTests {
     /// A 37×23 frame, a person (dark, luma 40) left of column 17 on a pale (200) background.
@@ -51,13 +51,13 @@ struct MaskRefinementTests {
     @Test func upsamplingSnapsToTheFramesEdge() {
         let low = Self.lowRes()
         let r = MaskRefinement()
-        let joint = r.upsample(low, maskWidth: 9, maskHeight: 5, luma: MaskRefinement.luma(Self.frame()), width: Self.width, height: Self.height)
+        let guided = r.upsample(low, maskWidth: 9, maskHeight: 5, luma: MaskRefinement.luma(Self.frame()), width: Self.width, height: Self.height)
         let plain = Self.bilinear(low, 9, 5)
-        let (jointError, plainError) = (Self.meanError(joint, Self.truth), Self.meanError(plain, Self.truth))
-        print("mask error against the truth: joint bilateral \(jointError), bilinear \(plainError)")
-        #expect(jointError < 0.5 * plainError)
+        let (guidedError, plainError) = (Self.meanError(guided, Self.truth), Self.meanError(plain, Self.truth))
+        print("mask error against the truth: guided \(guidedError), bilinear \(plainError)")
+        #expect(guidedError < 0.5 * plainError)
         // Across the edge the person side stays above ½ and the background below.
-        #expect(joint[10 * Self.width + Self.edge - 1] > 0.5 && joint[10 * Self.width + Self.edge] < 0.5)
+        #expect(guided[10 * Self.width + Self.edge - 1] > 0.5 && guided[10 * Self.width + Self.edge] < 0.5)
     }
 
     /// On a still scene with a noisy model, frame-to-frame change is at most half the unsmoothed mask's.
