@@ -53,13 +53,31 @@ void position(int p, int frame, int n, out int index, out float weight) {
     if (index >= n - 1) { index = n - 1; weight = 0.0; }
 }
 
-// Pixel (x, y)'s alpha before the average (p: its colour); y0, y1, ay: its row's mask rows.
-float alphaAt(int x, uint p, int y0, int y1, float ay, inout RunCache k) {
+// Walking a row: the unclamped cell of pixel x and its remainder, ((2x + 1) n - w) = cell * 2w +
+// rem with 0 <= rem < 2w; `next` moves to x + 1 without a division (position() gives the same
+// cell and weight).
+struct Walk { int cell; int rem; };
+
+Walk walkFrom(int x, int w, int n) {
+    int t = (2 * x + 1) * n - w;
+    int cell = t >= 0 ? t / (2 * w) : -((-t + 2 * w - 1) / (2 * w));
+    return Walk(cell, t - cell * 2 * w);
+}
+
+void next(inout Walk walk, int w, int n) {
+    walk.rem += 2 * n;
+    while (walk.rem >= 2 * w) { walk.rem -= 2 * w; walk.cell++; }
+}
+
+// Pixel (x, y)'s alpha before the average (p: its colour; walk: x's place in the mask's columns);
+// y0, y1, ay: its row's mask rows.
+float alphaAt(Walk walk, uint p, int y0, int y1, float ay, inout RunCache k) {
     int mw = pc.b.z;
     if (mw == 0) return 1.0;
-    int x0;
-    float ax;
-    position(x, pc.size.x, mw, x0, ax);
+    int x0 = walk.cell;
+    float ax = float(walk.rem) / float(2 * pc.size.x);
+    if (x0 < 0) { x0 = 0; ax = 0.0; }
+    if (x0 >= mw - 1) { x0 = mw - 1; ax = 0.0; }
     if (x0 != k.cell) {
         // Each load holds the cell and the one after it (A, B, A', B').
         k.cell = x0;
@@ -114,6 +132,8 @@ void main() {
     }
     ivec3 row = ENLARGE == 1 && MODE == 0 ? enlargedWindow(y) : ivec3(0);
     RunCache k = RunCache(enlargeCache(), -1, vec4(0.0), vec4(0.0));
+    int mw = max(pc.b.z, 1);
+    Walk walk = walkFrom(x0, w, mw);
     bool restart = false;
     if (SMOOTH == 1) {
         // The header in one load.
@@ -127,10 +147,14 @@ void main() {
             int q = (y * w + qx) / 4;
             uvec4 p = src4[q];
             vec4 alpha;
-            alpha.x = alphaAt(qx, p.x, my0, my1, ay, k);
-            alpha.y = alphaAt(qx + 1, p.y, my0, my1, ay, k);
-            alpha.z = alphaAt(qx + 2, p.z, my0, my1, ay, k);
-            alpha.w = alphaAt(qx + 3, p.w, my0, my1, ay, k);
+            alpha.x = alphaAt(walk, p.x, my0, my1, ay, k);
+            next(walk, w, mw);
+            alpha.y = alphaAt(walk, p.y, my0, my1, ay, k);
+            next(walk, w, mw);
+            alpha.z = alphaAt(walk, p.z, my0, my1, ay, k);
+            next(walk, w, mw);
+            alpha.w = alphaAt(walk, p.w, my0, my1, ay, k);
+            next(walk, w, mw);
             if (SMOOTH == 1) {
                 uvec4 last = state4[1 + q];
                 alpha = vec4(averaged(alpha.x, last.x, restart), averaged(alpha.y, last.y, restart),
@@ -148,7 +172,8 @@ void main() {
         for (int px = x0; px < end; px++) {
             int i = y * w + px;
             uint p = src[i];
-            float alpha = alphaAt(px, p, my0, my1, ay, k);
+            float alpha = alphaAt(walk, p, my0, my1, ay, k);
+            next(walk, w, mw);
             if (SMOOTH == 1) {
                 alpha = averaged(alpha, state[4 + i], restart);
                 state[4 + i] = floatBitsToUint(alpha);

@@ -128,8 +128,12 @@ enum CapturePump {
                     // Non-live: this frame's own map, the model's input resized on the GPU when it can be.
                     job = parts.job(frame.image, depth: .own(depthModel))
                 } else if live, chainWantsDepth, let newest, let map = newest.map {
-                    // Live: the newest map in (kept on the device), the model's input out when due.
-                    job = parts.job(frame.image, depth: .newest(map, version: newest.sequence), modelInput: wantsDepth)
+                    // Live: the newest map in, the model's input out when due. A large map (depth at
+                    // the frame's size) is kept on the device and goes up once, though a new one waits
+                    // for the frames in flight that read the old; a small one (a person mask at the
+                    // model's size, 147 KB) goes up with each frame, so a new mask never stalls them.
+                    let small = map.bytes.count * 8 <= frame.image.bytes.count
+                    job = parts.job(frame.image, depth: small ? .map(map) : .newest(map, version: newest.sequence), modelInput: wantsDepth)
                 } else {
                     job = parts.job(frame.image, depth: .none, modelInput: wantsDepth)
                 }
