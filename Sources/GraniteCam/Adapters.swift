@@ -274,8 +274,8 @@ public struct SegmentationStage: DepthStage {
 
     /// Loads the model at `modelPath`, or the built-in one for frames of `frameSize`
     /// (``model(for:)``); `backend` runs it elsewhere than on the CPU (`InferenceDevice`).
-    public init(modelPath: String? = nil, frameSize: FrameSize? = nil, backend: Backend? = nil) throws {
-        segmenter = try PersonSegmenter(modelPath: modelPath, description: Self.model(for: frameSize), backend: backend)
+    public init(modelPath: String? = nil, frameSize: FrameSize? = nil, threads: Int = Model.defaultThreads, backend: Backend? = nil) throws {
+        segmenter = try PersonSegmenter(modelPath: modelPath, description: Self.model(for: frameSize), threads: threads, backend: backend)
     }
 
     /// The built-in model for frames of `size`: the landscape one (256×144) for frames wider than
