@@ -227,7 +227,7 @@ public struct DepthEstimate: Sendable {
     }
 
     /// The map, and how to make the file's image when one is written.
-    public init(map: Image, png: @escaping @Sendable () throws -> Image) {
+    package init(map: Image, png: @escaping @Sendable () throws -> Image) {
         self.map = map
         makePNG = png
     }
