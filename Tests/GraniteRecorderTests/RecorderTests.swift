@@ -291,6 +291,49 @@ final class RecorderTests: XCTestCase {
         }
     }
 
+    /// One recorder, two outputs: a Matroska file and live segments fed by one video encoder (the
+    /// count of encoders opened goes up by one), each with its own sound encoder (Opus, AAC); both
+    /// hold every frame. WebM (VP9 under `auto`) and segments (H.264) cannot share one: a clear error.
+    func testOneEncoderFeedsARecordingAndSegments() throws {
+        let file = dir.appendingPathComponent("both.mkv").path, playlist = dir.appendingPathComponent("live.m3u8").path
+        var options = RecordingOptions(fps: 30)
+        options.segmentSeconds = 1
+        XCTAssertNil(try Recorder.whyNotShared([file, playlist], options: options, machine: plain))
+        let before = Recorder.videoEncodersOpened
+        let recorder = try Recorder(paths: [file, playlist], width: 160, height: 96, options: options,
+                                    audio: AudioFormat(sampleRate: 48_000, channels: 1), machine: plain)
+        XCTAssertEqual(Recorder.videoEncodersOpened - before, 1, "one video encoder for two outputs")
+        XCTAssertEqual(recorder.audioCodecNames, [file: "libopus", playlist: "aac"])
+        var closed: [String] = []
+        recorder.onSegmentClosed = { closed.append(String($0.split(separator: "/").last!)) }
+        let times = (0..<60).map { 1_000_000_000 + UInt64($0) * 33_333_333 }
+        for (k, t) in times.enumerated() {
+            let pcm = [Float](repeating: 0.1, count: 1600)
+            try pcm.withUnsafeBufferPointer { try recorder.appendAudio($0, timestampNanos: t) }
+            let frame = Self.scene(k, width: 160, height: 96)
+            try recorder.append(timestampNanos: t) { buffer in frame.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        }
+        let results = recorder.finishEach()
+        XCTAssertEqual(try results.map { try $0.get().frames }, [60, 60])
+        XCTAssertEqual(closed.first, "init.mp4")
+        XCTAssertTrue(closed.contains("seg00001.m4s"), "\(closed)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: Recorder.partialName(file)))
+        for (path, codec) in [(file, "opus"), (playlist, "aac")] {
+            XCTAssertEqual(value(try probe(path, "stream=nb_read_frames"), "nb_read_frames"), "60", path)
+            let audio = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name",
+                                                                   "-of", "default=nw=1", path])
+            XCTAssertEqual(value(audio.out, "codec_name"), codec, audio.out)
+        }
+
+        let webm = dir.appendingPathComponent("both.webm").path
+        let why = try Recorder.whyNotShared([webm, playlist], options: options, machine: plain)
+        XCTAssertTrue(why?.contains("libvpx-vp9") == true && why?.contains("libx264") == true, why ?? "nil")
+        XCTAssertThrowsError(try Recorder(paths: [webm, playlist], width: 160, height: 96, options: options, machine: plain)) { error in
+            XCTAssertTrue("\(error)".contains("one encoder cannot feed"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: Recorder.partialName(webm)), "no file left by a refused start")
+    }
+
     func testOptionsThatDoNotFitAreClearErrors() throws {
         let bad = dir.appendingPathComponent("x.avi").path
         XCTAssertThrowsError(try Recorder(path: bad, width: 64, height: 64, options: RecordingOptions(), machine: plain)) { error in
