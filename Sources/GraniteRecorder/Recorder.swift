@@ -451,6 +451,9 @@ public final class Recorder {
                 let kept = self.kept, partial = output.partialPath
                 do throws(RecorderError) {
                     try ffmpeg("av_packet_ref", path: partial) { av_packet_ref(reference, packet) }
+                    if track != nil, output.container == .matroska || output.container == .webm {
+                        Recorder.placeAfterCodecDelay(reference, padding: codec.pointee.initial_padding)
+                    }
                     av_packet_rescale_ts(reference, codec.pointee.time_base, stream.pointee.time_base)
                     reference.pointee.stream_index = stream.pointee.index
                     // The muxer takes the reference (the packet is blank after, written or not).
@@ -466,6 +469,19 @@ public final class Recorder {
             }
         }
         if let failure { throw failure }
+    }
+
+    /// Matroska's sound with a codec delay (Opus's pre-skip: 312 samples at 48 kHz): the encoder
+    /// stamps each packet `padding` samples early (its first packet before zero, as FFmpeg has it),
+    /// and the file says `CodecDelay` — a player drops that many samples and subtracts the delay
+    /// from each block's time, so a block's time must be its packet's plus the delay. libavformat
+    /// 59 (FFmpeg 5.1, the one the loader opens) writes `CodecDelay` but not that offset (later
+    /// versions add it themselves), which put the sound 6.5 ms early against the picture; it is
+    /// added here, in the codec's time base (samples, exact).
+    static func placeAfterCodecDelay(_ packet: UnsafeMutablePointer<AVPacket>, padding: Int32) {
+        guard padding > 0 else { return }
+        if packet.pointee.pts != cff_nopts() { packet.pointee.pts += Int64(padding) }
+        if packet.pointee.dts != cff_nopts() { packet.pointee.dts += Int64(padding) }
     }
 
     /// What a finished recording holds.
