@@ -147,7 +147,9 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
     /// encoded (the recorder counts them); each block is placed on it by its own capture time: a
     /// block that starts later than the timeline has reached (sound lost on a loaded machine, a
     /// stalled source) is preceded by silence for the gap, one that starts earlier (sound from
-    /// before the first frame) is cut. Within ``soundJitter`` the count goes on as it is.
+    /// before the first frame) is cut. Within ``soundJitter`` the count goes on as it is, except
+    /// for the first block, placed to the sample (what it holds from before the first frame cut,
+    /// silence before it when it starts later).
     private func encodeSound(_ recorder: Recorder, state: inout State, until: UInt64) throws(RecorderError) {
         guard let sound = state.sound, let first = recorder.firstFrameNanos else { return }
         var blocks = pendingSound.withLock { pending in
@@ -169,13 +171,17 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         while let block = blocks.first, block.channels == channels, block.sampleRate == sound.sampleRate {
             let cursor = state.soundCursor ?? Double(first)
             let drift = Double(block.timestampNanos) - cursor   // > 0: a gap before the block; < 0: it starts before the cursor
+            // The first block lands exactly (cut, or silence before it, to the sample): the sync of
+            // the whole run rests on it. Later ones go on by the count within the jitter.
+            let starting = state.soundCursor == nil
+            let tolerance = starting ? 0 : RecordSink.soundJitter
             var skip = 0
-            if drift > RecordSink.soundJitter {
+            if drift > tolerance && samples(drift) > 0 {
                 let silence = [Float](repeating: 0, count: samples(drift) * channels)
                 let went = try silence.withUnsafeBufferPointer { (zeros) throws(RecorderError) in try append(zeros, state: &state) }
-                state.soundGapSamples += went
+                if !starting { state.soundGapSamples += went }
                 if went < silence.count / channels { break }   // the gap runs past `until`: the block waits
-            } else if drift < -RecordSink.soundJitter {
+            } else if drift < -tolerance {
                 skip = min(block.frames, samples(-drift))
             }
             let went = skip < block.frames ? try block.samples.withUnsafeBufferPointer { (all) throws(RecorderError) in
