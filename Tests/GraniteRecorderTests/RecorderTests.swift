@@ -231,9 +231,9 @@ final class RecorderTests: XCTestCase {
 
     /// Sound beside the video, placed by both capture clocks: a click in the audio against a flash in
     /// the picture, within 1 ms of each other as a player decodes the file (Opus in Matroska with its
-    /// pre-skip, AAC in MP4 with its priming).
+    /// pre-skip, AAC in MP4 and in live segments with its priming).
     func testSoundIsInSyncWithTheVideo() throws {
-        for (name, codec) in [("av.mkv", "opus"), ("av.webm", "opus"), ("av.mp4", "aac")] {
+        for (name, codec) in [("av.mkv", "opus"), ("av.webm", "opus"), ("av.mp4", "aac"), ("av.m3u8", "aac")] {
             let path = dir.appendingPathComponent(name).path
             let recorder = try Recorder(path: path, width: 160, height: 96, options: RecordingOptions(fps: 30),
                                         audio: AudioFormat(sampleRate: 44_100, channels: 2), machine: plain)
