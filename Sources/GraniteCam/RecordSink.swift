@@ -270,7 +270,14 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
                     try encodeSound(recorder, state: &state, until: until)
                 }
             } catch {
-                // The sound's last blocks failed (an output's disk filled): each output says how it ended.
+                // An output that failed on the last sound (its disk filled) says so below, the
+                // others end cleanly; a failure of the encoder leaves every file as far as it got.
+                if recorder.failedPaths.isEmpty {
+                    recorder.abandon()
+                    state.outcomes = paths.map { _ in .failure(error) }
+                    state.recorder = nil
+                    return
+                }
             }
             state.outcomes = recorder.finishEach()
             state.recorder = nil
