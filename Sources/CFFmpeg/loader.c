@@ -56,6 +56,8 @@ static const struct { const char *soname, *package; } libraries[LIBRARIES] = {
     FUNCTION(SWRESAMPLE, int, swr_init, (struct SwrContext *s), (s)) \
     FUNCTION(AVCODEC, AVPacket *, av_packet_alloc, (void), ()) \
     PROCEDURE(AVCODEC, av_packet_free, (AVPacket **pkt), (pkt)) \
+    FUNCTION(AVCODEC, int, av_packet_ref, (AVPacket *dst, const AVPacket *src), (dst, src)) \
+    PROCEDURE(AVCODEC, av_packet_unref, (AVPacket *pkt), (pkt)) \
     PROCEDURE(AVCODEC, av_packet_rescale_ts, (AVPacket *pkt, AVRational tb_src, AVRational tb_dst), (pkt, tb_src, tb_dst)) \
     FUNCTION(AVCODEC, AVCodecContext *, avcodec_alloc_context3, (const AVCodec *codec), (codec)) \
     FUNCTION(AVCODEC, const AVCodec *, avcodec_find_encoder_by_name, (const char *name), (name)) \

@@ -8,15 +8,20 @@ import Synchronization
 import Glibc
 #endif
 
-/// Every processed frame encoded into a video file (`--record FILE`) in-process
-/// (``GraniteRecorder/Recorder``), at its capture time (a dropped frame is a gap).
+/// Every processed frame encoded into a video file (`--record FILE`) and/or live segments
+/// (`--segments DIR`) in-process (``GraniteRecorder/Recorder``), at its capture time (a dropped
+/// frame is a gap). With both, one encoder feeds the two (each packet muxed into each) when they
+/// take the same encoder (``GraniteRecorder/Recorder/whyNotShared(_:options:machine:)``).
 ///
 /// It takes the frame's YUV the way the other live outputs do: read from the device straight into
 /// the encoder's frame when a GPU chain left it there (`Frame.deviceYUV`), else the bytes the
 /// chain made (``Frame/yuv``), else the project's one RGB → YUV conversion
-/// (``ColorConversion/yuv(_:layout:into:vectorised:)``) into the encoder's frame. The file opens
+/// (``ColorConversion/yuv(_:layout:into:vectorised:)``) into the encoder's frame. The files open
 /// at the first frame (its size); a full disk ends the run (``SinkError/closed(sink:)``) and
-/// ``outcome`` says what was kept.
+/// ``outcomes`` say what was kept. When one of two outputs fails, the run ends as it would with
+/// either alone (both usually share the disk that filled): the failed one stays under its partial
+/// name, saying what it kept, and the other is ended cleanly (its trailer, the playlist's
+/// `#EXT-X-ENDLIST`, the rename) so it plays to its last frame.
 ///
 /// With sound (``addSound(_:)`` before the first frame), captured blocks queue up here from the
 /// audio thread (``takeSound(_:)``, which never waits on the encoder) and are encoded on the video
@@ -24,15 +29,19 @@ import Glibc
 /// the last frame's end (its time + 1/fps) is left out, so sound and picture start and end together.
 package final class RecordSink: FrameSink, @unchecked Sendable {
     // @unchecked: the recorder and the outcome live in `state` (a `Locked`); the sink relay calls from one executor.
-    /// The file asked for.
-    package let path: String
+    /// The files asked for (a recording, a playlist `DIR/live.m3u8`, or both), fed by one encoder.
+    package let paths: [String]
+    /// The first of them.
+    package var path: String { paths[0] }
+    /// The segments' playlist (`DIR/live.m3u8`), when this sink writes segments.
+    package var playlist: String? { paths.first { $0.hasSuffix(".m3u8") } }
     /// The encoder chosen at start, and why.
     package let choice: EncoderChoice
     private let options: RecordingOptions
     private let machine: EncoderChoice.Machine
     private struct State {
         var recorder: Recorder?
-        var outcome: Result<Recorder.Summary, RecorderError>?
+        var outcomes: [Result<Recorder.Summary, RecorderError>]?
         var deviceReads: UInt64 = 0
         var segmentClosed: (@Sendable (String) -> Void)?
         var sound: AudioFormat?
@@ -40,7 +49,7 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         /// The capture time the sound has reached (nil: the first frame's).
         var soundCursor: Double?
         var soundGapSamples = 0
-        var soundCodec: String?
+        var soundCodecs: [String: String] = [:]
         var lastFrameNanos: UInt64?
     }
     private let state = Locked(State())
@@ -52,13 +61,24 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
     /// is filled or an overlap cut: a third of a frame at 30 fps.
     static let soundJitter = 10_000_000.0
 
-    package var name: String { "recording \(path)" }
+    package var name: String {
+        paths.map { $0.hasSuffix(".m3u8") ? "segments \($0)" : "recording \($0)" }.joined(separator: " and ")
+    }
 
     /// Checks `path`'s container and picks the encoder (before any frame; throws what does not fit).
-    package init(path: String, options: RecordingOptions, machine: EncoderChoice.Machine = .probe()) throws(RecorderError) {
-        let container = try Container(path: path)
-        self.choice = try EncoderChoice.resolve(options, container: container, machine: machine)
-        self.path = path
+    package convenience init(path: String, options: RecordingOptions, machine: EncoderChoice.Machine = .probe()) throws(RecorderError) {
+        try self.init(paths: [path], options: options, machine: machine)
+    }
+
+    /// One encoder for every one of `paths`: checks their containers and picks the encoder
+    /// (before any frame); throws what does not fit, or when they cannot share one.
+    package init(paths: [String], options: RecordingOptions, machine: EncoderChoice.Machine = .probe()) throws(RecorderError) {
+        guard let first = paths.first else { throw .options("no output to record into") }
+        if let why = try Recorder.whyNotShared(paths, options: options, machine: machine) {
+            throw .options("one encoder cannot feed \(paths.joined(separator: " and ")): \(why)")
+        }
+        self.choice = try EncoderChoice.resolve(options, container: try Container(path: first), machine: machine)
+        self.paths = paths
         self.options = options
         self.machine = machine
     }
@@ -70,8 +90,11 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
     /// Yes: a GPU chain's YUV is read straight into the encoder's frame.
     package var readsDeviceYUV: Bool { true }
 
-    /// How the recording ended: its summary, or why it stopped (a full disk: what was kept). Nil while it runs.
-    package var outcome: Result<Recorder.Summary, RecorderError>? { state.withLock { $0.outcome } }
+    /// How each output ended (in ``paths``' order): its summary, or why it stopped (a full disk:
+    /// what was kept). Nil while it runs.
+    package var outcomes: [Result<Recorder.Summary, RecorderError>]? { state.withLock { $0.outcomes } }
+    /// How the first output ended.
+    package var outcome: Result<Recorder.Summary, RecorderError>? { outcomes?.first }
     /// Frames read from the device straight into the encoder's frame.
     package var deviceReads: UInt64 { state.withLock { $0.deviceReads } }
 
@@ -102,10 +125,13 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         }
     }
 
-    /// The sound's format and encoder (`libopus`, `aac`) once the file is open; nil without sound.
+    /// The sound's format and the first output's encoder (`libopus`, `aac`) once the file is open; nil without sound.
     package var sound: (format: AudioFormat, codec: String)? {
-        state.withLock { state in state.sound.flatMap { format in state.soundCodec.map { (format, $0) } } }
+        state.withLock { state in state.sound.flatMap { format in state.soundCodecs[paths[0]].map { (format, $0) } } }
     }
+
+    /// Each output's audio encoder, by path, once the files are open.
+    package var soundCodecs: [String: String] { state.withLock { $0.soundCodecs } }
 
     /// Samples (per channel) of sound encoded (silence for gaps included), of silence put in gaps
     /// in the capture, and dropped by a full queue.
@@ -121,7 +147,9 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
     /// encoded (the recorder counts them); each block is placed on it by its own capture time: a
     /// block that starts later than the timeline has reached (sound lost on a loaded machine, a
     /// stalled source) is preceded by silence for the gap, one that starts earlier (sound from
-    /// before the first frame) is cut. Within ``soundJitter`` the count goes on as it is.
+    /// before the first frame) is cut. Within ``soundJitter`` the count goes on as it is, except
+    /// for the first block, placed to the sample (what it holds from before the first frame cut,
+    /// silence before it when it starts later).
     private func encodeSound(_ recorder: Recorder, state: inout State, until: UInt64) throws(RecorderError) {
         guard let sound = state.sound, let first = recorder.firstFrameNanos else { return }
         var blocks = pendingSound.withLock { pending in
@@ -143,13 +171,17 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
         while let block = blocks.first, block.channels == channels, block.sampleRate == sound.sampleRate {
             let cursor = state.soundCursor ?? Double(first)
             let drift = Double(block.timestampNanos) - cursor   // > 0: a gap before the block; < 0: it starts before the cursor
+            // The first block lands exactly (cut, or silence before it, to the sample): the sync of
+            // the whole run rests on it. Later ones go on by the count within the jitter.
+            let starting = state.soundCursor == nil
+            let tolerance = starting ? 0 : RecordSink.soundJitter
             var skip = 0
-            if drift > RecordSink.soundJitter {
+            if drift > tolerance && samples(drift) > 0 {
                 let silence = [Float](repeating: 0, count: samples(drift) * channels)
                 let went = try silence.withUnsafeBufferPointer { (zeros) throws(RecorderError) in try append(zeros, state: &state) }
-                state.soundGapSamples += went
+                if !starting { state.soundGapSamples += went }
                 if went < silence.count / channels { break }   // the gap runs past `until`: the block waits
-            } else if drift < -RecordSink.soundJitter {
+            } else if drift < -tolerance {
                 skip = min(block.frames, samples(-drift))
             }
             let went = skip < block.frames ? try block.samples.withUnsafeBufferPointer { (all) throws(RecorderError) in
@@ -170,12 +202,12 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
 
     package func write(_ frame: Frame) throws(SinkError) {
         try state.withLock { (state: inout State) throws(SinkError) in
-            guard state.outcome == nil else { throw .closed(sink: name) }
+            guard state.outcomes == nil else { throw .closed(sink: name) }
             do throws(RecorderError) {
                 if state.recorder == nil {
-                    let recorder = try Recorder(path: path, width: frame.width, height: frame.height, options: options, audio: state.sound, machine: machine)
+                    let recorder = try Recorder(paths: paths, width: frame.width, height: frame.height, options: options, audio: state.sound, machine: machine)
                     recorder.onSegmentClosed = state.segmentClosed
-                    state.soundCodec = recorder.audioCodecName
+                    state.soundCodecs = recorder.audioCodecNames
                     state.recorder = recorder
                 }
                 let recorder = state.recorder!
@@ -203,10 +235,16 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
                 state.lastFrameNanos = frame.timestampNanos
                 try encodeSound(recorder, state: &state, until: frame.timestampNanos + frameNanos)
             } catch {
-                // The file as far as it got stays under its partial name; the run ends here.
-                state.recorder?.abandon()
+                // The run ends here. An output that failed (a full disk) stays under its partial
+                // name as far as it got; any other is ended cleanly. A failure of the encoder (or
+                // the frame) leaves every file as far as it got.
+                if let recorder = state.recorder, !recorder.failedPaths.isEmpty {
+                    state.outcomes = recorder.finishEach()
+                } else {
+                    state.recorder?.abandon()
+                    state.outcomes = paths.map { _ in .failure(error) }
+                }
                 state.recorder = nil
-                state.outcome = .failure(error)
                 throw .closed(sink: name)
             }
         }
@@ -214,9 +252,9 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
 
     package func finish() {
         state.withLock { state in
-            guard state.outcome == nil else { return }
+            guard state.outcomes == nil else { return }
             guard let recorder = state.recorder else {
-                state.outcome = .failure(.frame(path: path, reason: "no frame was recorded"))
+                state.outcomes = paths.map { .failure(.frame(path: $0, reason: "no frame was recorded")) }
                 return
             }
             do throws(RecorderError) {
@@ -231,8 +269,17 @@ package final class RecordSink: FrameSink, @unchecked Sendable {
                     }
                     try encodeSound(recorder, state: &state, until: until)
                 }
-                state.outcome = .success(try recorder.finish())
-            } catch { state.outcome = .failure(error) }
+            } catch {
+                // An output that failed on the last sound (its disk filled) says so below, the
+                // others end cleanly; a failure of the encoder leaves every file as far as it got.
+                if recorder.failedPaths.isEmpty {
+                    recorder.abandon()
+                    state.outcomes = paths.map { _ in .failure(error) }
+                    state.recorder = nil
+                    return
+                }
+            }
+            state.outcomes = recorder.finishEach()
             state.recorder = nil
         }
     }

@@ -23,7 +23,6 @@ public struct AudioFormat: Sendable, Equatable {
 /// after it the samples are counted, so the sound never jumps.
 final class AudioTrack {
     let codec: UnsafeMutablePointer<AVCodecContext>
-    let stream: UnsafeMutablePointer<AVStream>
     let input: AudioFormat
     let codecName: String
     private var resampler: OpaquePointer?
@@ -37,21 +36,16 @@ final class AudioTrack {
         container == .matroska || container == .webm ? "libopus" : "aac"
     }
 
-    init(format: UnsafeMutablePointer<AVFormatContext>, container: Container, input: AudioFormat, path: String) throws(RecorderError) {
-        let name = AudioTrack.codecName(for: container)
+    /// The encoder `name` (``codecName(for:)``) for `input`; `globalHeader`: its headers out of
+    /// band (what Matroska and MP4 want). Its streams are added per output (``addStream(to:path:)``).
+    init(codecName name: String, input: AudioFormat, globalHeader: Bool, path: String) throws(RecorderError) {
         guard input.channels == 1 || input.channels == 2, input.sampleRate >= 8000 else {
             throw .options("audio: \(input.channels) channels at \(input.sampleRate) Hz; a recording takes 1 or 2 channels at 8000 Hz or more")
         }
         guard let found = avcodec_find_encoder_by_name(name), let context = avcodec_alloc_context3(found) else {
             throw .encoder(name: name, reason: "not in this FFmpeg (libavcodec \(EncoderChoice.libavcodecVersion))")
         }
-        guard let made = avformat_new_stream(format, nil) else {
-            var freed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&freed)
-            throw .encoder(name: name, reason: "no stream")
-        }
         codec = context
-        stream = made
         self.input = input
         self.path = path
         codecName = name
@@ -61,11 +55,9 @@ final class AudioTrack {
         av_channel_layout_default(&context.pointee.ch_layout, Int32(input.channels))
         context.pointee.bit_rate = Int64(64_000 * input.channels)
         context.pointee.time_base = AVRational(num: 1, den: Int32(rate))
-        if format.pointee.oformat.pointee.flags & cff_fmt_globalheader() != 0 { context.pointee.flags |= cff_flag_global_header() }
+        if globalHeader { context.pointee.flags |= cff_flag_global_header() }
         let status = avcodec_open2(context, nil, nil)
         guard status >= 0 else { throw .encoder(name: name, reason: ffmpegMessage(status)) }
-        try ffmpeg("avcodec_parameters_from_context", path: path) { avcodec_parameters_from_context(made.pointee.codecpar, context) }
-        made.pointee.time_base = context.pointee.time_base
         var inLayout = AVChannelLayout()
         av_channel_layout_default(&inLayout, Int32(input.channels))
         defer { av_channel_layout_uninit(&inLayout) }
@@ -75,6 +67,14 @@ final class AudioTrack {
         }
         try ffmpeg("swr_init", path: path) { swr_init(resampler) }
         fifo = av_audio_fifo_alloc(context.pointee.sample_fmt, Int32(input.channels), max(1, context.pointee.frame_size))
+    }
+
+    /// A stream for this sound in `format` (one output), its parameters the encoder's.
+    func addStream(to format: UnsafeMutablePointer<AVFormatContext>, path: String) throws(RecorderError) -> UnsafeMutablePointer<AVStream> {
+        guard let made = avformat_new_stream(format, nil) else { throw .encoder(name: codecName, reason: "no stream (out of memory?)") }
+        try ffmpeg("avcodec_parameters_from_context", path: path) { avcodec_parameters_from_context(made.pointee.codecpar, codec) }
+        made.pointee.time_base = codec.pointee.time_base
+        return made
     }
 
     deinit {

@@ -3,25 +3,64 @@ import Glibc
 #endif
 import CFFmpeg
 import GraniteMedia
+import Synchronization
 
-/// Frames encoded and muxed in-process by FFmpeg's libraries into `.mkv`, `.mp4` or `.webm`.
+/// Frames encoded and muxed in-process by FFmpeg's libraries into `.mkv`, `.mp4` or `.webm`, and/or
+/// live segments (`.m3u8`): one encoder feeds every output.
 ///
 /// ```
-///  append(t, fill) ─► AVFrame (I420; NV12 → VA-API surface) ─► encoder ─► packets ─► muxer ─► NAME.partial.EXT
-///       pts = capture time − first capture time (1/90000 s): a dropped frame is a gap        │
-///  finish: drain the encoder, trailer, fsync, rename ─────────────────────────────────────► NAME.EXT
+///  append(t, fill) ─► AVFrame (I420; NV12 → VA-API surface) ─► encoder ─► packets ─┬─► muxer ─► NAME.partial.EXT
+///       pts = capture time − first capture time (1/90000 s): a dropped frame is a gap  └─► muxer ─► DIR/live.m3u8 + segments
+///  finish: drain the encoder, trailer, fsync, rename ──────────────────────────────────────► NAME.EXT
 /// ```
+/// Each packet the encoder makes goes to every output as its own reference (no copy of the
+/// data), its timestamps rescaled to that output's stream; the sound the same way (one audio
+/// encoder per codec: Opus for Matroska/WebM, AAC for MP4 and segments). Outputs share an encoder
+/// when they take the same one (``whyNotShared(_:options:machine:)`` says when they cannot: WebM
+/// takes VP9 or AV1, segments H.264 under `auto`); the key frame interval is then the smallest any
+/// output asks for (segments: at most one segment).
+///
 /// The file is written under a visible temporary name beside the final one (`clip.partial.mkv`)
 /// and renamed only when it ends cleanly, so the final name only ever holds a complete file. The
 /// partial file plays on its own up to its last few seconds: Matroska writes a cluster each
 /// second, MP4 is fragmented (`empty_moov`, a fragment at each key frame or second), and every
 /// packet goes to the kernel as it is muxed. A `kill -9` or a full disk leaves it under the
-/// partial name; ``RecorderError/diskFull(path:kept:)`` says what it holds.
+/// partial name; ``RecorderError/diskFull(path:kept:)`` says what it holds. An output that fails
+/// (a full disk) is closed where it got to and the call that hit it throws; the others take every
+/// packet of that call and end cleanly at ``finishEach()`` (which reports the failed one's error).
 public final class Recorder {
-    /// The final path.
-    public let path: String
-    /// Where the file is written until it ends cleanly (`NAME.partial.EXT`).
-    public let partialPath: String
+    /// One file the encoded packets go to: its muxer, its streams, and how it ended.
+    final class Output {
+        let path: String
+        /// Where it is written until it ends cleanly (the playlist itself for segments).
+        let partialPath: String
+        let container: Container
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var video: UnsafeMutablePointer<AVStream>?
+        var audio: UnsafeMutablePointer<AVStream>?
+        /// The encoder its sound comes from.
+        var audioTrack: AudioTrack?
+        /// Why it stopped taking packets (a full disk), with what it kept.
+        var failure: RecorderError?
+        var announced = 0
+        var playlistStamp: (Int, Int) = (0, 0)
+
+        init(path: String) throws(RecorderError) {
+            container = try Container(path: path)
+            self.path = path
+            // A playlist is live by design: written in place, each segment renamed into place when it closes.
+            partialPath = container == .hls ? path : Recorder.partialName(path)
+        }
+
+        var open: Bool { failure == nil && format != nil }
+    }
+
+    /// The outputs' final paths, in the order given.
+    public let paths: [String]
+    /// The first output's final path.
+    public var path: String { outputs[0].path }
+    /// Where the first output is written until it ends cleanly (`NAME.partial.EXT`).
+    public var partialPath: String { outputs[0].partialPath }
     /// The encoder and why.
     public let choice: EncoderChoice
     /// The YUV layout ``append(timestampNanos:fill:)`` fills: unpadded I420, or NV12 for VA-API.
@@ -30,81 +69,148 @@ public final class Recorder {
     public let width: Int, height: Int
     /// Frames encoded so far.
     public private(set) var frames = 0
-    /// The file kind.
-    public let container: Container
+    /// The first output's file kind.
+    public var container: Container { outputs[0].container }
 
     static let ticks: Int32 = 90_000
-    private var format: UnsafeMutablePointer<AVFormatContext>?
+    /// Video encoders opened in this process: one per recorder, whatever its outputs (the tests
+    /// and granite-cam's summary read it).
+    public static var videoEncodersOpened: Int { opened.load(ordering: .relaxed) }
+    private static let opened = Atomic<Int>(0)
+    private let outputs: [Output]
     private var codec: UnsafeMutablePointer<AVCodecContext>?
-    private var stream: UnsafeMutablePointer<AVStream>
     private var packet: UnsafeMutablePointer<AVPacket>?
+    /// Each output's reference to the packet being written (the muxer takes it).
+    private var reference: UnsafeMutablePointer<AVPacket>?
     private var hwFrames: UnsafeMutablePointer<AVBufferRef>?
     private var firstNanos: UInt64?
     private var lastPTS: Int64 = -1
     private var ended = false
-    private var audioTrack: AudioTrack?
+    private var audioTracks: [AudioTrack] = []
     /// For segments (`.m3u8`): called with each file's path as it closes (the init segment, then
     /// each segment, in order), on the thread that appends.
     public var onSegmentClosed: ((String) -> Void)?
-    private var announced = 0
-    private var playlistStamp: (Int, Int) = (0, 0)
     /// Audio samples encoded so far.
     public private(set) var audioSamples = 0
     /// The capture time of the recording's time zero (the first frame's, or the first sound's when
     /// that came first); nil before either.
     public var firstFrameNanos: UInt64? { firstNanos }
-    /// The audio encoder (`libopus`, `aac`), when the recording has sound.
-    public var audioCodecName: String? { audioTrack?.codecName }
+    /// The first output's audio encoder (`libopus`, `aac`), when the recording has sound.
+    public var audioCodecName: String? { outputs[0].audioTrack?.codecName }
+    /// The outputs that failed (a full disk) and were closed where they got to.
+    public var failedPaths: [String] { outputs.filter { $0.failure != nil && $0.format != nil }.map(\.path) }
+    /// Each output's audio encoder, by path.
+    public var audioCodecNames: [String: String] {
+        Dictionary(outputs.compactMap { output in output.audioTrack.map { (output.path, $0.codecName) } }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// Why `paths` cannot share one video encoder (each output's encoder differs: `.webm` takes
+    /// VP9 under `auto`, segments H.264), or nil when one encoder feeds them all. Throws what
+    /// does not fit any one of them.
+    public static func whyNotShared(_ paths: [String], options: RecordingOptions,
+                                    machine: @autoclosure () -> EncoderChoice.Machine = .probe()) throws(RecorderError) -> String? {
+        var found: EncoderChoice.Machine?
+        func probed() -> EncoderChoice.Machine {
+            if let found { return found }
+            found = machine()
+            return found!
+        }
+        var choices: [(path: String, choice: EncoderChoice)] = []
+        for path in paths {
+            choices.append((path, try EncoderChoice.resolve(options, container: try Container(path: path), machine: probed())))
+        }
+        guard let first = choices.first, let other = choices.first(where: { $0.choice.codecName != first.choice.codecName }) else { return nil }
+        return "\(first.path) takes \(first.choice.codecName), \(other.path) \(other.choice.codecName) (\(other.choice.reason))"
+    }
 
     /// Opens `path` (its extension picks the container) for `width`×`height` frames (even sides).
-    public init(path: String, width: Int, height: Int, options: RecordingOptions, audio: AudioFormat? = nil,
+    public convenience init(path: String, width: Int, height: Int, options: RecordingOptions, audio: AudioFormat? = nil,
+                            machine: @autoclosure () -> EncoderChoice.Machine = .probe()) throws(RecorderError) {
+        try self.init(paths: [path], width: width, height: height, options: options, audio: audio, machine: machine())
+    }
+
+    /// Opens every one of `paths` (`.mkv`, `.mp4`, `.webm`, `.m3u8`; each extension picks its
+    /// container) for `width`×`height` frames (even sides), fed by one video encoder; throws when
+    /// they cannot share one (``whyNotShared(_:options:machine:)``: make one recorder each).
+    public init(paths: [String], width: Int, height: Int, options: RecordingOptions, audio: AudioFormat? = nil,
                 machine: @autoclosure () -> EncoderChoice.Machine = .probe()) throws(RecorderError) {
-        let container = try Container(path: path)
+        guard !paths.isEmpty else { throw .options("no output to record into") }
+        var outputs: [Output] = []
+        for path in paths { outputs.append(try Output(path: path)) }
         guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
-            throw .frame(path: path, reason: "\(width)x\(height): 4:2:0 video needs even sides")
+            throw .frame(path: paths[0], reason: "\(width)x\(height): 4:2:0 video needs even sides")
         }
-        let choice = try EncoderChoice.resolve(options, container: container, machine: machine())
-        self.path = path
-        // A playlist is live by design: written in place, each segment renamed into place when it closes.
-        self.partialPath = container == .hls ? path : Recorder.partialName(path)
-        self.container = container
+        let found = machine()
+        if let why = try Recorder.whyNotShared(paths, options: options, machine: found) {
+            throw .options("one encoder cannot feed \(paths.joined(separator: " and ")): \(why)")
+        }
+        let choice = try EncoderChoice.resolve(options, container: outputs[0].container, machine: found)
+        self.paths = paths
+        self.outputs = outputs
         self.choice = choice
         self.layout = choice.encoder == .vaapi ? .nv12 : .i420
         self.width = width
         self.height = height
         cff_quiet(cff_log_error())
 
-        let partial = partialPath
-        var context: UnsafeMutablePointer<AVFormatContext>?
-        try ffmpeg("avformat_alloc_output_context2", path: partial) {
-            avformat_alloc_output_context2(&context, nil, container.muxer, partial)
-        }
-        format = context
-        guard let codecInfo = avcodec_find_encoder_by_name(choice.codecName), let encoder = avcodec_alloc_context3(codecInfo),
-              let stream = avformat_new_stream(context, nil), let packet = av_packet_alloc() else {
-            avformat_free_context(context)
-            throw .encoder(name: choice.codecName, reason: "could not be set up (out of memory?)")
-        }
-        codec = encoder
-        self.stream = stream
-        self.packet = packet
-        do {
-            try configure(encoder, options: options, container: container)
-            try ffmpeg("avcodec_parameters_from_context", path: partial) { avcodec_parameters_from_context(stream.pointee.codecpar, encoder) }
-            stream.pointee.time_base = encoder.pointee.time_base
-            if let audio { audioTrack = try AudioTrack(format: context!, container: container, input: audio, path: partial) }
-            if context!.pointee.oformat.pointee.flags & cff_fmt_nofile() == 0 {   // the HLS muxer opens its files itself
-                try ffmpeg("avio_open", path: partial) { avio_open(&context!.pointee.pb, partial, AVIO_FLAG_WRITE) }
+        do throws(RecorderError) {
+            for output in outputs {
+                let partial = output.partialPath
+                var context: UnsafeMutablePointer<AVFormatContext>?
+                try ffmpeg("avformat_alloc_output_context2", path: partial) {
+                    avformat_alloc_output_context2(&context, nil, output.container.muxer, partial)
+                }
+                output.format = context
+                guard let stream = avformat_new_stream(context, nil) else { throw .encoder(name: choice.codecName, reason: "no stream (out of memory?)") }
+                output.video = stream
             }
-            var muxing: OpaquePointer?
-            defer { av_dict_free(&muxing) }
-            for (key, value) in Recorder.muxerOptions(container, options: options, path: path) { av_dict_set(&muxing, key, value, 0) }
-            try ffmpeg("avformat_write_header", path: partial) { avformat_write_header(context, &muxing) }
+            guard let codecInfo = avcodec_find_encoder_by_name(choice.codecName), let encoder = avcodec_alloc_context3(codecInfo),
+                  let packet = av_packet_alloc(), let reference = av_packet_alloc() else {
+                throw .encoder(name: choice.codecName, reason: "could not be set up (out of memory?)")
+            }
+            codec = encoder
+            self.packet = packet
+            self.reference = reference
+            // The key frame interval every output can take (segments: at most one segment).
+            let gop = outputs.map { options.keyFrameInterval(for: $0.container) }.min()!
+            try configure(encoder, options: options, gop: gop)
+            Recorder.opened.add(1, ordering: .relaxed)
+            for output in outputs {
+                let stream = output.video!, format = output.format!, partial = output.partialPath
+                try ffmpeg("avcodec_parameters_from_context", path: partial) { avcodec_parameters_from_context(stream.pointee.codecpar, encoder) }
+                stream.pointee.time_base = encoder.pointee.time_base
+                if let audio {
+                    // One audio encoder per codec, shared by the outputs that carry it.
+                    let name = AudioTrack.codecName(for: output.container)
+                    var track: AudioTrack
+                    if let made = audioTracks.first(where: { $0.codecName == name }) {
+                        track = made
+                    } else {
+                        track = try AudioTrack(codecName: name, input: audio, globalHeader: globalHeader, path: partial)
+                        audioTracks.append(track)
+                    }
+                    output.audioTrack = track
+                    output.audio = try track.addStream(to: format, path: partial)
+                }
+                if format.pointee.oformat.pointee.flags & cff_fmt_nofile() == 0 {   // the HLS muxer opens its files itself
+                    try ffmpeg("avio_open", path: partial) { avio_open(&format.pointee.pb, partial, AVIO_FLAG_WRITE) }
+                }
+                var muxing: OpaquePointer?
+                defer { av_dict_free(&muxing) }
+                for (key, value) in Recorder.muxerOptions(output.container, options: options, path: output.path) { av_dict_set(&muxing, key, value, 0) }
+                try ffmpeg("avformat_write_header", path: partial) { avformat_write_header(format, &muxing) }
+            }
         } catch {
             release()
-            unlink(partial)
+            for output in outputs where output.container != .hls { unlink(output.partialPath) }
             throw error
         }
+    }
+
+    /// Whether any output's muxer wants the codec's headers out of band (Matroska, MP4): the one
+    /// encoder then puts them there for all.
+    private var globalHeader: Bool {
+        outputs.contains { $0.format.map { $0.pointee.oformat.pointee.flags & cff_fmt_globalheader() != 0 } ?? false }
     }
 
     deinit {
@@ -136,13 +242,13 @@ public final class Recorder {
         }
     }
 
-    private func configure(_ encoder: UnsafeMutablePointer<AVCodecContext>, options: RecordingOptions, container: Container) throws(RecorderError) {
+    private func configure(_ encoder: UnsafeMutablePointer<AVCodecContext>, options: RecordingOptions, gop: Int) throws(RecorderError) {
         encoder.pointee.width = Int32(width)
         encoder.pointee.height = Int32(height)
         encoder.pointee.time_base = AVRational(num: 1, den: Recorder.ticks)
         let rate = FrameRate(options.fps)
         encoder.pointee.framerate = AVRational(num: rate.num, den: rate.den)
-        encoder.pointee.gop_size = Int32(options.keyFrameInterval(for: container))
+        encoder.pointee.gop_size = Int32(gop)
         encoder.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         // What the project's one YUV conversion makes: BT.601, limited range.
         encoder.pointee.color_range = AVCOL_RANGE_MPEG
@@ -156,9 +262,7 @@ public final class Recorder {
         }
         if choice.encoder == .nvenc { encoder.pointee.bit_rate = 0 }
         if choice.encoder == .vp9 { encoder.pointee.bit_rate = 0 }
-        if let oformat = format?.pointee.oformat, oformat.pointee.flags & cff_fmt_globalheader() != 0 {
-            encoder.pointee.flags |= cff_flag_global_header()
-        }
+        if globalHeader { encoder.pointee.flags |= cff_flag_global_header() }
         for (key, value) in choice.qualityOptions(quality: options.quality, preset: options.preset) {
             let status = av_opt_set(encoder.pointee.priv_data, key, value, 0)
             if status < 0 && !(choice.encoder == .svtav1 && key == "crf") {
@@ -205,6 +309,7 @@ public final class Recorder {
     /// bytes (exactly `layout.byteCount(width:height:)`) straight into the encoder's frame.
     public func append(timestampNanos: UInt64, fill: (UnsafeMutableRawBufferPointer) -> Void) throws(RecorderError) {
         guard !ended, let codec else { throw .frame(path: path, reason: "the recording has ended") }
+        guard outputs.contains(where: \.open) else { throw outputs[0].failure ?? .frame(path: path, reason: "the recording has ended") }
         let count = layout.byteCount(width: width, height: height)
         var allocated = av_frame_alloc()
         guard let frame = allocated else { throw .frame(path: path, reason: "out of memory") }
@@ -247,25 +352,28 @@ public final class Recorder {
         announceSegments()
     }
 
-    /// Reads the playlist when it changed (a segment closed) and announces the segments it lists
+    /// Reads each playlist when it changed (a segment closed) and announces the segments it lists
     /// that were not announced yet; the muxer renames each segment into place before it lists it.
     private func announceSegments() {
-        guard container == .hls, let onSegmentClosed else { return }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return }
-        let stamp = (Int(info.st_mtim.tv_nsec) ^ Int(info.st_mtim.tv_sec), Int(info.st_size))
-        guard stamp != playlistStamp else { return }
-        playlistStamp = stamp
-        guard let text = Recorder.read(path) else { return }
-        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        var names: [String] = []
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("#EXT-X-MAP:URI=\""), let name = line.dropFirst(16).split(separator: "\"").first { names.append(String(name)) }
-            if !line.hasPrefix("#") && !line.isEmpty { names.append(String(line)) }
-        }
-        while announced < names.count {
-            onSegmentClosed("\(dir)/\(names[announced])")
-            announced += 1
+        guard let onSegmentClosed else { return }
+        for output in outputs where output.container == .hls {
+            let path = output.path
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            let stamp = (Int(info.st_mtim.tv_nsec) ^ Int(info.st_mtim.tv_sec), Int(info.st_size))
+            guard stamp != output.playlistStamp else { continue }
+            output.playlistStamp = stamp
+            guard let text = Recorder.read(path) else { continue }
+            let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+            var names: [String] = []
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("#EXT-X-MAP:URI=\""), let name = line.dropFirst(16).split(separator: "\"").first { names.append(String(name)) }
+                if !line.hasPrefix("#") && !line.isEmpty { names.append(String(line)) }
+            }
+            while output.announced < names.count {
+                onSegmentClosed("\(dir)/\(names[output.announced])")
+                output.announced += 1
+            }
         }
     }
 
@@ -273,7 +381,7 @@ public final class Recorder {
     public static func read(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -290,19 +398,24 @@ public final class Recorder {
     /// Encodes interleaved float samples whose first was captured at `timestampNanos` (the same
     /// clock as the frames'): the first block places the sound against the video, later ones follow on.
     public func appendAudio(_ samples: UnsafeBufferPointer<Float>, timestampNanos: UInt64) throws(RecorderError) {
-        guard !ended, let audioTrack else { throw .frame(path: path, reason: "the recording has no sound or has ended") }
+        guard !ended, !audioTracks.isEmpty else { throw .frame(path: path, reason: "the recording has no sound or has ended") }
         let origin = firstNanos ?? timestampNanos
         firstNanos = origin
-        try audioTrack.append(samples, timestampNanos: timestampNanos, origin: origin) { (frame) throws(RecorderError) in
-            try encodeAudio(frame)
+        var failure: RecorderError?
+        for track in audioTracks {
+            do throws(RecorderError) {
+                try track.append(samples, timestampNanos: timestampNanos, origin: origin) { (frame) throws(RecorderError) in
+                    try encodeAudio(track, frame)
+                }
+            } catch { failure = failure ?? error }
         }
-        audioSamples += samples.count / audioTrack.input.channels
+        audioSamples += samples.count / audioTracks[0].input.channels
+        if let failure { throw failure }
     }
 
-    private func encodeAudio(_ frame: UnsafeMutablePointer<AVFrame>?) throws(RecorderError) {
-        guard let audioTrack else { return }
-        try ffmpeg("avcodec_send_frame", path: partialPath) { avcodec_send_frame(audioTrack.codec, frame) }
-        try drain(audioTrack.codec, audioTrack.stream)
+    private func encodeAudio(_ track: AudioTrack, _ frame: UnsafeMutablePointer<AVFrame>?) throws(RecorderError) {
+        try ffmpeg("avcodec_send_frame", path: partialPath) { avcodec_send_frame(track.codec, frame) }
+        try drain(track.codec, audio: track)
     }
 
     private func pts(_ nanos: UInt64) -> Int64 {
@@ -315,25 +428,60 @@ public final class Recorder {
         return value
     }
 
-    /// Every packet the encoder has ready, to the muxer.
+    /// Every packet the video encoder has ready, to every open output.
     private func drain() throws(RecorderError) {
         guard let codec else { return }
-        try drain(codec, stream)
+        try drain(codec, audio: nil)
     }
 
-    private func drain(_ codec: UnsafeMutablePointer<AVCodecContext>, _ stream: UnsafeMutablePointer<AVStream>) throws(RecorderError) {
-        guard let packet, let format else { return }
+    /// Every packet `codec` has ready (the video's, or `audio`'s) to each open output that carries
+    /// it: a reference each, its timestamps rescaled to that output's stream. An output whose write
+    /// fails is closed where it got to (``Output/failure`` says what it kept); the others still get
+    /// every packet, and the first failure is thrown at the end.
+    private func drain(_ codec: UnsafeMutablePointer<AVCodecContext>, audio track: AudioTrack?) throws(RecorderError) {
+        guard let packet, let reference else { return }
+        var failure: RecorderError?
         while true {
             let status = avcodec_receive_packet(codec, packet)
-            if status == cff_eagain() || status == cff_eof() { return }
+            if status == cff_eagain() || status == cff_eof() { break }
             try ffmpeg("avcodec_receive_packet", path: partialPath) { status }
-            av_packet_rescale_ts(packet, codec.pointee.time_base, stream.pointee.time_base)
-            packet.pointee.stream_index = stream.pointee.index
-            let kept = self.kept, partial = partialPath
-            try ffmpeg("av_interleaved_write_frame", path: partial, kept: { "kept \(kept) in \(partial); it plays up to its last complete second" }) {
-                av_interleaved_write_frame(format, packet)
+            defer { av_packet_unref(packet) }
+            for output in outputs where output.open {
+                guard let format = output.format, let stream = track == nil ? output.video : output.audioTrack === track ? output.audio : nil else { continue }
+                let kept = self.kept, partial = output.partialPath
+                do throws(RecorderError) {
+                    try ffmpeg("av_packet_ref", path: partial) { av_packet_ref(reference, packet) }
+                    if track != nil, output.container == .matroska || output.container == .webm {
+                        Recorder.placeAfterCodecDelay(reference, padding: codec.pointee.initial_padding)
+                    }
+                    av_packet_rescale_ts(reference, codec.pointee.time_base, stream.pointee.time_base)
+                    reference.pointee.stream_index = stream.pointee.index
+                    // The muxer takes the reference (the packet is blank after, written or not).
+                    try ffmpeg("av_interleaved_write_frame", path: partial, kept: { "kept \(kept) in \(partial); it plays up to its last complete second" }) {
+                        av_interleaved_write_frame(format, reference)
+                    }
+                } catch {
+                    av_packet_unref(reference)
+                    output.failure = error
+                    close(output)
+                    failure = failure ?? error
+                }
             }
         }
+        if let failure { throw failure }
+    }
+
+    /// Matroska's sound with a codec delay (Opus's pre-skip: 312 samples at 48 kHz): the encoder
+    /// stamps each packet `padding` samples early (its first packet before zero, as FFmpeg has it),
+    /// and the file says `CodecDelay` — a player drops that many samples and subtracts the delay
+    /// from each block's time, so a block's time must be its packet's plus the delay. libavformat
+    /// 59 (FFmpeg 5.1, the one the loader opens) writes `CodecDelay` but not that offset (later
+    /// versions add it themselves), which put the sound 6.5 ms early against the picture; it is
+    /// added here, in the codec's time base (samples, exact).
+    static func placeAfterCodecDelay(_ packet: UnsafeMutablePointer<AVPacket>, padding: Int32) {
+        guard padding > 0 else { return }
+        if packet.pointee.pts != cff_nopts() { packet.pointee.pts += Int64(padding) }
+        if packet.pointee.dts != cff_nopts() { packet.pointee.dts += Int64(padding) }
     }
 
     /// What a finished recording holds.
@@ -347,57 +495,104 @@ public final class Recorder {
     }
 
     /// Drains the encoder, writes the trailer and renames the file to ``path``. On a failure
-    /// (a full disk) the partial file stays and the error says what it holds.
+    /// (a full disk) the partial file stays and the error says what it holds. With several
+    /// outputs: every one is ended (``finishEach()``), and the first failure is thrown.
     @discardableResult
     public func finish() throws(RecorderError) -> Summary {
         guard !ended else { throw .frame(path: path, reason: "the recording has already ended") }
-        ended = true
-        let partial = partialPath, keptNow = kept
-        let keep = { "kept \(keptNow) in \(partial); it plays up to its last complete second" }
-        do {
-            try ffmpeg("avcodec_send_frame", path: partial) { avcodec_send_frame(codec, nil) }
-            try drain()
-            if let audioTrack {
-                try audioTrack.flush(minimum: 1) { (frame) throws(RecorderError) in try encodeAudio(frame) }
-                try encodeAudio(nil)
-            }
-            try ffmpeg("av_write_trailer", path: partial, kept: keep) { av_write_trailer(format) }
-            if format!.pointee.pb != nil {
-                try ffmpeg("avio_closep", path: partial, kept: keep) { avio_closep(&format!.pointee.pb) }
-            }
-        } catch {
-            closeFile()
-            throw error
-        }
-        announceSegments()
-        if container == .hls { return Summary(path: path, frames: frames, seconds: Double(max(0, lastPTS)) / Double(Recorder.ticks)) }
-        let fd = open(partial, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
-        guard rename(partial, path) == 0 else {
-            throw .library(call: "rename", path: path, code: errno, message: String(cString: strerror(errno)) + "; \(keep())")
-        }
-        return Summary(path: path, frames: frames, seconds: Double(max(0, lastPTS)) / Double(Recorder.ticks))
+        let results = finishEach()
+        for result in results { if case let .failure(error) = result { throw error } }
+        return try results[0].get()
     }
 
-    /// Ends without the clean rename: what was written stays under ``partialPath``.
+    /// Drains the encoders into every output still open, writes each one's trailer and renames it
+    /// to its final name; one result per output, in ``paths``' order. An output that failed
+    /// earlier (or fails now) answers its error, saying what it kept under its partial name; the
+    /// others end cleanly all the same.
+    public func finishEach() -> [Result<Summary, RecorderError>] {
+        guard !ended else { return outputs.map { .failure($0.failure ?? .frame(path: $0.path, reason: "the recording has already ended")) } }
+        ended = true
+        let keptNow = kept
+        /// A failure no one output caused (the encoder's) ends them all.
+        func settle(_ error: RecorderError) {
+            guard !outputs.contains(where: { $0.failure == error }) else { return }
+            for output in outputs where output.open {
+                output.failure = error
+                close(output)
+            }
+        }
+        do throws(RecorderError) {
+            try ffmpeg("avcodec_send_frame", path: partialPath) { avcodec_send_frame(codec, nil) }
+            try drain()
+        } catch { settle(error) }
+        for track in audioTracks {
+            do throws(RecorderError) {
+                try track.flush(minimum: 1) { (frame) throws(RecorderError) in try encodeAudio(track, frame) }
+                try encodeAudio(track, nil)
+            } catch { settle(error) }
+        }
+        let seconds = Double(max(0, lastPTS)) / Double(Recorder.ticks)
+        var results: [Result<Summary, RecorderError>] = []
+        for output in outputs {
+            guard output.open, let format = output.format else {
+                results.append(.failure(output.failure ?? .frame(path: output.path, reason: "the recording has ended")))
+                continue
+            }
+            let partial = output.partialPath
+            let keep = { "kept \(keptNow) in \(partial); it plays up to its last complete second" }
+            do throws(RecorderError) {
+                try ffmpeg("av_write_trailer", path: partial, kept: keep) { av_write_trailer(format) }
+                if format.pointee.pb != nil {
+                    try ffmpeg("avio_closep", path: partial, kept: keep) { avio_closep(&format.pointee.pb) }
+                }
+                if output.container != .hls {
+                    let fd = open(partial, O_RDONLY | O_CLOEXEC)
+                    if fd >= 0 { fsync(fd); Glibc.close(fd) }
+                    guard rename(partial, output.path) == 0 else {
+                        throw .library(call: "rename", path: output.path, code: errno, message: String(cString: strerror(errno)) + "; \(keep())")
+                    }
+                }
+                results.append(.success(Summary(path: output.path, frames: frames, seconds: seconds)))
+            } catch {
+                output.failure = error
+                closeFile(output)
+                results.append(.failure(error))
+            }
+        }
+        announceSegments()
+        return results
+    }
+
+    /// Ends without the clean rename: what was written stays under each output's partial name.
     public func abandon() {
         guard !ended else { return }
         ended = true
-        if let format, format.pointee.pb != nil || container == .hls { _ = av_write_trailer(format) }
-        closeFile()
+        for output in outputs where output.open { close(output) }
     }
 
-    private func closeFile() {
-        if let format, format.pointee.pb != nil { avio_closep(&format.pointee.pb) }
+    /// Ends `output` where it got to (a failure, or ``abandon()``): the trailer where the muxer can
+    /// still write one (the segments' playlist ends), the file closed under its partial name.
+    private func close(_ output: Output) {
+        if let format = output.format, format.pointee.pb != nil || output.container == .hls { _ = av_write_trailer(format) }
+        closeFile(output)
+        if output.failure == nil { output.failure = .frame(path: output.path, reason: "the recording was abandoned; kept \(kept) in \(output.partialPath)") }
+    }
+
+    private func closeFile(_ output: Output) {
+        if let format = output.format, format.pointee.pb != nil { avio_closep(&format.pointee.pb) }
     }
 
     private func release() {
-        closeFile()
+        for output in outputs {
+            closeFile(output)
+            if let format = output.format { avformat_free_context(format); output.format = nil }
+            output.audioTrack = nil
+        }
         if codec != nil { avcodec_free_context(&codec) }
-        audioTrack = nil
+        audioTracks = []
         if packet != nil { av_packet_free(&packet) }
+        if reference != nil { av_packet_free(&reference) }
         if hwFrames != nil { av_buffer_unref(&hwFrames) }
-        if let format { avformat_free_context(format); self.format = nil }
     }
 }
 

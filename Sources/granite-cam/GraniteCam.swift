@@ -251,11 +251,16 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         let recordSinks: [RecordSink]
         do {
-            recordSinks = try recording.sinks(fps: fps)
+            let (made, twoEncoders) = try recording.sinks(fps: fps)
+            recordSinks = made
             for sink in recordSinks {
-                let partial = Recorder.partialName(sink.path)
-                say("granite-cam: recording to \(sink.path)" + (sink.path.hasSuffix(".m3u8") ? "" : " (written as \(partial) until it ends)") + ", \(sink.choice)")
+                let outputs = sink.paths.map { path in
+                    path.hasSuffix(".m3u8") ? "segments \(path)" : "\(path) (written as \(Recorder.partialName(path)) until it ends)"
+                }
+                say("granite-cam: recording to \(outputs.joined(separator: " and "))" + ", \(sink.choice)"
+                    + (sink.paths.count > 1 ? "; one encoder for both" : ""))
             }
+            if let twoEncoders { say("granite-cam: two encoders for --record and --segments: \(twoEncoders)") }
         } catch {
             writeStandardError("granite-cam: error: --record: \(error)\n")
             throw ExitCode(1)
@@ -344,8 +349,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
         }
         // --segments with --pin: each segment journaled and pinned as it closes, live.ipfs.m3u8 beside live.m3u8.
         var segmentPinner: SegmentPinner?
-        if let pins, let segmentSink = recordSinks.first(where: { $0.path.hasSuffix(".m3u8") }) {
-            let pinner = SegmentPinner(pins: pins, playlist: segmentSink.path)
+        if let pins, let segmentSink = recordSinks.first(where: { $0.playlist != nil }), let playlist = segmentSink.playlist {
+            let pinner = SegmentPinner(pins: pins, playlist: playlist)
             segmentSink.notifySegments { pinner.closed($0) }
             segmentPinner = pinner
         }
@@ -354,8 +359,8 @@ struct GraniteCamCommand: AsyncParsableCommand {
             let host = server.address.contains(":") ? "[\(server.address)]" : server.address
             say("granite-cam: preview at http://\(host):\(server.port)/")
             // --segments: the page plays the live playlist where the browser plays HLS itself.
-            if let segmentSink = recordSinks.first(where: { $0.path.hasSuffix(".m3u8") }) {
-                server.serveLive(folder: String(segmentSink.path.dropLast("/live.m3u8".count)))
+            if let playlist = recordSinks.lazy.compactMap(\.playlist).first {
+                server.serveLive(folder: String(playlist.dropLast("/live.m3u8".count)))
                 say("granite-cam: live playlist at http://\(host):\(server.port)/live/live.m3u8")
             }
         }
@@ -424,8 +429,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
             }
             for sink in recordSinks {
                 let (lines, failed) = RecordOptions.report(sink)
-                for line in lines { failed ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }
+                for line in lines { line.hasPrefix("error:") ? writeStandardError("granite-cam: \(line)\n") : say("granite-cam: \(line)") }
                 if failed { recordFailed = true }
+            }
+            if !recordSinks.isEmpty {
+                let outputs = recordSinks.reduce(0) { $0 + $1.paths.count }, opened = Recorder.videoEncodersOpened
+                say("granite-cam: \(opened) video encoder\(opened == 1 ? "" : "s") opened for \(outputs) output\(outputs == 1 ? "" : "s")")
             }
             if let segmentPinner {
                 say("granite-cam: segments: \(segmentPinner.addresses.count) files journaled for pinning as they closed; "

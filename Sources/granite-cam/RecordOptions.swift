@@ -54,15 +54,17 @@ struct RecordOptions: ParsableArguments {
         }
     }
 
-    /// The sinks for `--record` and `--segments` (none without them), each encoder chosen; throws what does not fit.
-    func sinks(fps: Double) throws(RecorderError) -> [RecordSink] {
+    /// The sinks for `--record` and `--segments` (none without them), each encoder chosen; throws
+    /// what does not fit. With both, one sink (one encoder) feeds the two when they take the same
+    /// encoder; else two, and `twoEncoders` says why.
+    func sinks(fps: Double) throws(RecorderError) -> (sinks: [RecordSink], twoEncoders: String?) {
         var options = RecordingOptions(encoder: RecordingOptions.Encoder(rawValue: encoder) ?? .auto, quality: quality, gop: gop,
                                        fps: fps, preset: recordPreset)
         options.segmentSeconds = segmentSeconds
-        var sinks: [RecordSink] = []
         // FFmpeg first: without it nothing is made (not even the --segments folder).
         if record != nil || segments != nil { try FFmpegLibraries.load() }
-        if let record { sinks.append(try RecordSink(path: record, options: options)) }
+        var paths: [String] = []
+        if let record { paths.append(record) }
         if let segments {
             // The folder and any missing parents (`--out run --segments run/live` on a first run).
             var made = segments.hasPrefix("/") ? "" : "."
@@ -76,9 +78,16 @@ struct RecordOptions: ParsableArguments {
             guard stat(segments, &isFolder) == 0, (isFolder.st_mode & S_IFMT) == S_IFDIR else {
                 throw .options("--segments \(segments): not a folder")
             }
-            sinks.append(try RecordSink(path: segments + "/live.m3u8", options: options))
+            paths.append(segments + "/live.m3u8")
         }
-        return sinks
+        guard !paths.isEmpty else { return ([], nil) }
+        let machine = EncoderChoice.Machine.probe()
+        if let why = try Recorder.whyNotShared(paths, options: options, machine: machine) {
+            var sinks: [RecordSink] = []
+            for path in paths { sinks.append(try RecordSink(path: path, options: options, machine: machine)) }
+            return (sinks, why)
+        }
+        return ([try RecordSink(paths: paths, options: options, machine: machine)], nil)
     }
 
     /// `--audio`: opens the source (a PipeWire node, an ALSA PCM) and waits for its first sound
@@ -96,29 +105,33 @@ struct RecordOptions: ParsableArguments {
         return source
     }
 
-    /// The lines at the end of the run, and whether the recording failed.
+    /// The lines at the end of the run (one per output), and whether the recording failed.
     static func report(_ sink: RecordSink) -> (lines: [String], failed: Bool) {
         sink.finish()   // idempotent: the sink relay finished it when the run unmounted
-        switch sink.outcome {
-        case let .success(summary)?:
-            if summary.path.hasSuffix(".m3u8") {
-                return (["segments: \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s, playlist \(summary.path)"], false)
+        guard let outcomes = sink.outcomes else { return (["error: --record: the recording did not end"], true) }
+        var lines: [String] = [], failed = false
+        for (path, outcome) in zip(sink.paths, outcomes) {
+            switch outcome {
+            case let .success(summary):
+                if summary.path.hasSuffix(".m3u8") {
+                    lines.append("segments: \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s, playlist \(summary.path)")
+                    continue
+                }
+                lines.append("recorded \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s to \(summary.path)"
+                             + (sink.deviceReads > 0 ? " (\(sink.deviceReads) read from the device)" : ""))
+                if let sound = sink.sound {
+                    let (encoded, gaps, dropped) = sink.soundCounts
+                    let rate = Double(sound.format.sampleRate)
+                    lines.append("sound: \(CamStateFormat.seconds(Double(encoded) / rate)) s of \(sink.soundCodecs[path] ?? sound.codec), "
+                                 + "\(sound.format.sampleRate) Hz, \(sound.format.channels) channel\(sound.format.channels == 1 ? "" : "s")"
+                                 + (gaps > 0 ? ", \(CamStateFormat.seconds(Double(gaps) / rate)) s of gaps in the capture filled with silence" : "")
+                                 + (dropped > 0 ? ", \(dropped) samples dropped (the encoder fell behind)" : ""))
+                }
+            case let .failure(error):
+                lines.append("error: \(path.hasSuffix(".m3u8") ? "--segments" : "--record"): \(error)")
+                failed = true
             }
-            var lines = ["recorded \(summary.frames) frames, \(CamStateFormat.seconds(summary.seconds)) s to \(summary.path)"
-                         + (sink.deviceReads > 0 ? " (\(sink.deviceReads) read from the device)" : "")]
-            if let sound = sink.sound {
-                let (encoded, gaps, dropped) = sink.soundCounts
-                let rate = Double(sound.format.sampleRate)
-                lines.append("sound: \(CamStateFormat.seconds(Double(encoded) / rate)) s of \(sound.codec), "
-                             + "\(sound.format.sampleRate) Hz, \(sound.format.channels) channel\(sound.format.channels == 1 ? "" : "s")"
-                             + (gaps > 0 ? ", \(CamStateFormat.seconds(Double(gaps) / rate)) s of gaps in the capture filled with silence" : "")
-                             + (dropped > 0 ? ", \(dropped) samples dropped (the encoder fell behind)" : ""))
-            }
-            return (lines, false)
-        case let .failure(error)?:
-            return (["error: --record: \(error)"], true)
-        case nil:
-            return (["error: --record: the recording did not end"], true)
         }
+        return (lines, failed)
     }
 }

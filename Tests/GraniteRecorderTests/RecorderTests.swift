@@ -230,9 +230,10 @@ final class RecorderTests: XCTestCase {
     }
 
     /// Sound beside the video, placed by both capture clocks: a click in the audio against a flash in
-    /// the picture, at most one frame apart in the file (Opus in Matroska, AAC in MP4).
+    /// the picture, within 1 ms of each other as a player decodes the file (Opus in Matroska with its
+    /// pre-skip, AAC in MP4 and in live segments with its priming).
     func testSoundIsInSyncWithTheVideo() throws {
-        for (name, codec) in [("av.mkv", "opus"), ("av.mp4", "aac")] {
+        for (name, codec) in [("av.mkv", "opus"), ("av.webm", "opus"), ("av.mp4", "aac"), ("av.m3u8", "aac")] {
             let path = dir.appendingPathComponent(name).path
             let recorder = try Recorder(path: path, width: 160, height: 96, options: RecordingOptions(fps: 30),
                                         audio: AudioFormat(sampleRate: 44_100, channels: 2), machine: plain)
@@ -275,20 +276,79 @@ final class RecorderTests: XCTestCase {
             let rows = video.out.split(separator: "\n").map { $0.split(separator: ",").compactMap { Double($0) } }.filter { $0.count == 2 }
             XCTAssertEqual(rows.count, 60, video.out)
             let flash = rows.max { $0[1] < $1[0 + 1] }![0]
-            // Where the click is: the loudest sample of the decoded sound, from the stream's first timestamp.
+            // Where the click is: its first loud sample in the decoded sound (at the stream's own rate),
+            // timed by the decoded frames' own times (each frame's time and sample count, as a player
+            // plays them: the encoder's padding dropped where the file says so, Opus's pre-skip).
             let audio = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries",
-                                                                   "stream=codec_name,start_time", "-of", "default=nw=1", path])
+                                                                   "stream=codec_name,sample_rate", "-of", "default=nw=1", path])
             XCTAssertEqual(value(audio.out, "codec_name"), codec, audio.out)
-            let audioStartTime = Double(value(audio.out, "start_time") ?? "") ?? .nan
+            let decodedRate = Double(value(audio.out, "sample_rate") ?? "") ?? .nan
+            let decodedFrames = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                                           "frame=pts_time,nb_samples", "-of", "csv=p=0", path])
+            XCTAssertEqual(decodedFrames.status, 0, decodedFrames.err)
+            var starts: [(sample: Int, time: Double)] = [], at = 0
+            for row in decodedFrames.out.split(separator: "\n") {
+                let fields = row.split(separator: ",")
+                guard fields.count == 2, let time = Double(fields[0]), let count = Int(fields[1]) else { continue }
+                starts.append((at, time))
+                at += count
+            }
             let raw = dir.appendingPathComponent("\(name).f32").path
-            let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "44100", raw])
+            let decode = try ChildProgram.run(try tool("ffmpeg"), ["-v", "error", "-i", path, "-map", "0:a", "-f", "f32le", "-ac", "1", raw])
             XCTAssertEqual(decode.status, 0, decode.err)
             let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-            let loudest = samples.indices.max { abs(samples[$0]) < abs(samples[$1]) }!
-            let click = audioStartTime + Double(loudest) / 44_100
-            print("\(name): flash at \(flash) s, click at \(click) s (audio starts at \(audioStartTime) s): \(Int(((click - flash) * 1000).rounded())) ms apart")
-            XCTAssertEqual(click, flash, accuracy: 1.0 / 30, "\(name): sound and picture at most one frame apart")
+            XCTAssertEqual(samples.count, at, "the decoded sound is the frames ffprobe lists")
+            guard let onset = samples.firstIndex(where: { abs($0) > 0.2 }), let frame = starts.last(where: { $0.sample <= onset }) else {
+                return XCTFail("\(name): no click in the decoded sound")
+            }
+            let click = frame.time + Double(onset - frame.sample) / decodedRate
+            let apart = (click - flash) * 1000
+            print("\(name): flash at \(flash) s, click at \(click) s: \(String(format: "%+.2f", apart)) ms apart")
+            XCTAssertEqual(apart, 0, accuracy: 1, "\(name): sound and picture within 1 ms (the encoder's padding accounted for)")
         }
+    }
+
+    /// One recorder, two outputs: a Matroska file and live segments fed by one video encoder (the
+    /// count of encoders opened goes up by one), each with its own sound encoder (Opus, AAC); both
+    /// hold every frame. WebM (VP9 under `auto`) and segments (H.264) cannot share one: a clear error.
+    func testOneEncoderFeedsARecordingAndSegments() throws {
+        let file = dir.appendingPathComponent("both.mkv").path, playlist = dir.appendingPathComponent("live.m3u8").path
+        var options = RecordingOptions(fps: 30)
+        options.segmentSeconds = 1
+        XCTAssertNil(try Recorder.whyNotShared([file, playlist], options: options, machine: plain))
+        let before = Recorder.videoEncodersOpened
+        let recorder = try Recorder(paths: [file, playlist], width: 160, height: 96, options: options,
+                                    audio: AudioFormat(sampleRate: 48_000, channels: 1), machine: plain)
+        XCTAssertEqual(Recorder.videoEncodersOpened - before, 1, "one video encoder for two outputs")
+        XCTAssertEqual(recorder.audioCodecNames, [file: "libopus", playlist: "aac"])
+        var closed: [String] = []
+        recorder.onSegmentClosed = { closed.append(String($0.split(separator: "/").last!)) }
+        let times = (0..<60).map { 1_000_000_000 + UInt64($0) * 33_333_333 }
+        for (k, t) in times.enumerated() {
+            let pcm = [Float](repeating: 0.1, count: 1600)
+            try pcm.withUnsafeBufferPointer { try recorder.appendAudio($0, timestampNanos: t) }
+            let frame = Self.scene(k, width: 160, height: 96)
+            try recorder.append(timestampNanos: t) { buffer in frame.withUnsafeBytes { buffer.copyMemory(from: $0) } }
+        }
+        let results = recorder.finishEach()
+        XCTAssertEqual(try results.map { try $0.get().frames }, [60, 60])
+        XCTAssertEqual(closed.first, "init.mp4")
+        XCTAssertTrue(closed.contains("seg00001.m4s"), "\(closed)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: Recorder.partialName(file)))
+        for (path, codec) in [(file, "opus"), (playlist, "aac")] {
+            XCTAssertEqual(value(try probe(path, "stream=nb_read_frames"), "nb_read_frames"), "60", path)
+            let audio = try ChildProgram.run(try tool("ffprobe"), ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name",
+                                                                   "-of", "default=nw=1", path])
+            XCTAssertEqual(value(audio.out, "codec_name"), codec, audio.out)
+        }
+
+        let webm = dir.appendingPathComponent("both.webm").path
+        let why = try Recorder.whyNotShared([webm, playlist], options: options, machine: plain)
+        XCTAssertTrue(why?.contains("libvpx-vp9") == true && why?.contains("libx264") == true, why ?? "nil")
+        XCTAssertThrowsError(try Recorder(paths: [webm, playlist], width: 160, height: 96, options: options, machine: plain)) { error in
+            XCTAssertTrue("\(error)".contains("one encoder cannot feed"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: Recorder.partialName(webm)), "no file left by a refused start")
     }
 
     func testOptionsThatDoNotFitAreClearErrors() throws {

@@ -19,7 +19,7 @@
 #  4d. sound (--audio pipewire:NODE): a camera and a microphone from one clock (granite-pw-check
 #     publish-av: flashes and clicks at the same whole seconds); granite-cam records 4.5 s into .mkv
 #     (Opus) and .mp4 (AAC), and through ALSA (--audio alsa:pipewire:NODE=…, pipewire-alsa) into .mkv:
-#     the sound ends within a frame of the picture, each click within a frame of its flash (offsets
+#     the sound ends within a frame of the picture, each click within 3 ms of its flash (ALSA: a frame; offsets
 #     printed); a missing or silent audio node (the silent one also through ALSA): exit 1 before the
 #     camera starts;
 #  5. a run whose filters change the frame size offers the new size (read at 160x120);
@@ -274,7 +274,7 @@ stop_producer
 #     a flash (white, then two fading frames) from each whole second after its start, a 10 ms click placed
 #     sample-exact at each of those same seconds. granite-cam records both for 4.5 s into .mkv
 #     (Opus) and .mp4 (AAC); ffprobe/ffmpeg read back: the codecs, the sound's end within one frame
-#     of the picture's, and each flash's click at most one frame from it (the offsets printed;
+#     of the picture's, and each flash's click within 3 ms of it (the offsets printed;
 #     --no-live: fewer frames dropped on a loaded machine; a flash tells its start from any of its frames).
 #     The same microphone through ALSA (--audio alsa:pipewire:NODE=av-microphone: pipewire-alsa's PCM,
 #     read by libasound as a sound card is) into .mkv for 6 s, granite-cam stopped (SIGSTOP) for 1.5 s
@@ -298,7 +298,11 @@ for run in "mkv pipewire:av-microphone 4.5" "mp4 pipewire:av-microphone 4.5" "al
     awk -v g="${gap:-0}" 'BEGIN { exit !(g >= 1.3 && g <= 2.5) }' \
       || fail "the 1.5 s granite-cam stopped is a gap of ${gap:-0} s in the ALSA recording's sound, wanted 1.3–2.5 s"
   fi
-  python3 - "$work/av.$ext" <<'PY' || fail "sound and picture in av.$ext"
+  # Through PipeWire each click within 3 ms of its flash: the sound is placed by the graph's own
+  # cycle times, its first block to the sample, the encoders' delays accounted for (measured over
+  # 35 runs: -0.8 to +0.2 ms; before, Opus 6.5 ms early and a start up to 9 ms late). Through ALSA
+  # (arrival-stamped, stopped mid-run) within a frame.
+  python3 - "$work/av.$ext" "$([ "$ext" = alsa.mkv ] && echo frame || echo 3)" <<'PY' || fail "sound and picture in av.$ext"
 import json, subprocess, sys, array
 path = sys.argv[1]
 def probe(*args):
@@ -351,17 +355,22 @@ for i, x in enumerate(samples):
         quiet_until = i + 24000
 # Each flash against the click nearest it (within half a second: a click lost with sound the
 # machine dropped, filled with silence and counted in the summary, leaves its flash unpaired).
-offsets, unpaired = [], []
+offsets, unpaired, late = [], [], []
+bound = frame if sys.argv[2] == "frame" else float(sys.argv[2]) / 1000
 for f in flashes:
     c = min(clicks, key=lambda c: abs(c - f), default=None)
     if c is None or abs(c - f) > 0.5: unpaired.append(f)
-    else: offsets.append(c - f)
+    else:
+        offsets.append(c - f)
+        # A flash on the first frames holds its click to one frame: the sound's very start (AAC's
+        # first frame is its priming) can put the click's onset up to ~21 ms late there.
+        if abs(c - f) > (frame if f < 0.1 else bound): late.append(c - f)
 ms = ", ".join(f"{o * 1000:+.1f}" for o in offsets) + (f"; flashes without a click (sound lost there): {unpaired}" if unpaired else "")
 print(f"pipewire: {path.split('/')[-1]}: {want} audio; video ends {v_end:.3f} s, audio {a_end:.3f} s; "
       f"{len(flashes)} flashes, {len(clicks)} clicks; click - flash ms: {ms}")
 assert abs(a_end - v_end) <= frame + 1e-3, f"audio ends at {a_end:.3f} s, video at {v_end:.3f} s: more than one frame apart"
 assert len(offsets) >= 2, f"{len(flashes)} flashes, {len(offsets)} with their click: {ms}"
-assert all(abs(o) <= frame for o in offsets), f"a click more than one frame from its flash: {ms} ms"
+assert not late, f"a click more than {bound * 1000:.0f} ms from its flash: {ms} ms"
 PY
   echo "pipewire: granite-cam --audio $audio into .$ext in $((SECONDS - t0)) s"
 done

@@ -155,11 +155,17 @@ b_depths=$(ls b-cam 2>/dev/null | grep -cE '^depth-[0-9]+\.png$' || true)
 check "bundle: granite-cam --source testpattern --frames 10 --depth: exit 0, $b_frames frames, $b_depths depth maps" "[ $rc -eq 0 ] && [ $b_frames -ge 1 ] && [ $b_depths -ge 1 ]"
 [ $rc -eq 0 ] || tail -10 "$work/b-cam.log"
 check "bundle: granite-cam links no FFmpeg (it opens it when a recording starts)" "! readelf -d '$b/bin/granite-cam' | grep -E 'NEEDED.*\\[lib(avcodec|avformat|avutil|swresample)\\.so' >/dev/null"
-rc=0; bare "$b/bin/granite-cam" --source testpattern --frames 10 --record b-rec.mkv >"$work/b-rec.log" 2>&1 || rc=$?
+rc=0; bare "$b/bin/granite-cam" --source testpattern --frames 10 --record b-rec.mkv --segments b-live --segment-seconds 1 >"$work/b-rec.log" 2>&1 || rc=$?
 b_rec=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,nb_read_frames -of csv=p=0 b-rec.mkv 2>&1 || true)
 b_processed=$(sed -nE 's/^granite-cam: ([0-9]+) frames in .*/\1/p' "$work/b-rec.log")
 check "bundle: granite-cam --record b-rec.mkv records with the bundle's FFmpeg: $b_rec, ${b_processed:-no} frames processed" "[ $rc -eq 0 ] && [ \"\$b_rec\" = \"h264,${b_processed:-x}\" ]"
 [ $rc -eq 0 ] || tail -10 "$work/b-rec.log"
+# The same run's --segments, fed by the recording's one encoder: the same packets, byte for byte
+# (framemd5 of the copied packets: size and MD5 each).
+packets() { ffmpeg -v error -i "$1" -map 0:v -c copy -f framemd5 - 2>&1 | grep -v '^#' | cut -d, -f5,6; }
+b_same=no; [ "$(packets b-rec.mkv)" = "$(packets b-live/live.m3u8)" ] && [ "$(packets b-rec.mkv | wc -l)" = "${b_processed:-x}" ] && b_same=yes
+check "bundle: its --segments b-live from the same encoder ($(grep -o '[0-9]* video encoders* opened for [0-9]* outputs' "$work/b-rec.log")): the same ${b_processed:-no} packets" \
+  "[ $b_same = yes ] && grep -q 'granite-cam: 1 video encoder opened for 2 outputs' '$work/b-rec.log'"
 
 # 4. scripts/gpu-check end to end on lavapipe from the prepared bundle (issue 37), so the script a
 #    session lent a GPU runs is known to work: `prepare` in the clone (its release build, plus
