@@ -71,7 +71,9 @@ public struct MarbleStage: FrameStage {
         let image = job.image
         var result = FrameResult(image: image)
         let frame: ChainFrame
-        let modelInput = job.modelInput.map { ($0.width, $0.height) }
+        // A live run's model input, made here on a GPU; on a CPU device the depth relay resizes the
+        // frame itself (FilterChain.makesModelInputOnDevice: the read-back would stall the capture loop).
+        let modelInput = chain.makesModelInputOnDevice ? job.modelInput.map { ($0.width, $0.height) } : nil
         switch job.depth {
         case .none:
             frame = try chain.frame(image, modelInput: modelInput)
@@ -123,7 +125,7 @@ public struct MarbleStage: FrameStage {
             } else if case .own = job.depth {
                 try frame.run(depth: result.depth?.map)
             } else {
-                if job.modelInput != nil { result.modelInput = try frame.modelInput() }
+                if modelInput != nil { result.modelInput = try frame.modelInput() }
                 try frame.run()
             }
         } catch {

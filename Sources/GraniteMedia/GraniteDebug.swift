@@ -16,6 +16,7 @@ import Glibc
 /// | `no-overlap` | finish each frame before the next even on a GPU                                   | `GRANITE_GPU_OVERLAP=0`   |
 /// | `staging`    | every upload and read-back goes through staging buffers (a discrete GPU's way)   | `GRANITE_GPU_STAGING=1`   |
 /// | `yuv-copy`   | a sink's YUV comes back into an array and is copied, not read in place            | `GRANITE_YUV_IN_PLACE=0`  |
+/// | `device-input` | a live run's model input is made on the device even on a CPU driver (lavapipe)  |                           |
 ///
 /// Unknown names are ignored (listed by ``unknown``). Tests flip switches in-process with
 /// ``override(_:)``.
@@ -33,10 +34,13 @@ public struct GraniteDebug: OptionSet, Sendable, Hashable {
     public static let staging = GraniteDebug(rawValue: 1 << 3)
     /// A sink's YUV comes back into an array first (the way before sinks read in place).
     public static let yuvCopy = GraniteDebug(rawValue: 1 << 4)
+    /// Make a live run's model input on the device even on a CPU driver.
+    public static let deviceInput = GraniteDebug(rawValue: 1 << 5)
 
     /// Each switch's name in `GRANITE_DEBUG`.
     public static let names: [(name: String, value: GraniteDebug)] = [
         ("gpu-yuv", .gpuYUV), ("overlap", .overlap), ("no-overlap", .noOverlap), ("staging", .staging), ("yuv-copy", .yuvCopy),
+        ("device-input", .deviceInput),
     ]
 
     /// The switches `GRANITE_DEBUG` and the old variables name. Pure: `environment` is a lookup.

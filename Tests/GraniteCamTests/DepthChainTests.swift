@@ -121,6 +121,9 @@ final class DepthChainTests: CamTestCase {
     /// and only the small picture comes back; the result comes back once, however many outputs
     /// write it; a map goes up once, however many frames' `depthmask` read it.
     func testLiveFramesGoUpOnceAndOnlyTheModelInputComesBack() async throws {
+        // The model's input from the device, as on a GPU (lavapipe would have the relay resize the frame).
+        GraniteDebug.override([.deviceInput])
+        defer { GraniteDebug.override(nil) }
         try requireGPU()
         let size = FrameSize(width: 96, height: 64)
         for spec in ["blur:sigma=1", "depthmask:near=0,far=2"] {
@@ -165,6 +168,9 @@ final class DepthChainTests: CamTestCase {
     /// (the model run on the whole frame, GraniteML resizing on the CPU) — within 1 LSB of the
     /// 16-bit map written, in practice equal: the resizes give the same bytes.
     func testLiveDepthMapFromTheGPUModelInputEqualsTheCPUReference() async throws {
+        // The model's input from the device, as on a GPU (lavapipe would have the relay resize the frame).
+        GraniteDebug.override([.deviceInput])
+        defer { GraniteDebug.override(nil) }
         try requireGPU()
         let (input, images) = try patternFolder(size: FrameSize(width: 96, height: 64))
         let output = folder.appendingPathComponent("out")

@@ -164,7 +164,7 @@ final class Y4MPipeTests: XCTestCase {
     /// their YUV from the device, converted from that very result.
     func testGPUChainHandsTheSinksTheirYUVWithDepth() throws {
         do { _ = try GPUContext.shared() } catch { try Prerequisite.unmet("no Vulkan device for the GPU chain: \(error)") }
-        GraniteDebug.override([.gpuYUV])
+        GraniteDebug.override([.gpuYUV, .deviceInput])
         defer { GraniteDebug.override(nil) }
         let specs = ["blur:sigma=1", "depthmask:near=0.2,far=0.6"]
         let sinks: [any FrameSink] = [Y4MSink(fd: -1, chroma: .s420, fps: 30)]
@@ -177,6 +177,14 @@ final class Y4MPipeTests: XCTestCase {
         let live = try parts.process(FrameJob(image: image, depth: .newest(map, version: 7), modelInput: FrameSize(width: 16, height: 16),
                                                        yuv: [.i420]))
         XCTAssertEqual(live.modelInput?.width, 16)
+        // On a CPU device the model takes the frame and resizes it itself (no read-back submission).
+        GraniteDebug.override([.gpuYUV])
+        let hostInput = try parts.process(FrameJob(image: image, depth: .newest(map, version: 7), modelInput: FrameSize(width: 16, height: 16),
+                                                   yuv: [.i420]))
+        let onGPU = try GPUContext.shared().deviceKind != .cpu
+        XCTAssertEqual(hostInput.modelInput == nil, !onGPU, "the model's input made on the device only on a GPU")
+        XCTAssertEqual(hostInput.image, live.image)
+        GraniteDebug.override([.gpuYUV, .deviceInput])
         let liveYUV = try XCTUnwrap(live.yuv[.i420], "the live depth run's YUV made on the GPU")
         XCTAssertTrue(liveYUV == ColorConversion.yuv(live.image, layout: .i420, vectorised: false), "live")
         XCTAssertEqual(live.image, try MarbleStage(specs: specs, gpu: false).process(image, depth: map), "the resident map was read")
