@@ -63,7 +63,7 @@ public final class ChainFrame: @unchecked Sendable {
     deinit { end() }
 
     /// The frame converted and resized on the device to the depth model's input (the size given
-    /// to ``FilterChain/frame(_:time:depth:modelInput:)``), `rgba8`, antialiased bilinear (the
+    /// to ``FilterChain/frame(_:time:depth:modelInput:mapSize:)``), `rgba8`, antialiased bilinear (the
     /// shared resampler's, as GraniteML's own resize). The frame is uploaded here, once.
     public func modelInput() throws(MarbleError) -> Image {
         precondition(!submitted, "modelInput() after run()")
@@ -75,7 +75,7 @@ public final class ChainFrame: @unchecked Sendable {
     /// The depth model's input made from the frame on the device as ``modelInput()`` makes it, but
     /// left there for a model that runs on the same device (GraniteMLVulkan's `VulkanModel`): the
     /// buffer holds the picture as packed `rgba8` (R in the low byte), the size given to
-    /// ``FilterChain/frame(_:time:depth:modelInput:)``. Nothing is read back. The frame is
+    /// ``FilterChain/frame(_:time:depth:modelInput:mapSize:)``. Nothing is read back. The frame is
     /// uploaded here, once; the buffer is the frame's until it ends.
     public func modelInputOnDevice() throws(MarbleError) -> GPUBuffer {
         precondition(!submitted, "modelInputOnDevice() after run()")

@@ -143,7 +143,7 @@ public final class FilterChain: @unchecked Sendable {
         return ChainFrame(chain: self, plan: try lease(key), image: image, time: time, depth: depth)
     }
 
-    /// Runs the chain on the GPU and reads the `rgba8` result: one ``frame(_:time:depth:modelInput:)``.
+    /// Runs the chain on the GPU and reads the `rgba8` result: one ``frame(_:time:depth:modelInput:mapSize:)``.
     ///
     /// - Parameters:
     ///   - image: the frame, in any format the chain takes (`yuyv`, `nv12`, `rgb24`, `rgba8`).
