@@ -43,25 +43,23 @@ uvec4 backdropAt(int x, int y, ivec3 row, inout RunCache k) {
     return ENLARGE == 0 ? unpackPx(texelFetch(enlargeSource, y * pc.size.x + x).r) : enlargedCached(x, row, k.backdrop);
 }
 
-// A pixel's position along an axis in mask cells (MaskRefinement.bilinearPosition): the cell
-// before it and the weight of the one after, clamped at the ends; ((2p + 1) n - frame) / 2 frame.
-void position(int p, int frame, int n, out int index, out float weight) {
-    int t = (2 * p + 1) * n - frame;
-    index = t >= 0 ? t / (2 * frame) : -((-t + 2 * frame - 1) / (2 * frame));
-    weight = float(t - index * 2 * frame) / float(2 * frame);
-    if (index < 0) { index = 0; weight = 0.0; }
-    if (index >= n - 1) { index = n - 1; weight = 0.0; }
-}
-
 // Walking a row: the unclamped cell of pixel x and its remainder, ((2x + 1) n - w) = cell * 2w +
-// rem with 0 <= rem < 2w; `next` moves to x + 1 without a division (position() gives the same
-// cell and weight).
+// rem with 0 <= rem < 2w (the floor by integer division once); `next` moves to x + 1 without one.
 struct Walk { int cell; int rem; };
 
 Walk walkFrom(int x, int w, int n) {
     int t = (2 * x + 1) * n - w;
     int cell = t >= 0 ? t / (2 * w) : -((-t + 2 * w - 1) / (2 * w));
     return Walk(cell, t - cell * 2 * w);
+}
+
+// A pixel's position along an axis in mask cells (MaskRefinement.bilinearPosition): the cell
+// before it and the weight of the one after, clamped at the ends.
+void position(Walk walk, int frame, int n, out int index, out float weight) {
+    index = walk.cell;
+    weight = float(walk.rem) / float(2 * frame);
+    if (index < 0) { index = 0; weight = 0.0; }
+    if (index >= n - 1) { index = n - 1; weight = 0.0; }
 }
 
 void next(inout Walk walk, int w, int n) {
@@ -74,10 +72,9 @@ void next(inout Walk walk, int w, int n) {
 float alphaAt(Walk walk, uint p, int y0, int y1, float ay, inout RunCache k) {
     int mw = pc.b.z;
     if (mw == 0) return 1.0;
-    int x0 = walk.cell;
-    float ax = float(walk.rem) / float(2 * pc.size.x);
-    if (x0 < 0) { x0 = 0; ax = 0.0; }
-    if (x0 >= mw - 1) { x0 = mw - 1; ax = 0.0; }
+    int x0;
+    float ax;
+    position(walk, pc.size.x, mw, x0, ax);
     if (x0 != k.cell) {
         // Each load holds the cell and the one after it (A, B, A', B').
         k.cell = x0;
@@ -127,7 +124,7 @@ void main() {
     int my0 = 0, my1 = 0;
     float ay = 0.0;
     if (pc.b.z != 0) {
-        position(y, pc.size.y, pc.b.w, my0, ay);
+        position(walkFrom(y, pc.size.y, pc.b.w), pc.size.y, pc.b.w, my0, ay);
         my1 = min(my0 + 1, pc.b.w - 1);
     }
     ivec3 row = ENLARGE == 1 && MODE == 0 ? enlargedWindow(y) : ivec3(0);
