@@ -8,11 +8,25 @@
 //   clamped to 0...255.
 // aux holds the two ResampleAxis tables as ints: x starts (dw) from 0, x weights (dw * pc.a.x)
 // from dw, y starts (dh) from pc.a.z, y weights (dh * pc.a.y) from pc.a.w.
+// MODE 2, one pass: an area reduction whose every window is a whole block of 2^a x 2^b pixels
+// (pc.a.x = a, pc.a.y = b; Resize.blockShifts checks the tables): with weights 2^(14-a) and
+// 2^(14-b) the two passes' integers are exactly (sum of the block + 2^(a+b-1)) >> (a+b), summed here
+// straight from the source (no scratch, one read of the frame).
 layout(constant_id = 0) const int MODE = 0;
 
 void main() {
     GRANITE_PIXEL(x, y)
     int dw = pc.size.z;
+    if (MODE == 2) {
+        int a = pc.a.x, b = pc.a.y, fx = 1 << a, fy = 1 << b;
+        uvec4 sum = uvec4(1u << (a + b - 1));
+        for (int j = 0; j < fy; j++) {
+            int row = ((y << b) + j) * pc.size.x + (x << a);
+            for (int k = 0; k < fx; k++) sum += unpackPx(src[row + k]);
+        }
+        dst[y * dw + x] = epilogue(packPx(sum >> uint(a + b)));
+        return;
+    }
     if (MODE == 0) {
         int taps = pc.a.x;
         int start = int(aux[x]);

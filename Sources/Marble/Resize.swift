@@ -40,6 +40,18 @@ struct Resize: FilterKernel {
         return RGBAPlane(width: width, height: height, pixels: pixels)
     }
 
+    /// k where every output of `axis` averages its own block of 2^k source pixels (starts i·2^k,
+    /// 2^k taps of weight 2^(14 − k), k ≤ 7: the area reduction by a power of two that divides
+    /// the length; 0 for the same length), else nil.
+    static func blockShift(_ axis: ResampleAxis) -> Int? {
+        if axis.source == axis.target { return 0 }
+        let f = axis.taps
+        guard f > 1, f & (f - 1) == 0, f <= 1 << 7, axis.source == axis.target * f else { return nil }
+        let weight = Int32((1 << ResampleAxis.fractionBits) / f)
+        for i in 0..<axis.target where axis.starts[i] != Int32(i * f) { return nil }
+        return axis.weights.allSatisfy { $0 == weight } ? f.trailingZeroBitCount : nil
+    }
+
     static func split(_ p: UInt32) -> SIMD4<UInt32> { [Px.r(p), Px.g(p), Px.b(p), Px.a(p)] }
     static func join(_ c: SIMD4<UInt32>) -> UInt32 { Px.pack(c.x, c.y, c.z, c.w) }
 
@@ -47,6 +59,11 @@ struct Resize: FilterKernel {
         let (sw, sh) = io.sourceSize
         let xs = ResampleAxis(source: sw, target: width, filter: filter)
         let ys = ResampleAxis(source: sh, target: height, filter: filter)
+        if let a = Self.blockShift(xs), let b = Self.blockShift(ys), a + b > 0 {
+            // Whole blocks of 2^a × 2^b pixels: one pass, the same integers (resize.comp's MODE 2).
+            try io.dispatch(&recorder, .resize, spec: [2], a: SIMD4(Int32(a), Int32(b), 0, 0))
+            return
+        }
         let table: [Int32] = xs.starts + xs.weights + ys.starts + ys.weights
         let tables = try io.constants(table.count * 4)
         try tables.write(values: table)

@@ -71,6 +71,32 @@ import Testing
         }
     }
 
+    /// Area reductions whose windows are whole blocks of 2^a × 2^b pixels take resize.comp's one
+    /// pass (MODE 2) — alone and as the large blur's reduction (σ 20: ÷ 8, σ 12 with `background`:
+    /// ÷ 4) — and must give the two passes' integers exactly (the CPU's `Resampler`).
+    @Test(arguments: [("resize:width=32,height=8,mode=area", 64, 32), ("resize:width=16,height=16,mode=area", 64, 64),
+                      ("resize:width=40,height=9,mode=area", 80, 36), ("blur:sigma=20", 128, 64),
+                      ("background:mode=blur,sigma=12", 96, 40)])
+    func blockReductionMatchesReference(_ text: String, _ w: Int, _ h: Int) throws {
+        let context = try Fixtures.gpu()
+        let chain = try FilterChain([FilterSpec.parse(text)], context: context)
+        let input = Fixtures.image(w, h)
+        let gpu = try chain.apply(input, time: 1.25)
+        let cpu = try chain.applyCPU(input, time: 1.25)
+        let difference = Difference(gpu, cpu)
+        #expect(difference.maxDelta == 0, "\(text) at \(w)x\(h): \(difference)")
+    }
+
+    @Test func blockShiftFindsWholePowerOfTwoBlocksOnly() {
+        #expect(Resize.blockShift(ResampleAxis(source: 1280, target: 320, filter: .box)) == 2)
+        #expect(Resize.blockShift(ResampleAxis(source: 720, target: 180, filter: .box)) == 2)
+        #expect(Resize.blockShift(ResampleAxis(source: 64, target: 64, filter: .box)) == 0)
+        #expect(Resize.blockShift(ResampleAxis(source: 64, target: 32, filter: .box)) == 1)
+        #expect(Resize.blockShift(ResampleAxis(source: 63, target: 16, filter: .box)) == nil)  // not whole blocks
+        #expect(Resize.blockShift(ResampleAxis(source: 60, target: 20, filter: .box)) == nil)  // 3: no power of two
+        #expect(Resize.blockShift(ResampleAxis(source: 64, target: 32, filter: .bilinear)) == nil)
+    }
+
     /// A color-matrix filter after another is fused into that filter's last pass on the GPU;
     /// the CPU runs them one after the other. The pixels must not change.
     @Test(arguments: ["sobel", "blur:sigma=2", "blur:sigma=12", "sharpen", "godRay", "analog", "resize:width=50,height=20",
