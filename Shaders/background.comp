@@ -7,31 +7,24 @@
 // the coefficients of each mask cell and of the cell after it in its row at binding 7
 // (A, B, A', B'), taken here bilinearly at the pixel's position (centres at integer + 1/2,
 // clamped; two loads a pixel), alpha = clamp(A * luma / 255 + B, 0, 1), then
-// feathered (smoothstep over [1/2 - F(1), 1/2 + F(1)]). MaskRefinement.swift is the CPU
-// reference, step by step.
+// feathered (smoothstep over [1/2 - F(1), 1/2 + F(1)]); the average over frames is in the fits
+// background_guide.comp made. MaskRefinement.swift is the CPU reference, step by step.
 // MODE 0: over a blurred copy of the frame (binding 4, r32ui texels, made by the blur kernel);
 // 1: over the colour F(2..4) (0...255); 2: the alpha itself as gray. MODE 0's backdrop is the
 // photo of mode=image as well (the filter's resident copy, scaled to cover the frame).
-// SMOOTH 1: the alpha is averaged over frames in the filter's resident state (binding 6, laid out
-// as background_cut.comp says, which ran before): alpha = last + F(5) * (alpha - last), unless
-// the state has no history or the frame's summed luma change exceeds pc.a.xy (a 64-bit limit,
-// low word first: the scene-cut threshold times the pixel count): then this frame's alpha alone.
 // ENLARGE 1 (MODE 0, the blur's large-σ path): binding 4 holds the blur's reduced image and
 // each pixel enlarges it as it composites (enlarge.glsl; its tables at binding 5), so the
 // full-size blurred image is never written.
-// f: the guide's epsilon (used by background_guide.comp), feather, red, green, blue, new-alpha weight.
+// f: the guide's epsilon (background_guide.comp), feather, red, green, blue, the new fit's weight (background_guide.comp).
 // RUN: pixels of a row per invocation (Background.record: 32 on a CPU device, where a loop keeps
 // every SIMD lane busy and each storage-buffer access is a loop over the lanes; 1 on a GPU),
 // dispatched in one dimension (runs × rows invocations). VEC 1 (rows of whole quads, RUN a multiple
-// of 4): the pixels, the average and the output move as quads.
+// of 4): the pixels and the output move as quads.
 layout(constant_id = 0) const int MODE = 0;
-layout(constant_id = 1) const int SMOOTH = 0;
-layout(constant_id = 2) const int ENLARGE = 0;
-layout(constant_id = 3) const int RUN = 1;
-layout(constant_id = 4) const int VEC = 0;
-layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
-layout(std430, set = 0, binding = 6) buffer StateQuads { uvec4 state4[]; };
-layout(std430, set = 0, binding = 7) readonly buffer Guide { vec4 coefficients[]; };
+layout(constant_id = 1) const int ENLARGE = 0;
+layout(constant_id = 2) const int RUN = 1;
+layout(constant_id = 3) const int VEC = 0;
+layout(std430, set = 0, binding = 6) readonly buffer Guide { vec4 coefficients[]; };
 
 // What a run keeps between its pixels: the backdrop's reduced pixels (ENLARGE) and the mask
 // cells' coefficients, fetched again only when the pixel moves to another column of them.
@@ -67,7 +60,7 @@ void next(inout Walk walk, int w, int n) {
     while (walk.rem >= 2 * w) { walk.rem -= 2 * w; walk.cell++; }
 }
 
-// Pixel (x, y)'s alpha before the average (p: its colour; walk: x's place in the mask's columns);
+// Pixel (x, y)'s alpha (p: its colour; walk: x's place in the mask's columns);
 // y0, y1, ay: its row's mask rows.
 float alphaAt(Walk walk, uint p, int y0, int y1, float ay, inout RunCache k) {
     int mw = pc.b.z;
@@ -90,15 +83,6 @@ float alphaAt(Walk walk, uint p, int y0, int y1, float ay, inout RunCache k) {
     if (F(1) <= 0.0) return m >= 0.5 ? 1.0 : 0.0;
     float t = clamp((m - (0.5 - F(1))) / (2.0 * F(1)), 0.0, 1.0);
     return t * t * (3.0 - 2.0 * t);
-}
-
-// The average: alpha = last + F(5) * (alpha - last), unless this frame restarts it.
-float averaged(float alpha, uint lastBits, bool restart) {
-    if (restart) return alpha;
-    // precise: no fused multiply-add, the CPU reference's rounding.
-    precise float last = uintBitsToFloat(lastBits);
-    precise float step = F(5) * (alpha - last);
-    return last + step;
 }
 
 // The output pixel: the alpha as gray (MODE 2), or the frame mixed over the backdrop.
@@ -131,15 +115,7 @@ void main() {
     RunCache k = RunCache(enlargeCache(), -1, vec4(0.0), vec4(0.0));
     int mw = max(pc.b.z, 1);
     Walk walk = walkFrom(x0, w, mw);
-    bool restart = false;
-    if (SMOOTH == 1) {
-        // The header in one load.
-        uvec4 head = state4[0];
-        uint limitLow = uint(pc.a.x), limitHigh = uint(pc.a.y);
-        restart = head.z != 0u || head.y > limitHigh || (head.y == limitHigh && head.x > limitLow);
-    }
     if (VEC == 1) {
-        // n = w * h is a multiple of 4, so the average (from word 4) starts on quad 1.
         for (int qx = x0; qx < end; qx += 4) {
             int q = (y * w + qx) / 4;
             uvec4 p = src4[q];
@@ -152,12 +128,6 @@ void main() {
             next(walk, w, mw);
             alpha.w = alphaAt(walk, p.w, my0, my1, ay, k);
             next(walk, w, mw);
-            if (SMOOTH == 1) {
-                uvec4 last = state4[1 + q];
-                alpha = vec4(averaged(alpha.x, last.x, restart), averaged(alpha.y, last.y, restart),
-                             averaged(alpha.z, last.z, restart), averaged(alpha.w, last.w, restart));
-                state4[1 + q] = floatBitsToUint(alpha);
-            }
             uvec4 o;
             o.x = mixed(qx, y, p.x, alpha.x, row, k);
             o.y = mixed(qx + 1, y, p.y, alpha.y, row, k);
@@ -171,10 +141,6 @@ void main() {
             uint p = src[i];
             float alpha = alphaAt(walk, p, my0, my1, ay, k);
             next(walk, w, mw);
-            if (SMOOTH == 1) {
-                alpha = averaged(alpha, state[4 + i], restart);
-                state[4 + i] = floatBitsToUint(alpha);
-            }
             dst[i] = mixed(px, y, p, alpha, row, k);
         }
     }

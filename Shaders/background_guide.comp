@@ -13,10 +13,20 @@
 //           background.comp takes a row's two cells in one load
 // Windows are clipped at the mask's borders; r is pc.a.x. In and out are vec2 a cell (bindings 4,
 // 5), but step 2's out is vec4 a cell.
+// SMOOTH 1: the fits are averaged over frames in the filter's resident state (binding 6, n cells):
+//   [0] sum low, [1] sum high, [2] no history, [3] fresh (all ones until the first frame),
+//   [4 ..< 4 + 2n] the averaged fits (a, b floats), [4 + 2n ..< 4 + 3n] each cell's last luma sum.
+//   Step 0 adds |luma sum - last luma sum| of its cell to the 64-bit sum (one atomic a cell) and
+//   stores the sum; cell 0 turns "fresh" into "no history" for this frame. The chain zeroes words
+//   0-2 before step 0. Step 1: fit = last + F(5) * (fit - last), unless there is no history or the
+//   summed change exceeds pc.a.yz (a 64-bit limit, low word first: the scene-cut threshold times
+//   the cells' pixels); then this frame's fit alone; either way stored as the history.
 layout(constant_id = 0) const int STEP = 0;
+layout(constant_id = 1) const int SMOOTH = 0;
 layout(std430, set = 0, binding = 4) readonly buffer In { vec2 cells[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Out { vec2 result[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer OutPairs { vec4 result4[]; };
+layout(std430, set = 0, binding = 6) buffer State { uint state[]; };
 
 // The frame pixels of cell q along an axis of `frame` pixels and `n` cells (MaskRefinement.cellSpan).
 ivec2 span(int q, int frame, int n) {
@@ -56,6 +66,21 @@ void main() {
         }
         precise float i = float(sum) / float((rows.y - rows.x) * (columns.y - columns.x) * 255);
         result[q] = vec2(i, uintBitsToFloat(aux[q]));
+        if (SMOOTH == 1) {
+            int n = mw * mh;
+            if (q == 0 && state[3] != 0u) {
+                state[2] = 1u;
+                state[3] = 0u;
+            }
+            uint last = state[4 + 2 * n + q];
+            state[4 + 2 * n + q] = sum;
+            uint d = sum > last ? sum - last : last - sum;
+            if (d != 0u) {
+                // A 64-bit sum from 32-bit atomics: the add that wraps carries into the high word.
+                uint before = atomicAdd(state[0], d);
+                if (before > 0xffffffffu - d) atomicAdd(state[1], 1u);
+            }
+        }
         return;
     }
     if (STEP == 1) {
@@ -64,7 +89,20 @@ void main() {
         precise float meanI = s.x / count, meanP = s.y / count;
         precise float a = (s.w / count - meanI * meanP) / (s.z / count - meanI * meanI + F(0));
         precise float b = meanP - a * meanI;
-        result[q] = vec2(a, b);
+        precise vec2 fit = vec2(a, b);
+        if (SMOOTH == 1) {
+            uint limitLow = uint(pc.a.y), limitHigh = uint(pc.a.z);
+            bool restart = state[2] != 0u || state[1] > limitHigh || (state[1] == limitHigh && state[0] > limitLow);
+            if (!restart) {
+                // precise: no fused multiply-add, the CPU reference's rounding.
+                precise vec2 last = vec2(uintBitsToFloat(state[4 + 2 * q]), uintBitsToFloat(state[5 + 2 * q]));
+                precise vec2 step = F(5) * (fit - last);
+                fit = last + step;
+            }
+            state[4 + 2 * q] = floatBitsToUint(fit.x);
+            state[5 + 2 * q] = floatBitsToUint(fit.y);
+        }
+        result[q] = fit;
     } else {
         precise vec2 here = windowSums(qx, qy, mw, mh, r).xy / windowCount(qx, qy, mw, mh, r);
         int next = min(qx + 1, mw - 1);

@@ -8,9 +8,9 @@ import GraniteSync
 /// The mask is the chain's auxiliary plane — the map ``ChainDepth`` supplies (`grayF32`, any
 /// size, 1 = person; e.g. `PersonMask` at the model's size) — so a chain runs either depth
 /// filters or this one, not both. It is upsampled to the frame by a guided filter on the frame's
-/// luma (computed at the mask's size, so a pixel costs one bilinear fetch), feathered and
-/// averaged over frames (reset on a scene cut) as ``MaskRefinement`` does on the CPU (the
-/// reference); without a mask the whole frame is kept. The average and the photo live in the
+/// luma (computed at the mask's size, so a pixel costs one bilinear fetch) whose fits are
+/// averaged over frames (reset on a scene cut), and feathered, as ``MaskRefinement`` does on the
+/// CPU (the reference); without a mask the whole frame is kept. The average and the photo live in the
 /// filter's ``BackgroundState``, resident on the device.
 ///
 /// The blur is the catalog's ``GaussianBlur`` (σ in the frame's pixels). Above σ ≈ 4.1 that blur
@@ -22,9 +22,9 @@ import GraniteSync
 /// ```
 ///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
 ///         (σ > 4.1: frame ─area ÷f─► blur σ' ─► reduced backdrop, enlarged bilinearly in background.comp)
-///         frame, mask ─background_guide.comp ×3 (guided filter at the mask's size) ─► coefficients ┐
-///         frame ─background_cut.comp (luma change ─► state) ─► background.comp (alpha = A·luma + B,
-///         frame, state, coefficients ──────────────────────────  feather, average into state, mix) ─► out
+///         frame, mask, state ─background_guide.comp ×3 (guided filter at the mask's size: cell luma
+///                 and the scene cut; fits averaged into the state; their means) ─► coefficients ┐
+///         frame, coefficients ─────────────────────── background.comp (alpha = A·luma + B, feather, mix) ─► out
 /// ```
 struct Background: FilterKernel {
     enum Mode: String, CaseIterable { case blur, color, image, mask }
@@ -83,7 +83,7 @@ struct Background: FilterKernel {
         state = BackgroundState(photo: mode == .image ? try BackgroundState.load(path, filter: name) : nil)
     }
 
-    /// The guided filter's epsilon, the feather, the colour and the new alpha's weight in the average.
+    /// The guided filter's epsilon, the feather, the colour and the new fit's weight in the average.
     func floats(time: Float, size: (width: Int, height: Int)) -> [Float] {
         [refinement.epsilon, refinement.feather, color.r, color.g, color.b, 1 - refinement.smooth]
     }
@@ -99,9 +99,7 @@ struct Background: FilterKernel {
     /// The frame's alpha (1 = person) on the CPU: the mask upsampled, feathered and averaged
     /// with the frames before (the filter's history), or all ones.
     func alpha(_ input: RGBAPlane, _ mask: DepthPlane?) -> [Float] {
-        let luma = MaskRefinement.luma(input)
-        let current = refinement.alpha(mask, luma: luma, width: input.width, height: input.height)
-        return state.smoothed(current, luma: luma, size: .init(width: input.width, height: input.height), refinement: refinement)
+        state.refined(mask, luma: MaskRefinement.luma(input), size: .init(width: input.width, height: input.height), refinement: refinement)
     }
 
     func cpu(_ input: RGBAPlane, _ env: CPUEnvironment) -> RGBAPlane {
@@ -156,22 +154,9 @@ struct Background: FilterKernel {
         } else if mode == .image, let photo = try state.photoBuffer(io.context, size) {
             backdrop = BufferSlice(photo, size: bytes)
         }
-        // The average's history (any buffer when smoothing is off: the shader leaves it alone).
-        var history = backdrop, limit: UInt64 = 0
-        if refinement.smooth > 0 {
-            let buffer = try state.deviceHistory(io.context, size)
-            history = BufferSlice(buffer)
-            limit = MaskRefinement.cutLimit(refinement.sceneCut, pixels: size.width * size.height)
-            recorder.fill(BufferSlice(buffer, size: 12), value: 0)
-            recorder.barrier()
-            // One invocation a run of 32 pixels of a row (background_cut.comp's RUN).
-            let runs = (size.width + 31) / 32 * size.height
-            try io.dispatch(&recorder, .backgroundCut, spec: [0, StepIO.quadRows(size.width) ? 1 : 0],
-                            destinationSize: (runs, 1), buffers: [history])
-            recorder.barrier()
-        }
         // The guided filter at the mask's size (background_guide.comp, three steps): the coefficients
-        // background.comp takes bilinearly. Without a mask the placeholder stands in (never read).
+        // background.comp takes bilinearly, the fits averaged over frames in the resident state on
+        // the way. Without a mask the placeholder stands in (never read).
         var coefficients = io.depth
         if io.depthSize.width > 0 {
             let cells = (io.depthSize.width, io.depthSize.height)
@@ -179,10 +164,22 @@ struct Background: FilterKernel {
             let bytes = cells.0 * cells.1 * 8
             let guide = BufferSlice(try io.scratch(bytes), size: bytes), fits = BufferSlice(try io.scratch(bytes), size: bytes)
             coefficients = BufferSlice(try io.scratch(2 * bytes), size: 2 * bytes)
+            var history: BufferSlice?, limit: UInt64 = 0
+            if refinement.smooth > 0 {
+                let buffer = try state.deviceHistory(io.context, frame: size, mask: .init(width: cells.0, height: cells.1))
+                history = BufferSlice(buffer)
+                limit = MaskRefinement.cutLimit(refinement.sceneCut, pixels: MaskRefinement.cellPixels(
+                    width: size.width, height: size.height, maskWidth: cells.0, maskHeight: cells.1))
+                recorder.fill(BufferSlice(buffer, size: 12), value: 0)
+                recorder.barrier()
+            }
+            let a = SIMD4<Int32>(Int32(MaskRefinement.radius(width: cells.0, height: cells.1)),
+                                 Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0)
             for (step, input, output) in [(UInt32(0), guide, guide), (1, guide, fits), (2, fits, coefficients)] {
-                // Step 0 reads no cells: its input binding is its output's (bound, not read).
-                try io.dispatch(&recorder, .backgroundGuide, spec: [step], destinationSize: cells,
-                                a: SIMD4(Int32(MaskRefinement.radius(width: cells.0, height: cells.1)), 0, 0, 0), buffers: [input, output])
+                // Step 0 reads no cells: its input binding is its output's (bound, not read); so is
+                // the state without smoothing.
+                try io.dispatch(&recorder, .backgroundGuide, spec: [step, history == nil ? 0 : 1], destinationSize: cells,
+                                a: a, buffers: [input, output, history ?? output])
                 recorder.barrier()
             }
         }
@@ -191,15 +188,14 @@ struct Background: FilterKernel {
         case .color: 1
         case .mask: 2
         }
-        let limitWords = SIMD4<Int32>(Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0, 0)
         // A run of pixels per invocation on a CPU device (lavapipe: a loop keeps the SIMD lanes busy and
         // each buffer access is a loop over them), one on a GPU; quads where rows are whole quads.
         let run = Self.runOverride.withLock { $0 } ?? (io.context.deviceKind == .cpu ? Self.cpuRun : 1)
         let quads = run % 4 == 0 && StepIO.quadRows(size.width)
         // Without tables the backdrop stands in for them (bound, never read).
-        try io.dispatch(&recorder, .background, spec: [modeIndex, refinement.smooth > 0 ? 1 : 0, tables == nil ? 0 : 1, UInt32(run), quads ? 1 : 0],
-                        destinationSize: ((size.width + run - 1) / run * size.height, 1), a: limitWords,
+        try io.dispatch(&recorder, .background, spec: [modeIndex, tables == nil ? 0 : 1, UInt32(run), quads ? 1 : 0],
+                        destinationSize: ((size.width + run - 1) / run * size.height, 1),
                         b: SIMD4(reducedSize.x, reducedSize.y, Int32(io.depthSize.width), Int32(io.depthSize.height)),
-                        texels: [backdrop, tables ?? backdrop], buffers: [history, coefficients])
+                        texels: [backdrop, tables ?? backdrop], buffers: [coefficients])
     }
 }

@@ -4,14 +4,15 @@ import GraniteGPU
 import GraniteMedia
 
 /// What one `background` filter of a chain keeps between frames, per frame size: the moving
-/// average's history (on the CPU for the reference, in a resident device buffer for the GPU path)
-/// and the photo of `image=PATH` scaled to cover that size (on the CPU, and uploaded once as a
-/// resident device buffer). Plans of one size share it; the filter's kernel owns it, so it lives
-/// as long as the chain.
+/// average's history (per frame and mask size: on the CPU for the reference, in a resident device
+/// buffer for the GPU path) and the photo of `image=PATH` scaled to cover that size (on the CPU,
+/// and uploaded once as a resident device buffer). Plans of one size share it; the filter's kernel
+/// owns it, so it lives as long as the chain.
 ///
 /// ```
-///  resident history (device, per size): [sum low, sum high, no history, fresh] [alpha × n] [last luma × n]
-///     background_cut.comp: sum |luma − last luma|, store luma ─► background.comp: cut? average, store alpha
+///  resident history (device, n mask cells): [sum low, sum high, no history, fresh] [fit a, b × n] [last luma sum × n]
+///     background_guide.comp step 0: sum |cell luma sum − last|, store the sums
+///                           step 1: cut? this frame's fits : average them into the history
 /// ```
 final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
     struct Size: Hashable {
@@ -21,7 +22,13 @@ final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
 
     private let lock = NSLock()
     private var cpuHistory: [Size: MaskRefinement] = [:]
-    private var deviceHistory: [Size: GPUBuffer] = [:]
+    private var deviceHistory: [HistoryKey: GPUBuffer] = [:]
+
+    /// A device history's frame and mask sizes.
+    struct HistoryKey: Hashable {
+        var frame: Size
+        var mask: Size
+    }
     private var photoPlanes: [Size: RGBAPlane] = [:]
     private var photoBuffers: [Size: GPUBuffer] = [:]
 
@@ -90,29 +97,31 @@ final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
         }
     }
 
-    /// The moving average's resident history for a `size` frame: made once per size, filled with
-    /// 0xffffffff (its "fresh" word set, so the first frame restarts the average).
-    func deviceHistory(_ context: GPUContext, _ size: Size) throws(GPUError) -> GPUBuffer {
+    /// The moving average's resident history for `mask`-sized masks on `frame`-sized frames: made
+    /// once per pair, filled with 0xffffffff (its "fresh" word set, so the first frame restarts the average).
+    func deviceHistory(_ context: GPUContext, frame: Size, mask: Size) throws(GPUError) -> GPUBuffer {
         try lock.locked { () throws(GPUError) -> GPUBuffer in
-            if let made = deviceHistory[size] { return made }
-            let buffer = try GPUBuffer(context: context, size: (4 + 2 * size.width * size.height) * 4, role: .device)
+            let key = HistoryKey(frame: frame, mask: mask)
+            if let made = deviceHistory[key] { return made }
+            let buffer = try GPUBuffer(context: context, size: (4 + 3 * mask.width * mask.height) * 4, role: .device)
             let fill = try CommandSequence(context: context)
             try fill.record { (recorder) throws(GPUError) in
                 recorder.fill(BufferSlice(buffer), value: 0xFFFF_FFFF)
                 recorder.barrier()
             }
             try fill.run()
-            deviceHistory[size] = buffer
+            deviceHistory[key] = buffer
             return buffer
         }
     }
 
-    /// The CPU reference's average: `current` smoothed with the history of `size` frames.
-    func smoothed(_ current: [Float], luma: [UInt8], size: Size, refinement: MaskRefinement) -> [Float] {
+    /// The CPU reference's alpha for `mask` on a `size` frame whose luma is `luma`, averaged with
+    /// the history of `size` frames (``MaskRefinement/refined(_:luma:width:height:)``).
+    func refined(_ mask: DepthPlane?, luma: [UInt8], size: Size, refinement: MaskRefinement) -> [Float] {
         lock.withLock {
             var history = cpuHistory[size] ?? refinement
             defer { cpuHistory[size] = history }
-            return history.smoothed(current, luma: luma)
+            return history.refined(mask, luma: luma, width: size.width, height: size.height)
         }
     }
 }

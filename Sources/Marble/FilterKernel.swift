@@ -192,7 +192,6 @@ struct Shader: Sendable {
     static let stars = Shader(name: "stars", words: SPIRV.stars)
     static let depthMask = Shader(name: "depthmask", words: SPIRV.depthmask)
     static let background = Shader(name: "background", words: SPIRV.background)
-    static let backgroundCut = Shader(name: "background_cut", words: SPIRV.background_cut)
     static let backgroundGuide = Shader(name: "background_guide", words: SPIRV.background_guide)
     static let pointCloud = Shader(name: "pointcloud", words: SPIRV.pointcloud)
 }

@@ -1,12 +1,12 @@
 import Foundation
 
 /// The person mask made fit for a frame, as the `background` filter uses it (issue 38): the CPU
-/// reference of `background_guide.comp`, `background.comp` and `background_cut.comp`, step by step.
+/// reference of `background_guide.comp` and `background.comp`, step by step.
 ///
 /// ```
-///  model mask (e.g. 256×144) ─guided filter on the frame's luma (at the mask's size)─► coefficients
-///      ─bilinear to the frame, alpha = A·luma + B─► ─feather (smoothstep over [½ − f, ½ + f])─►
-///      ─EMA over time, reset on a scene cut─► alpha
+///  model mask (e.g. 256×144) ─guided filter on the frame's luma (at the mask's size)─► fits
+///      ─EMA over time, reset on a scene cut (at the mask's size)─► ─the fits' means─► coefficients
+///      ─bilinear to the frame, alpha = A·luma + B─► ─feather (smoothstep over [½ − f, ½ + f])─► alpha
 /// ```
 ///
 /// Upsampling is the fast guided filter (He, Sun & Tang, "Guided image filtering", TPAMI 2013;
@@ -21,12 +21,17 @@ import Foundation
 /// bilateral upsampling this replaced took 16 exponentials a pixel: 130 ms a 720p frame on
 /// lavapipe). Windows are clipped at the borders (means over the cells inside).
 ///
-/// Moving average: alpha = last + (1 − `smooth`) · (alpha − last) per pixel, over the frames of
-/// one size. It restarts (this frame's alpha alone) on the first frame and on a scene cut: when
-/// the frame's luma changed by more than `sceneCut` levels on average since the last frame, i.e.
-/// Σ|luma − last luma| > ⌊`sceneCut` · pixels⌋, summed exactly in integers (the device sums the
-/// same integers in 64 bits). A cut on luma, not on the mask, so a mask the model reuses for a few
-/// frames (or a frame with no mask) never counts as one.
+/// Moving average: each cell's fit (a, b) = last + (1 − `smooth`) · (fit − last), over the frames
+/// of one frame and mask size. The filter is linear in the mask, so on a still frame this is the
+/// average of the upsampled mask itself, at the mask's size (36,864 cells, not 921,600 pixels a
+/// 720p frame); where the frame moves, the averaged fit still follows the new frame's edges. It
+/// restarts (this frame's fits alone) on the first frame and on a scene cut: when the frame's luma
+/// changed by more than `sceneCut` levels on average since the last frame, measured per cell:
+/// Σ over cells |luma sum − last luma sum| > ⌊`sceneCut` · pixels⌋ (pixels: the cells' pixels,
+/// ``cellPixels(width:height:maskWidth:maskHeight:)``), summed exactly in integers (the device sums
+/// the same integers in 64 bits). Per cell, a still camera's sensor noise averages out and a cut
+/// stands out. A cut on luma, not on the mask, so a mask the model reuses for a few frames (or a
+/// frame with no mask) never counts as one.
 struct MaskRefinement {
     /// The guided filter's window radius in cells for a `width`×`height` mask: a 64th of its
     /// shorter side, at least 1 (2 for MediaPipe's 256×144 mask: windows of 5×5 cells, 25×25
@@ -41,9 +46,9 @@ struct MaskRefinement {
     /// Mean absolute luma change (0…255) since the last frame above which the average restarts.
     var sceneCut: Float = 24
 
-    /// The averaged alpha and the luma of the frame it was made on (nil before the first frame).
-    private(set) var state: [Float]?
-    private var lastLuma: [UInt8]?
+    /// The averaged fits and the cells' luma sums of the frame they were made on (nil before the first frame).
+    private(set) var state: [SIMD2<Float>]?
+    private var lastSums: [UInt32]?
 
     /// The frame's luma (the shaders' `luma`).
     static func luma(_ frame: RGBAPlane) -> [UInt8] { frame.pixels.map { UInt8(Px.luma($0)) } }
@@ -55,12 +60,12 @@ struct MaskRefinement {
         return start..<max((q + 1) * frame / cells, start + 1)
     }
 
-    /// The guided filter's per-cell coefficients (A, B) for `mask` on `luma` (`background_guide.comp`'s
-    /// three steps): alpha = A · luma / 255 + B, A and B taken bilinearly.
-    func coefficients(_ mask: [Float], maskWidth mw: Int, maskHeight mh: Int, luma: [UInt8], width: Int, height: Int) -> [SIMD2<Float>] {
+    /// Step 0 (`background_guide.comp`): each cell's guide (its mean luma, 0…1) beside the mask,
+    /// and its luma sum (the scene cut's measure).
+    func guide(_ mask: [Float], maskWidth mw: Int, maskHeight mh: Int, luma: [UInt8], width: Int, height: Int)
+        -> (cells: [SIMD2<Float>], sums: [UInt32]) {
         precondition(mask.count == mw * mh && luma.count == width * height)
-        // Step 0: the guide (the cell's mean luma, 0…1) beside the mask.
-        var guide = [SIMD2<Float>](repeating: .zero, count: mw * mh)
+        var cells = [SIMD2<Float>](repeating: .zero, count: mw * mh), sums = [UInt32](repeating: 0, count: mw * mh)
         for qy in 0..<mh {
             let rows = Self.cellSpan(qy, frame: height, cells: mh)
             for qx in 0..<mw {
@@ -68,18 +73,33 @@ struct MaskRefinement {
                 var sum: UInt32 = 0
                 for y in rows { for x in columns { sum += UInt32(luma[y * width + x]) } }
                 let i = Float(sum) / Float(rows.count * columns.count * 255)
-                guide[qy * mw + qx] = SIMD2(i, mask[qy * mw + qx])
+                cells[qy * mw + qx] = SIMD2(i, mask[qy * mw + qx])
+                sums[qy * mw + qx] = sum
             }
         }
-        // Step 1: each window's linear fit; step 2: the fits' mean over the windows covering a cell.
-        let radius = Self.radius(width: mw, height: mh)
-        let fits = windowed(guide, mw, mh, radius) { s, n in
+        return (cells, sums)
+    }
+
+    /// Step 1: each window's linear fit (a, b) of the mask on the guide.
+    func fits(_ guide: [SIMD2<Float>], maskWidth mw: Int, maskHeight mh: Int) -> [SIMD2<Float>] {
+        windowed(guide, mw, mh, Self.radius(width: mw, height: mh)) { s, n in
             let count = Float(n)
             let meanI = s[0] / count, meanP = s[1] / count
             let a = (s[3] / count - meanI * meanP) / (s[2] / count - meanI * meanI + epsilon)
             return SIMD2(a, meanP - a * meanI)
         }
-        return windowed(fits, mw, mh, radius) { s, n in SIMD2(s[0], s[1]) / Float(n) }
+    }
+
+    /// Step 2: the fits' mean over the windows covering each cell, the coefficients (A, B):
+    /// alpha = A · luma / 255 + B, A and B taken bilinearly.
+    func coefficients(fits: [SIMD2<Float>], maskWidth mw: Int, maskHeight mh: Int) -> [SIMD2<Float>] {
+        windowed(fits, mw, mh, Self.radius(width: mw, height: mh)) { s, n in SIMD2(s[0], s[1]) / Float(n) }
+    }
+
+    /// The three steps, unaveraged.
+    func coefficients(_ mask: [Float], maskWidth mw: Int, maskHeight mh: Int, luma: [UInt8], width: Int, height: Int) -> [SIMD2<Float>] {
+        let guide = guide(mask, maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height).cells
+        return coefficients(fits: fits(guide, maskWidth: mw, maskHeight: mh), maskWidth: mw, maskHeight: mh)
     }
 
     /// For every cell, `finish` of the sums over its clipped window of (v.x, v.y, v.x², v.x·v.y)
@@ -115,7 +135,12 @@ struct MaskRefinement {
 
     /// The guided upsampling of `mask` (`maskWidth`×`maskHeight`, 0…1) to `luma`'s frame, 0…1.
     func upsample(_ mask: [Float], maskWidth mw: Int, maskHeight mh: Int, luma: [UInt8], width: Int, height: Int) -> [Float] {
-        let c = coefficients(mask, maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height)
+        upsample(coefficients: coefficients(mask, maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height),
+                 maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height)
+    }
+
+    /// Coefficients `c` (`maskWidth`×`maskHeight`) taken bilinearly to `luma`'s frame: A · luma + B, 0…1.
+    func upsample(coefficients c: [SIMD2<Float>], maskWidth mw: Int, maskHeight mh: Int, luma: [UInt8], width: Int, height: Int) -> [Float] {
         var out = [Float](repeating: 0, count: width * height)
         for y in 0..<height {
             let (y0, ay) = Self.bilinearPosition(y, frame: height, cells: mh)
@@ -142,7 +167,7 @@ struct MaskRefinement {
         return t * t * (3 - 2 * t)
     }
 
-    /// The frame's alpha (1 = person) before the average: `mask` upsampled and feathered, or all
+    /// The frame's alpha (1 = person) without the average: `mask` upsampled and feathered, or all
     /// ones without a mask (the whole frame kept).
     func alpha(_ mask: DepthPlane?, luma: [UInt8], width: Int, height: Int) -> [Float] {
         guard let mask else { return [Float](repeating: 1, count: width * height) }
@@ -150,42 +175,57 @@ struct MaskRefinement {
             .map(feathered)
     }
 
+    /// The frame's alpha with the moving average (the fits averaged with the frames before, unless
+    /// smoothing is off, this is the first frame of these sizes, or the scene changed), feathered;
+    /// all ones without a mask (the history kept for the next mask).
+    mutating func refined(_ mask: DepthPlane?, luma: [UInt8], width: Int, height: Int) -> [Float] {
+        guard let mask else { return [Float](repeating: 1, count: width * height) }
+        let (mw, mh) = (mask.width, mask.height)
+        let (guide, sums) = guide(mask.values, maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height)
+        let limit = Self.cutLimit(sceneCut, pixels: Self.cellPixels(width: width, height: height, maskWidth: mw, maskHeight: mh))
+        let fits = smoothed(fits(guide, maskWidth: mw, maskHeight: mh), sums: sums, limit: limit)
+        let c = coefficients(fits: fits, maskWidth: mw, maskHeight: mh)
+        return upsample(coefficients: c, maskWidth: mw, maskHeight: mh, luma: luma, width: width, height: height).map(feathered)
+    }
+
+    /// ``refined(_:luma:width:height:)`` of a `maskWidth`×`maskHeight` mask on `frame`.
+    mutating func refine(_ mask: [Float], maskWidth: Int, maskHeight: Int, frame: RGBAPlane) -> [Float] {
+        refined(DepthPlane(width: maskWidth, height: maskHeight, values: mask), luma: Self.luma(frame), width: frame.width, height: frame.height)
+    }
+
+    /// The pixels the cells of a `maskWidth`×`maskHeight` mask on a `width`×`height` frame cover
+    /// (each counted once per cell: the frame's pixels, unless the mask is larger than the frame).
+    static func cellPixels(width: Int, height: Int, maskWidth mw: Int, maskHeight mh: Int) -> Int {
+        (0..<mw).reduce(0) { $0 + cellSpan($1, frame: width, cells: mw).count }
+            * (0..<mh).reduce(0) { $0 + cellSpan($1, frame: height, cells: mh).count }
+    }
+
     /// The largest summed luma change of `pixels` pixels that is no scene cut: ⌊`sceneCut` · pixels⌋.
     static func cutLimit(_ sceneCut: Float, pixels: Int) -> UInt64 {
         UInt64((Double(sceneCut) * Double(pixels)).rounded(.down))
     }
 
-    /// `current` (this frame's alpha) averaged with the frames before, unless smoothing is off
-    /// or the scene changed (then `current` alone); `luma` is the frame's.
-    mutating func smoothed(_ current: [Float], luma: [UInt8]) -> [Float] {
-        guard smooth > 0 else { return current }
-        defer { lastLuma = luma }
-        guard var average = state, let last = lastLuma, last.count == luma.count,
-              !isCut(from: last, to: luma) else {
-            state = current
-            return current
+    /// This frame's `fits` averaged with the history (a, b each), or alone when smoothing is off,
+    /// there is no history of this size, or Σ|sums − last sums| exceeds `limit` (a scene cut).
+    mutating func smoothed(_ fits: [SIMD2<Float>], sums: [UInt32], limit: UInt64) -> [SIMD2<Float>] {
+        guard smooth > 0 else { return fits }
+        defer { lastSums = sums }
+        guard var average = state, let last = lastSums, last.count == sums.count, average.count == fits.count,
+              Self.change(from: last, to: sums) <= limit else {
+            state = fits
+            return fits
         }
         let newWeight = 1 - smooth
         for i in average.indices {
-            let step = newWeight * (current[i] - average[i])
+            let step = newWeight * (fits[i] - average[i])
             average[i] = average[i] + step
         }
         state = average
         return average
     }
 
-    /// The frame's alpha: ``alpha(_:luma:width:height:)`` then ``smoothed(_:luma:)``.
-    mutating func refine(_ mask: [Float], maskWidth: Int, maskHeight: Int, frame: RGBAPlane) -> [Float] {
-        let luma = Self.luma(frame)
-        let current = alpha(DepthPlane(width: maskWidth, height: maskHeight, values: mask), luma: luma,
-                            width: frame.width, height: frame.height)
-        return smoothed(current, luma: luma)
-    }
-
-    /// Whether the summed absolute luma change exceeds ``cutLimit(_:pixels:)``.
-    func isCut(from a: [UInt8], to b: [UInt8]) -> Bool {
-        var total: UInt64 = 0
-        for i in a.indices { total += UInt64(abs(Int(a[i]) - Int(b[i]))) }
-        return total > Self.cutLimit(sceneCut, pixels: a.count)
+    /// Σ|a − b|, exactly.
+    static func change(from a: [UInt32], to b: [UInt32]) -> UInt64 {
+        zip(a, b).reduce(0) { $0 + UInt64($1.0 > $1.1 ? $1.0 - $1.1 : $1.1 - $1.0) }
     }
 }

@@ -97,4 +97,36 @@ struct MaskRefinementTests {
         let blended = kept.refine(flipped, maskWidth: 9, maskHeight: 5, frame: Self.frame())
         #expect(blended != fresh.refine(flipped, maskWidth: 9, maskHeight: 5, frame: Self.frame()))
     }
+
+    /// The cut is measured per mask cell: a still camera's sensor noise (±20 levels a pixel, a mean
+    /// change of ~13 a pixel, above `cut=10`) averages out within the cells and is no cut; the
+    /// frame's luma turned around is one.
+    @Test func sensorNoiseIsNoCut() {
+        var seed: UInt64 = 7
+        func noisy(_ plane: RGBAPlane) -> RGBAPlane {
+            var out = plane
+            for i in out.pixels.indices {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                let v = UInt32(min(max(Int(Px.r(plane.pixels[i])) + Int(seed >> 33) % 41 - 20, 0), 255))
+                out.pixels[i] = Px.pack(v, v, v, 255)
+            }
+            return out
+        }
+        let (a, b) = (noisy(Self.frame()), noisy(Self.frame()))
+        let perPixel = zip(MaskRefinement.luma(a), MaskRefinement.luma(b)).map { abs(Int($0) - Int($1)) }.reduce(0, +)
+        #expect(Double(perPixel) / Double(Self.width * Self.height) > 10, "the noise alone is a mean change above 10 a pixel")
+        let low = Self.lowRes(), flipped = low.map { 1 - $0 }
+        var r = MaskRefinement(), fresh = MaskRefinement()
+        r.sceneCut = 10
+        fresh.sceneCut = 10
+        _ = r.refine(low, maskWidth: 9, maskHeight: 5, frame: a)
+        #expect(r.refine(flipped, maskWidth: 9, maskHeight: 5, frame: b) != fresh.refine(flipped, maskWidth: 9, maskHeight: 5, frame: b),
+                "noise: no cut, the old mask still weighs in")
+        var cut = MaskRefinement()
+        cut.sceneCut = 10
+        _ = cut.refine(low, maskWidth: 9, maskHeight: 5, frame: a)
+        let turned = Self.frame(dark: 230, pale: 10)
+        var again = MaskRefinement()
+        #expect(cut.refine(flipped, maskWidth: 9, maskHeight: 5, frame: turned) == again.refine(flipped, maskWidth: 9, maskHeight: 5, frame: turned))
+    }
 }
