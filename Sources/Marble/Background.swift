@@ -22,7 +22,7 @@ import GraniteSync
 /// ```
 ///  blur:  frame ─GaussianBlur─► backdrop ┐        image: resident photo (covering the frame) ─► backdrop
 ///         (σ > 4.1: frame ─area ÷f─► blur σ' ─► reduced backdrop, enlarged bilinearly in background.comp)
-///         frame, mask, state ─background_guide.comp ×3 (guided filter at the mask's size: cell luma
+///         frame, mask, state ─background_guide.comp ×5 (guided filter at the mask's size: cell luma
 ///                 and the scene cut; fits averaged into the state; their means) ─► coefficients ┐
 ///         frame, coefficients ─────────────────────── background.comp (alpha = A·luma + B, feather, mix) ─► out
 /// ```
@@ -154,16 +154,19 @@ struct Background: FilterKernel {
         } else if mode == .image, let photo = try state.photoBuffer(io.context, size) {
             backdrop = BufferSlice(photo, size: bytes)
         }
-        // The guided filter at the mask's size (background_guide.comp, three steps): the coefficients
+        // The guided filter at the mask's size (background_guide.comp, five steps): the coefficients
         // background.comp takes bilinearly, the fits averaged over frames in the resident state on
         // the way. Without a mask the placeholder stands in (never read).
         var coefficients = io.depth
         if io.depthSize.width > 0 {
             let cells = (io.depthSize.width, io.depthSize.height)
-            // Vec2s a cell, but the coefficients are vec4s: each cell's and the next one's in its row.
-            let bytes = cells.0 * cells.1 * 8
-            let guide = BufferSlice(try io.scratch(bytes), size: bytes), fits = BufferSlice(try io.scratch(bytes), size: bytes)
-            coefficients = BufferSlice(try io.scratch(2 * bytes), size: 2 * bytes)
+            // Vec2s a cell (the guide, the fits, their column sums); vec4s a cell (the guide's
+            // column sums, and the coefficients: each cell's and the next one's in its row).
+            let pairs = cells.0 * cells.1 * 8
+            let guide = BufferSlice(try io.scratch(pairs), size: pairs), fits = BufferSlice(try io.scratch(pairs), size: pairs)
+            let guideColumns = BufferSlice(try io.scratch(2 * pairs), size: 2 * pairs)
+            let fitColumns = BufferSlice(try io.scratch(pairs), size: pairs)
+            coefficients = BufferSlice(try io.scratch(2 * pairs), size: 2 * pairs)
             var history: BufferSlice?, limit: UInt64 = 0
             if refinement.smooth > 0 {
                 let buffer = try state.deviceHistory(io.context, frame: size, mask: .init(width: cells.0, height: cells.1))
@@ -175,7 +178,8 @@ struct Background: FilterKernel {
             }
             let a = SIMD4<Int32>(Int32(MaskRefinement.radius(width: cells.0, height: cells.1)),
                                  Int32(bitPattern: UInt32(truncatingIfNeeded: limit)), Int32(bitPattern: UInt32(truncatingIfNeeded: limit >> 32)), 0)
-            for (step, input, output) in [(UInt32(0), guide, guide), (1, guide, fits), (2, fits, coefficients)] {
+            let steps = [(UInt32(0), guide, guide), (1, guide, guideColumns), (2, guideColumns, fits), (3, fits, fitColumns), (4, fitColumns, coefficients)]
+            for (step, input, output) in steps {
                 // Step 0 reads no cells: its input binding is its output's (bound, not read); so is
                 // the state without smoothing.
                 try io.dispatch(&recorder, .backgroundGuide, spec: [step, history == nil ? 0 : 1], destinationSize: cells,

@@ -103,20 +103,29 @@ struct MaskRefinement {
     }
 
     /// For every cell, `finish` of the sums over its clipped window of (v.x, v.y, v.x², v.x·v.y)
-    /// and the window's cell count, in the shader's order (rows, then columns).
+    /// and the window's cell count, in the shader's order: separably, each column's sums over the
+    /// window's rows (top to bottom), then those column sums over the window's columns (left to
+    /// right) — 2(2r + 1) loads a cell instead of (2r + 1)².
     private func windowed(_ values: [SIMD2<Float>], _ mw: Int, _ mh: Int, _ radius: Int, _ finish: (SIMD4<Float>, Int) -> SIMD2<Float>) -> [SIMD2<Float>] {
-        var out = [SIMD2<Float>](repeating: .zero, count: mw * mh)
+        var columns = [SIMD4<Float>](repeating: .zero, count: mw * mh)
         for qy in 0..<mh {
             for qx in 0..<mw {
-                var s = SIMD4<Float>.zero, n = 0
+                var s = SIMD4<Float>.zero
                 for y in max(qy - radius, 0)...min(qy + radius, mh - 1) {
-                    for x in max(qx - radius, 0)...min(qx + radius, mw - 1) {
-                        let v = values[y * mw + x]
-                        s += SIMD4(v.x, v.y, v.x * v.x, v.x * v.y)
-                        n += 1
-                    }
+                    let v = values[y * mw + qx]
+                    s += SIMD4(v.x, v.y, v.x * v.x, v.x * v.y)
                 }
-                out[qy * mw + qx] = finish(s, n)
+                columns[qy * mw + qx] = s
+            }
+        }
+        var out = [SIMD2<Float>](repeating: .zero, count: mw * mh)
+        for qy in 0..<mh {
+            let rows = min(qy + radius, mh - 1) - max(qy - radius, 0) + 1
+            for qx in 0..<mw {
+                var s = SIMD4<Float>.zero
+                let range = max(qx - radius, 0)...min(qx + radius, mw - 1)
+                for x in range { s += columns[qy * mw + x] }
+                out[qy * mw + qx] = finish(s, rows * range.count)
             }
         }
         return out

@@ -27,6 +27,8 @@ struct FiltersBench: ParsableCommand {
     @Flag(help: "Also print each chain's cost per GPU command (device timestamps, median of the runs).") var passes = false
     @Flag(help: "Feed rgba8 frames (as granite-cam's test pattern is) instead of YUYV.") var rgba = false
     @Flag(help: "Also time each chain with every filter its own step (no blur + sobel/ink fusion).") var unfused = false
+    @Option(help: "Give the chains a person mask of this size (WxH, e.g. 256x144: an ellipse, grayF32) as their map, as granite-cam's segmenter does (for `background`).")
+    var mask: String?
 
     static let sepia = "rr=0.393,rg=0.769,rb=0.189,gr=0.349,gg=0.686,gb=0.168,br=0.272,bg=0.534,bb=0.131"
     static let ffmpegSepia = ".393:.769:.189:0:.349:.686:.168:0:.272:.534:.131"
@@ -38,6 +40,7 @@ struct FiltersBench: ParsableCommand {
         print("memory: \(context.memoryPolicy.summary)")
         let yuyv = FiltersBench.pattern(width: width, height: height)
         let input = rgba ? try ColorConversion.rgba(yuyv) : yuyv
+        let map = try mask.map(FiltersBench.personMask)
         var cases: [(String, () throws -> Cost)] = []
         var chains: [(String, String)] = onlyExtra ? [] : [
             ("yuyv→rgba + blur σ2 + sobel + colormatrix", "blur:sigma=2 | sobel | colormatrix:\(FiltersBench.sepia)"),
@@ -48,15 +51,15 @@ struct FiltersBench: ParsableCommand {
         for (label, text) in chains {
             let specs = text.isEmpty ? [] : try FilterSpec.parseChain(text)
             let filters = try FilterChain(specs, context: context, fuseStencilTails: !label.hasPrefix("unfused: "))
-            if passes { try FiltersBench.printPasses(label, filters, input, runs: max(runs, 5) * 3) }
-            try FiltersBench.printCosts(label, filters, input)
+            if passes { try FiltersBench.printPasses(label, filters, input, map, runs: max(runs, 5) * 3) }
+            try FiltersBench.printCosts(label, filters, input, map)
             var index = 0
             // Throughput with two frames in flight, then one synchronous apply per frame.
             cases.append((label + ", pipelined", {
                 try FiltersBench.seconds {
                     var previous: ChainFrame?
                     for _ in 0..<frames {
-                        let frame = try filters.frame(input, time: Float(index) / 30)
+                        let frame = try filters.frame(input, time: Float(index) / 30, depth: map.map { .map($0) } ?? .none)
                         try frame.run()
                         index += 1
                         _ = try previous?.rgba()
@@ -68,7 +71,7 @@ struct FiltersBench: ParsableCommand {
                 }
             }))
             cases.append((label + ", apply", {
-                try FiltersBench.seconds { for _ in 0..<frames { _ = try filters.apply(input, time: Float(index) / 30); index += 1 } }
+                try FiltersBench.seconds { for _ in 0..<frames { _ = try filters.apply(input, depth: map, time: Float(index) / 30); index += 1 } }
             }))
         }
         if styles {
@@ -114,23 +117,37 @@ struct FiltersBench: ParsableCommand {
 
     /// Prints what one frame of `chain` costs besides wall time: device time (the sum of its
     /// commands' timestamps, median of 9) and the bytes it moves between host and device.
-    static func printCosts(_ label: String, _ chain: FilterChain, _ input: Image) throws {
+    static func printCosts(_ label: String, _ chain: FilterChain, _ input: Image, _ map: Image?) throws {
         let before = chain.transfers
-        _ = try chain.apply(input, time: 1)
+        _ = try chain.apply(input, depth: map, time: 1)
         let after = chain.transfers
-        let timings = try chain.profile(input, time: 1, runs: 9)
+        let timings = try chain.profile(input, depth: map, time: 1, runs: 9)
         let device = timings.isEmpty ? "no timestamps" : String(format: "%.3f ms device time", timings.map(\.seconds).reduce(0, +) * 1000)
         print("\(label): \(device), \(after.uploadBytes - before.uploadBytes) B up + \(after.downloadBytes - before.downloadBytes) B down per frame")
     }
 
     /// Prints the device time of every command of `chain` on `input` (timestamps after each one).
-    static func printPasses(_ label: String, _ chain: FilterChain, _ input: Image, runs: Int) throws {
-        let timings = try chain.profile(input, time: 1, runs: runs)
+    static func printPasses(_ label: String, _ chain: FilterChain, _ input: Image, _ map: Image?, runs: Int) throws {
+        let timings = try chain.profile(input, depth: map, time: 1, runs: runs)
         guard !timings.isEmpty else { print("\(label): the device writes no timestamps"); return }
         print("\(label): device ms per command (median of \(runs)), total \(String(format: "%.2f", timings.map(\.seconds).reduce(0, +) * 1000))")
         for (index, timing) in timings.enumerated() {
             print(String(format: "  %2d  %-48@ %7.3f ms", index + 1, timing.label as NSString, timing.seconds * 1000))
         }
+    }
+
+    /// A `WxH` person mask: 1 inside an ellipse in the lower middle (a head and shoulders), 0
+    /// outside, a soft edge two cells wide.
+    static func personMask(_ size: String) throws -> Image {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--mask takes WxH, e.g. 256x144, not \(size)") }
+        let (w, h) = (parts[0], parts[1])
+        let values = (0..<(w * h)).map { i -> Float in
+            let dx = (Float(i % w) + 0.5 - Float(w) / 2) / (Float(w) * 0.22), dy = (Float(i / w) + 0.5 - Float(h) * 0.7) / (Float(h) * 0.55)
+            let r = (dx * dx + dy * dy).squareRoot()
+            return min(max((1 - r) * Float(min(w, h)) / 4 + 0.5, 0), 1)
+        }
+        return try Image(width: w, height: h, floats: values)
     }
 
     /// Wall-clock and CPU seconds (this process's threads plus reaped children's) `body` takes.
