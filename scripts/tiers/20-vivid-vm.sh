@@ -51,10 +51,42 @@ granite-cam --source testpattern --size 640x480 --fps 10 --duration 45 --v4l2-ou
 writer=$!
 granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps 10; loop=$?
 kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
-[ $loop -eq 0 ] || exit 5'
+[ $loop -eq 0 ] || exit 5
+# Sound from a real ALSA driver: aplay plays noise into snd-aloop'"'"'s hw:Loopback,0,0, granite-cam records it from hw:Loopback,1,0.
+aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /dev/urandom 2> /tmp/aplay.log &
+PCM=hw:Loopback,1,0
+# field PATTERN FILE: what PATTERN'"'"'s group matches in the first line of granite-cam'"'"'s that it matches whole.
+field() { sed -n "s|^granite-cam: $1\$|\\1|p" "$2" | head -1; }
+granite-cam --source testpattern --size 160x120 --fps 10 --duration 3 --record /tmp/a.mkv --audio alsa:$PCM --status-hz 0 > /tmp/a.log 2>&1; code=$?
+grep -E "sound|recorded|error" /tmp/a.log; echo "a normal recording: status $code, $(wc -c < /tmp/a.mkv) bytes"
+frames=$(field "recorded \\([0-9]*\\) frames.*" /tmp/a.log); video=$(field "recorded .* frames, \\([0-9.]*\\) s to /tmp/a.mkv" /tmp/a.log)
+sound=$(field "sound: \\([0-9.]*\\) s of libopus, 48000 Hz, 2 channels" /tmp/a.log)
+[ $code -eq 0 ] && [ "$frames" -ge 28 ] && [ -s /tmp/a.mkv ] && [ ! -e /tmp/a.partial.mkv ] || exit 8
+awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= 0.05 && s - v <= 0.15) }" || exit 8
+granite-cam --source testpattern --size 160x120 --fps 10 --duration 30 --record /tmp/b.mkv --audio alsa:$PCM --status-hz 0 > /tmp/b.log 2>&1 &
+recorder=$!; t0=$(date +%s)
+i=0; while ! grep -q "^granite-cam: sound from" /tmp/b.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+granite-cam --source testpattern --frames 1 --record /tmp/busy.mkv --audio alsa:$PCM > /tmp/busy.log 2>&1; code=$?
+echo "a second recorder on the same PCM: status $code"; grep error /tmp/busy.log
+[ $code -eq 1 ] && grep -q "^granite-cam: error: --audio: $PCM: ALSA: busy: another program is capturing from it" /tmp/busy.log || exit 9
+ls /tmp/busy*.mkv 2> /dev/null && exit 9
+kill -STOP $recorder; sleep 1.5; kill -CONT $recorder; sleep 1.5
+echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind
+wait $recorder; code=$?; took=$(( $(date +%s) - t0 ))
+echo "stopped 1.5 s, then the card unbound: status $code after $took s"; grep -E "frames|overrun|sound:|error" /tmp/b.log
+[ $code -eq 1 ] && [ $took -lt 25 ] && [ -s /tmp/b.mkv ] && [ ! -e /tmp/b.partial.mkv ] || exit 10
+grep -q "^granite-cam: error: --audio: alsa:$PCM: device disconnected (snd_pcm_readi: No such device after [0-9]* samples); the recording ends here" /tmp/b.log || exit 10
+grep -q "^granite-cam: alsa:$PCM: [1-9][0-9]* overruns* (" /tmp/b.log || exit 11
+frames=$(field "\\([0-9]*\\) frames in .*" /tmp/b.log)
+grep -q "^granite-cam: recorded $frames frames, " /tmp/b.log || exit 11
+video=$(field "recorded .* frames, \\([0-9.]*\\) s to /tmp/b.mkv" /tmp/b.log)
+sound=$(field "sound: \\([0-9.]*\\) s of libopus, 48000 Hz, 2 channels, [0-9.]* s of gaps in the capture filled with silence" /tmp/b.log)
+awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= -0.5 && s - v <= 0.15) }" || exit 11'
 set +e
-# 3G: the guest unpacks the debug granite-cam and its libraries (FFmpeg's codecs included) into RAM.
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G \
+# 3G: the guest unpacks the debug granite-cam and its libraries, and FFmpeg's (opened by --record), into RAM.
+FFMPEG=()
+for lib in libavutil.so.57 libswresample.so.4 libavcodec.so.59 libavformat.so.59; do FFMPEG+=(--pack-lib "/usr/lib/x86_64-linux-gnu/$lib"); done
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" \
   --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
@@ -66,6 +98,10 @@ case $status in
   4) echo "vivid-vm tier: FAIL: camera controls (--ctrl, read back, refusals)" >&2; exit 1 ;;
   5) echo "vivid-vm tier: FAIL: --v4l2-out looped back through vivid" >&2; exit 1 ;;
   6) echo "vivid-vm tier: FAIL: --v4l2-out on a capture node was not refused" >&2; exit 1 ;;
+  8) echo "vivid-vm tier: FAIL: granite-cam --audio alsa:hw:Loopback,1,0 (snd-aloop): a recording without the sound expected" >&2; exit 1 ;;
+  9) echo "vivid-vm tier: FAIL: a second recorder on a busy ALSA PCM was not refused naming it" >&2; exit 1 ;;
+  10) echo "vivid-vm tier: FAIL: an ALSA card unbound mid-recording did not end the run cleanly naming the PCM" >&2; exit 1 ;;
+  11) echo "vivid-vm tier: FAIL: an ALSA overrun (granite-cam stopped 1.5 s) was not counted or the recording lost sync" >&2; exit 1 ;;
   7) echo "vivid-vm tier: FAIL: a stream with every buffer dropped did not end after --first-frame-timeout naming the device" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
 esac
