@@ -81,17 +81,42 @@ frames=$(field "\\([0-9]*\\) frames in .*" /tmp/b.log)
 grep -q "^granite-cam: recorded $frames frames, " /tmp/b.log || exit 11
 video=$(field "recorded .* frames, \\([0-9.]*\\) s to /tmp/b.mkv" /tmp/b.log)
 sound=$(field "sound: \\([0-9.]*\\) s of libopus, 48000 Hz, 2 channels, [0-9.]* s of gaps in the capture filled with silence" /tmp/b.log)
-awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= -0.5 && s - v <= 0.15) }" || exit 11'
+awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= -0.5 && s - v <= 0.15) }" || exit 11
+cp /tmp/a.mkv /tmp/a.log /tmp/b.mkv /tmp/b.log /out/'
+# recording NAME GAPS: the guest's NAME.mkv read back here: its codecs, as many video packets as the
+# summary's frames, the sound as long as the summary says, and GAPS stretches of silence (of 1 to
+# 2.5 s, with sound after) where the input was noise throughout.
+recording() {
+  local file="$FETCHED/$1.mkv" log="$FETCHED/$1.log" frames sound codecs packets duration silence
+  [ -s "$file" ] && [ -s "$log" ] || { echo "vivid-vm tier: FAIL: $1.mkv did not come back from the guest" >&2; return 1; }
+  frames=$(sed -n 's/^granite-cam: recorded \([0-9]*\) frames, .*/\1/p' "$log")
+  sound=$(sed -n 's/^granite-cam: sound: \([0-9.]*\) s of .*/\1/p' "$log")
+  codecs=$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$file" | tr '\n' ' ')
+  packets=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$file")
+  duration=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$file")
+  silence=$(ffmpeg -hide_banner -nostats -i "$file" -map 0:a -af silencedetect=noise=-40dB:d=0.3 -f null - 2>&1 \
+    | grep -o "silence_[a-z]*: [0-9.-]*" | cut -d' ' -f2 | tr '\n' ' ')
+  echo "ffprobe $1.mkv: ${codecs}, $packets video packets (granite-cam: $frames frames), ${duration} s (sound ${sound} s), silence (start end length): ${silence:-none}"
+  [ "$codecs" = "h264 opus " ] && [ "$packets" = "$frames" ] || return 1
+  awk -v d="$duration" -v s="$sound" -v gaps="$2" -v silence="$silence" 'BEGIN {
+    n = split(silence, t, " ")
+    if (s == "" || d - s > 0.05 || s - d > 0.05 || n != 3 * gaps) exit 1
+    if (gaps == 1 && (t[3] < 1 || t[3] > 2.5 || t[2] > d - 0.5)) exit 1
+  }'
+}
 set +e
 # 3G: the guest unpacks the debug granite-cam and its libraries, and FFmpeg's (opened by --record), into RAM.
+FETCHED="$ROOT/.build/vivid-vm/fetched"
+rm -rf "$FETCHED"
 FFMPEG=()
 for lib in libavutil.so.57 libswresample.so.4 libavcodec.so.59 libavformat.so.59; do FFMPEG+=(--pack-lib "/usr/lib/x86_64-linux-gnu/$lib"); done
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" \
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" --fetch "$FETCHED" \
   --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
 case $status in
-  0) echo "vivid-vm tier: passed" ;;
+  0) recording a 0 && recording b 1 || { echo "vivid-vm tier: FAIL: the recordings read back (ffprobe) are not what granite-cam said" >&2; exit 1; }
+     echo "vivid-vm tier: passed" ;;
   97) cannot_run "no kernel with the vivid module (linux-image-amd64)" ;;
   98) echo "vivid-vm tier: FAIL: the guest never reported (see .build/vivid-vm/serial.log)" >&2; exit 1 ;;
   1) echo "vivid-vm tier: FAIL: granite-v4l2-check failed" >&2; exit 1 ;;
