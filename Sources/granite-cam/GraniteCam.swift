@@ -410,7 +410,7 @@ struct GraniteCamCommand: AsyncParsableCommand {
             watch.setEventHandler {
                 guard let failure = sound.failure else { return }
                 watch.cancel()
-                writeStandardError("granite-cam: error: --audio: \(failure); the recording ends here\n")
+                writeStandardError((tty ? "\n" : "") + "granite-cam: error: --audio: \(failure); the recording ends here\n")
                 app.stop()
             }
             watch.resume()
