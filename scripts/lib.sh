@@ -40,8 +40,9 @@ GRANITE_APT_BUNDLE_PACKAGES=(patchelf binutils libgl1 libegl1)
 # Only scripts/bench-convert adds these: its anchors (vipsthumbnail, vips, cwebp) and tjbench
 # (libjpeg-turbo-progs), the ceiling it measures first.
 GRANITE_APT_BENCH_PACKAGES=(libvips-tools webp libjpeg-turbo-progs)
-# Only the VM test tier (vivid under qemu) needs these.
-GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64)
+# Only the VM test tier (vivid under qemu) needs these; alsa-utils' aplay plays into the guest's
+# snd-aloop card for granite-cam's ALSA capture.
+GRANITE_APT_VM_PACKAGES=(qemu-system-x86 busybox-static cpio kmod linux-image-amd64 alsa-utils)
 # Only scripts/bench-vivid-outputs needs these: v4l2loopback built by DKMS for the VM's kernel,
 # and v4l-utils' v4l2-ctl as a third writer beside granite-cam and ffmpeg.
 GRANITE_APT_LOOPBACK_PACKAGES=(linux-headers-amd64 v4l2loopback-dkms v4l-utils)

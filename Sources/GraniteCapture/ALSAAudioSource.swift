@@ -188,10 +188,11 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
         var pace = (since: monotonicNanos(), frames: 0)
         var signalled = false
         while !state.withLock({ $0.stopping }) {
-            var code = Int(snd_pcm_wait(pcm, 200))
+            var code = Int(snd_pcm_wait(pcm, 200)), call = "snd_pcm_wait"
             if code == 0 { continue }   // nothing within 200 ms: look at `stopping` again
             if code > 0 {
                 code = snd_pcm_readi(pcm, bytes, snd_pcm_uframes_t(capacity))
+                call = "snd_pcm_readi"
             }
             let arrival = monotonicNanos()
             if code == -Int(EAGAIN) || code == -Int(EINTR) { continue }
@@ -208,9 +209,7 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
                 }
             }
             guard code > 0 else {
-                let failure: CaptureError = code == -Int(ENODEV) || code == -Int(EIO) || code == -Int(EPIPE)
-                    ? .disconnected(device: name, detail: "snd_pcm_readi: \(Self.message(Int32(code))) after \(samplesDelivered) samples")
-                    : .alsa(pcm: pcmName, detail: "snd_pcm_readi failed: \(Self.message(Int32(code)))")
+                let failure = readFailure(call, code: Int32(-code), seconds: Double(samplesDelivered) / Double(format.sampleRate))
                 state.withLock { $0.failure = $0.stopping ? nil : failure }
                 break
             }
@@ -295,6 +294,18 @@ public final class ALSAAudioSource: AudioCaptureSource, @unchecked Sendable {
             return .alsa(pcm: pcmName, detail: "the sound server it routes to is not running (\(call): \(Self.message(-code)))")
         }
         return .alsa(pcm: pcmName, detail: "\(call) failed: \(Self.message(-code))")
+    }
+
+    /// Why the sound stopped mid-run, from libasound's error `code` (positive) in `call` after
+    /// `seconds` of sound: a card that went away (unplugged, its driver unbound: ENODEV; EIO; an
+    /// overrun that would not restart: EPIPE) is ``CaptureError/disconnected(device:detail:)``,
+    /// anything else a failed call; both name the PCM.
+    func readFailure(_ call: String, code: Int32, seconds: Double) -> CaptureError {
+        let after = "after \(ReconnectPolicy.seconds(seconds)) s of sound"
+        guard [ENODEV, EIO, EPIPE].contains(code) else {
+            return .alsa(pcm: pcmName, detail: "\(call) failed: \(Self.message(-code)), \(after)")
+        }
+        return .disconnected(device: name, detail: "\(call): \(Self.message(-code)), \(after)")
     }
 
     /// libasound's text for a (negative) error code.

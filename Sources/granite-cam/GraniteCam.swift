@@ -234,7 +234,12 @@ struct GraniteCamCommand: AsyncParsableCommand {
         // With --pipe, standard output carries the video: everything else goes to stderr.
         let toStandardError = pipe != nil
         let say: @Sendable (String) -> Void = { line in
-            if toStandardError { writeStandardError(line + "\n") } else { print(line) }
+            if toStandardError { writeStandardError(line + "\n") } else {
+                // Flushed at once: in a log (stdout to a file or pipe, buffered) each line stays in
+                // its place among stderr's, and "sound from …" shows before the run ends.
+                print(line)
+                fflush(nil)   // every output stream: standard output is the one written
+            }
         }
         var sinks: [any FrameSink] = []
         if let pipe, let chroma = Self.chroma(pipe) { sinks.append(Y4MSink(fd: 1, chroma: chroma, fps: fps)) }
@@ -394,6 +399,24 @@ struct GraniteCamCommand: AsyncParsableCommand {
         snapshot.setEventHandler { app.requestSnapshot() }
         snapshot.resume()
         defer { snapshot.cancel() }
+        // A sound source that fails mid-run (an unplugged card, a PipeWire node that went away)
+        // ends the run at once, naming it: the recording is closed cleanly with the picture and
+        // sound up to there, and the run exits 1.
+        // The watch cancels itself when it has said so (on its serial queue; see the summary below).
+        let watchQueue = DispatchQueue(label: "granite-cam.sound-watch")
+        let soundWatch = sound.map { sound in
+            let watch = DispatchSource.makeTimerSource(queue: watchQueue)
+            watch.schedule(deadline: .now() + 0.2, repeating: 0.2)
+            watch.setEventHandler {
+                guard let failure = sound.failure else { return }
+                watch.cancel()
+                writeStandardError((tty ? "\n" : "") + "granite-cam: error: --audio: \(failure); the recording ends here\n")
+                app.stop()
+            }
+            watch.resume()
+            return watch
+        }
+        defer { soundWatch?.cancel() }
         var lostFrames: String?
         var pinningFailed = false
         var recordFailed = false
@@ -419,8 +442,13 @@ struct GraniteCamCommand: AsyncParsableCommand {
                 }
                 if report.failed { pinningFailed = true }
             }
+            // Whether the watch said it already (a failure in its last fifth of a second is said here).
+            let said = soundWatch.map { watch in watchQueue.sync { () -> Bool in
+                defer { watch.cancel() }
+                return watch.isCancelled
+            } } ?? false
             if let failure = sound?.failure {
-                writeStandardError("granite-cam: error: --audio: \(failure)\n")
+                if !said { writeStandardError("granite-cam: error: --audio: \(failure)\n") }
                 recordFailed = true
             }
             sound?.stop()

@@ -41,6 +41,27 @@ final class AudioSourceTests: XCTestCase {
         }
     }
 
+    /// What snd-aloop's card answered in the vivid-vm tier (a real driver under qemu), typed without
+    /// a card: another capture holding the PCM is EBUSY at open; the card unbound mid-run is ENODEV
+    /// from snd_pcm_wait; both name the PCM.
+    func testABusyOrVanishedCardIsATypedErrorNamingThePCM() {
+        let source = ALSAAudioSource(pcm: "hw:Loopback,1,0")
+        XCTAssertEqual("\(source.error("snd_pcm_open", code: EBUSY, opening: true))",
+                       "hw:Loopback,1,0: ALSA: busy: another program is capturing from it (snd_pcm_open)")
+        for code in [ENODEV, EIO, EPIPE] {
+            let failure = source.readFailure("snd_pcm_wait", code: code, seconds: 8.56)
+            guard case let .disconnected(device, detail) = failure else { return XCTFail("\(code): \(failure)") }
+            XCTAssertEqual(device, "alsa:hw:Loopback,1,0")
+            XCTAssertEqual(detail, "snd_pcm_wait: \(ALSAAudioSource.message(-code)), after 8.6 s of sound")
+        }
+        XCTAssertEqual("\(source.readFailure("snd_pcm_wait", code: ENODEV, seconds: 3))",
+                       "alsa:hw:Loopback,1,0: device disconnected (snd_pcm_wait: No such device, after 3 s of sound)")
+        let other = source.readFailure("snd_pcm_readi", code: EINVAL, seconds: 0.5)
+        guard case let .alsa(pcm, detail) = other else { return XCTFail("\(other)") }
+        XCTAssertEqual(pcm, "hw:Loopback,1,0")
+        XCTAssertEqual(detail, "snd_pcm_readi failed: Invalid argument, after 0.5 s of sound")
+    }
+
     /// libasound's `null` PCM captures silence in any format asked, as fast as it is read: the
     /// source holds it to real time (a second of sound takes most of a second).
     func testTheNullPCMGivesSilenceAtTheRateAskedInCountedBlocks() throws {

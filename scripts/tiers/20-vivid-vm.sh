@@ -10,7 +10,17 @@
 # and what was negotiated. A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
 # output) checks --v4l2-out: granite-cam writes the test pattern to the output, vivid's Loop Video
 # feeds it back to the capture node, and granite-v4l2-check reads the drawn frame counters there,
-# in order. About 80 s of qemu in all (the loop at 640x480, the size of vivid's default timings).
+# in order. Sound from a real ALSA driver: snd-aloop's card, fed noise by aplay (alsa-utils) on
+# hw:Loopback,0,0; granite-cam records the test pattern at 160x120, 10 fps with --audio
+# alsa:hw:Loopback,1,0: a 3 s recording whose sound ends with its last frame; then a second one,
+# during which another granite-cam on the same PCM exits 1 before capture ("hw:Loopback,1,0: ALSA:
+# busy …"), the recorder stopped (SIGSTOP) for 1.5 s reports an overrun and fills the gap with
+# silence, and the card unbound (snd_aloop.0) ends the run at once with exit 1, naming the PCM,
+# the file closed under its final name. Both files come back (vivid-vm --fetch) and are read with ffprobe/ffmpeg here: h264 + opus,
+# video packets = the frames granite-cam reports, the sound as long as it reports, the overrun's
+# gap one stretch of 1-2.5 s of silence with sound after it. The guest carries FFmpeg's libraries
+# (granite-cam opens them when a recording starts) and /usr/share/alsa (libasound's configuration).
+# About 45-65 s of qemu in all (the loop at 640x480, the size of vivid's default timings).
 # With CI=true it fails when it cannot run; elsewhere it prints why it skipped.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -20,6 +30,7 @@ cannot_run() {
 }
 ensure_apt "${GRANITE_APT_VM_PACKAGES[@]}" || cannot_run "could not install ${GRANITE_APT_VM_PACKAGES[*]}"
 command -v qemu-system-x86_64 >/dev/null || cannot_run "qemu-system-x86_64 is missing"
+command -v ffprobe >/dev/null || cannot_run "ffprobe is missing (ffmpeg: the recordings are read back with it)"
 for product in granite-v4l2-check granite-cam; do
   swift build --product "$product" >/dev/null || { echo "vivid-vm tier: FAIL: build of $product failed" >&2; exit 1; }
 done
@@ -51,21 +62,82 @@ granite-cam --source testpattern --size 640x480 --fps 10 --duration 45 --v4l2-ou
 writer=$!
 granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps 10; loop=$?
 kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
-[ $loop -eq 0 ] || exit 5'
+[ $loop -eq 0 ] || exit 5
+# Sound from a real ALSA driver: aplay plays noise into snd-aloop'"'"'s hw:Loopback,0,0, granite-cam records it from hw:Loopback,1,0.
+aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /dev/urandom 2> /tmp/aplay.log &
+PCM=hw:Loopback,1,0
+# field PATTERN FILE: what PATTERN'"'"'s group matches in the first line of granite-cam'"'"'s that it matches whole.
+field() { sed -n "s|^granite-cam: $1\$|\\1|p" "$2" | head -1; }
+granite-cam --source testpattern --size 160x120 --fps 10 --duration 3 --record /tmp/a.mkv --audio alsa:$PCM --status-hz 0 > /tmp/a.log 2>&1; code=$?
+grep -E "sound|recorded|error" /tmp/a.log; echo "a normal recording: status $code, $(wc -c < /tmp/a.mkv) bytes"
+frames=$(field "recorded \\([0-9]*\\) frames.*" /tmp/a.log); video=$(field "recorded .* frames, \\([0-9.]*\\) s to /tmp/a.mkv" /tmp/a.log)
+sound=$(field "sound: \\([0-9.]*\\) s of libopus, 48000 Hz, 2 channels" /tmp/a.log)
+[ $code -eq 0 ] && [ "$frames" -ge 20 ] && [ -s /tmp/a.mkv ] && [ ! -e /tmp/a.partial.mkv ] || exit 8
+awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= 0.05 && s - v <= 0.15) }" || exit 8
+granite-cam --source testpattern --size 160x120 --fps 10 --duration 30 --record /tmp/b.mkv --audio alsa:$PCM --status-hz 0 > /tmp/b.log 2>&1 &
+recorder=$!; t0=$(date +%s)
+i=0; while ! grep -q "^granite-cam: sound from" /tmp/b.log && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+granite-cam --source testpattern --frames 1 --record /tmp/busy.mkv --audio alsa:$PCM > /tmp/busy.log 2>&1; code=$?
+echo "a second recorder on the same PCM: status $code"; grep error /tmp/busy.log
+[ $code -eq 1 ] && grep -q "^granite-cam: error: --audio: $PCM: ALSA: busy: another program is capturing from it" /tmp/busy.log || exit 9
+ls /tmp/busy*.mkv 2> /dev/null && exit 9
+kill -STOP $recorder; sleep 1.5; kill -CONT $recorder; sleep 1.5
+echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind
+wait $recorder; code=$?; took=$(( $(date +%s) - t0 ))
+echo "stopped 1.5 s, then the card unbound: status $code after $took s"; grep -E "frames|overrun|sound:|error" /tmp/b.log
+[ $code -eq 1 ] && [ $took -lt 25 ] && [ -s /tmp/b.mkv ] && [ ! -e /tmp/b.partial.mkv ] || exit 10
+grep -q "^granite-cam: error: --audio: alsa:$PCM: device disconnected (snd_pcm_[a-z]*: No such device, after [0-9.]* s of sound); the recording ends here" /tmp/b.log || exit 10
+grep -q "^granite-cam: alsa:$PCM: [1-9][0-9]* overruns* (" /tmp/b.log || exit 11
+frames=$(field "\\([0-9]*\\) frames in .*" /tmp/b.log)
+grep -q "^granite-cam: recorded $frames frames, " /tmp/b.log || exit 11
+video=$(field "recorded .* frames, \\([0-9.]*\\) s to /tmp/b.mkv" /tmp/b.log)
+sound=$(field "sound: \\([0-9.]*\\) s of libopus, 48000 Hz, 2 channels, [0-9.]* s of gaps in the capture filled with silence" /tmp/b.log)
+awk -v v="$video" -v s="$sound" "BEGIN { exit !(s != \"\" && s - v >= -0.5 && s - v <= 0.15) }" || exit 11
+cp /tmp/a.mkv /tmp/a.log /tmp/b.mkv /tmp/b.log /out/'
+# recording NAME GAPS: the guest's NAME.mkv read back here: its codecs, as many video packets as the
+# summary's frames, the sound (to its last packet's end) as long as the summary says, and GAPS stretches of silence (of 1 to
+# 2.5 s, with sound after) where the input was noise throughout.
+recording() {
+  local file="$FETCHED/$1.mkv" log="$FETCHED/$1.log" frames sound codecs packets duration silence
+  [ -s "$file" ] && [ -s "$log" ] || { echo "vivid-vm tier: FAIL: $1.mkv did not come back from the guest" >&2; return 1; }
+  frames=$(sed -n 's/^granite-cam: recorded \([0-9]*\) frames, .*/\1/p' "$log")
+  sound=$(sed -n 's/^granite-cam: sound: \([0-9.]*\) s of .*/\1/p' "$log")
+  codecs=$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$file" | tr '\n' ' ')
+  packets=$(ffprobe -v error -select_streams v -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$file")
+  duration=$(ffprobe -v error -select_streams a -show_entries packet=pts_time,duration_time -of csv=p=0 "$file" | awk -F, '$2 != "" { end = $1 + $2 } END { print end }')
+  silence=$(ffmpeg -hide_banner -nostats -i "$file" -map 0:a -af silencedetect=noise=-40dB:d=0.3 -f null - 2>&1 \
+    | grep -o "silence_[a-z]*: [0-9.-]*" | cut -d' ' -f2 | tr '\n' ' ')
+  echo "ffprobe $1.mkv: ${codecs}, $packets video packets (granite-cam: $frames frames), sound to ${duration} s (granite-cam: ${sound} s), silence (start end length): ${silence:-none}"
+  [ "$codecs" = "h264 opus " ] && [ "$packets" = "$frames" ] || return 1
+  awk -v d="$duration" -v s="$sound" -v gaps="$2" -v silence="$silence" 'BEGIN {
+    n = split(silence, t, " ")
+    if (s == "" || d - s > 0.05 || s - d > 0.05 || n != 3 * gaps) exit 1
+    if (gaps == 1 && (t[3] < 1 || t[3] > 2.5 || t[2] > d - 0.5)) exit 1
+  }'
+}
 set +e
-# 3G: the guest unpacks the debug granite-cam and its libraries (FFmpeg's codecs included) into RAM.
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G \
+# 3G: the guest unpacks the debug granite-cam and its libraries, and FFmpeg's (opened by --record), into RAM.
+FETCHED="$ROOT/.build/vivid-vm/fetched"
+rm -rf "$FETCHED"
+FFMPEG=()
+for lib in libavutil.so.57 libswresample.so.4 libavcodec.so.59 libavformat.so.59; do FFMPEG+=(--pack-lib "/usr/lib/x86_64-linux-gnu/$lib"); done
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" --fetch "$FETCHED" \
   --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
 status=$?
 set -e
 case $status in
-  0) echo "vivid-vm tier: passed" ;;
+  0) recording a 0 && recording b 1 || { echo "vivid-vm tier: FAIL: the recordings read back (ffprobe) are not what granite-cam said" >&2; exit 1; }
+     echo "vivid-vm tier: passed" ;;
   97) cannot_run "no kernel with the vivid module (linux-image-amd64)" ;;
   98) echo "vivid-vm tier: FAIL: the guest never reported (see .build/vivid-vm/serial.log)" >&2; exit 1 ;;
   1) echo "vivid-vm tier: FAIL: granite-v4l2-check failed" >&2; exit 1 ;;
   4) echo "vivid-vm tier: FAIL: camera controls (--ctrl, read back, refusals)" >&2; exit 1 ;;
   5) echo "vivid-vm tier: FAIL: --v4l2-out looped back through vivid" >&2; exit 1 ;;
   6) echo "vivid-vm tier: FAIL: --v4l2-out on a capture node was not refused" >&2; exit 1 ;;
+  8) echo "vivid-vm tier: FAIL: granite-cam --audio alsa:hw:Loopback,1,0 (snd-aloop): a recording without the sound expected" >&2; exit 1 ;;
+  9) echo "vivid-vm tier: FAIL: a second recorder on a busy ALSA PCM was not refused naming it" >&2; exit 1 ;;
+  10) echo "vivid-vm tier: FAIL: an ALSA card unbound mid-recording did not end the run cleanly naming the PCM" >&2; exit 1 ;;
+  11) echo "vivid-vm tier: FAIL: an ALSA overrun (granite-cam stopped 1.5 s) was not counted or the recording lost sync" >&2; exit 1 ;;
   7) echo "vivid-vm tier: FAIL: a stream with every buffer dropped did not end after --first-frame-timeout naming the device" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
 esac
