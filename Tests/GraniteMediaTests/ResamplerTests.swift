@@ -53,6 +53,29 @@ import Testing
         }
     }
 
+    /// RGBA shrinks (four taps or more) take the 16-lane horizontal pass: the same integers as the
+    /// pixel-at-a-time pass, on every output (windows at the row's end take the plain loop).
+    @Test(arguments: [(1280, 256, ResizeFilter.bilinear), (1280, 256, .lanczos3), (517, 150, .lanczos3), (100, 7, .box),
+                      (37, 9, .bilinear), (64, 16, .box), (41, 10, .lanczos3)])
+    func quadTapsMatchThePlainPass(_ source: Int, _ target: Int, _ filter: ResizeFilter) throws {
+        let axis = ResampleAxis(source: source, target: target, filter: filter)
+        let quads = try #require(Resampler.QuadTaps(axis, channels: 4), "\(source) -> \(target) has \(axis.taps) taps")
+        let row = try Self.noise(source, 1, channels: 4, seed: UInt64(source * 31 + target)).bytes
+        var fast = [Int32](repeating: -1, count: target * 4), plain = fast
+        row.withUnsafeBufferPointer { src in
+            axis.starts.withUnsafeBufferPointer { starts in
+                axis.weights.withUnsafeBufferPointer { weights in
+                    quads.horizontal(src.baseAddress!, &fast, sourceWidth: source, starts: starts.baseAddress!, weights: weights.baseAddress!, round: 64)
+                    Resampler.horizontal(src.baseAddress!, &plain, channels: 4, width: target, taps: axis.taps,
+                                         starts: starts.baseAddress!, weights: weights.baseAddress!, round: 64)
+                }
+            }
+        }
+        #expect(fast == plain)
+        #expect(Resampler.QuadTaps(ResampleAxis(source: 10, target: 20, filter: .bilinear), channels: 4) == nil, "an enlargement has two taps")
+        #expect(Resampler.QuadTaps(axis, channels: 3) == nil)
+    }
+
     @Test(arguments: ResizeFilter.allCases)
     func flatStaysFlatAndSameSizeIsIdentity(_ filter: ResizeFilter) throws {
         let flat = try Image(width: 37, height: 23, format: .rgb24, bytes: [UInt8](repeating: 0, count: 37 * 23 * 3).enumerated().map {
