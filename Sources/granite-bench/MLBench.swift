@@ -42,6 +42,8 @@ struct MLBench: AsyncParsableCommand {
         Case(label: "FastDepth-224 int8", file: "fastdepth-224-int8.onnx", input: "serving_default_input_1:0",
              shape: [1, 224, 224, 3], type: .uint8),
         Case(label: "PP-OCRv4 det 640x640", file: "ppocr-v4-det.onnx", input: "x", shape: [1, 3, 640, 640], type: .float32),
+        Case(label: "Selfie segmentation 144x256", file: "selfie-segmentation-landscape-144x256.onnx", input: "input_1",
+             shape: [1, 144, 256, 3], type: .float32),
         Case(label: "MiDaS small replica 256", file: "midas-small-replica-opset13.onnx", input: "input", shape: [1, 3, 256, 256], type: .float32),
     ]
 
