@@ -274,9 +274,17 @@ public struct SegmentationStage: DepthStage {
     /// The segmenter (model loaded once).
     public let segmenter: PersonSegmenter
 
+    /// Threads the model runs on, on the CPU, in a live stream: one. MediaPipe's selfie model is
+    /// ~4.4 ms an inference on one core, and a second thread does not shorten it (`granite-bench ml
+    /// --only selfie`: 4.35 ms on one thread, 4.48 ms on two, 2 cores) — its ops are too small to
+    /// share — while in a live stream, whose filters share the cores, the second thread cost 4.6 ms
+    /// of CPU a frame at the same masks a second and latency (`granite-bench segment
+    /// --model-threads 1|2`: 40.1 against 44.7 ms CPU/frame, 29.0 and 29.4 masks/s).
+    public static let liveThreads = 1
+
     /// Loads the model at `modelPath`, or the built-in one for frames of `frameSize`
     /// (``model(for:)``); `backend` runs it elsewhere than on the CPU (`InferenceDevice`).
-    public init(modelPath: String? = nil, frameSize: FrameSize? = nil, threads: Int = Model.defaultThreads, backend: Backend? = nil) throws {
+    public init(modelPath: String? = nil, frameSize: FrameSize? = nil, threads: Int = liveThreads, backend: Backend? = nil) throws {
         segmenter = try PersonSegmenter(modelPath: modelPath, description: Self.model(for: frameSize), threads: threads, backend: backend)
     }
 

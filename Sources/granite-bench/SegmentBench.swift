@@ -49,7 +49,7 @@ struct SegmentBench: AsyncParsableCommand {
     @Option(help: "The anchor's Python (the project's .venv with onnxruntime, numpy, opencv-python-headless).")
     var python = ".venv/bin/python"
     @Option(help: "The anchor script.") var anchor = "scripts/bench/segment_anchor.py"
-    @Option(help: "Threads the model runs on, on the CPU (default: every core).") var modelThreads: Int?
+    @Option(help: "Threads the model runs on, on the CPU (default: granite-cam's, SegmentationStage.liveThreads).") var modelThreads: Int?
     @Flag(help: "Run the filters on Marble's CPU reference instead of Vulkan.") var cpuFilters = false
     @Flag(help: "Skip the anchor (granite only).") var noAnchor = false
     @Option(help: "Frames of the still scene for the mask's temporal stability (0: not measured).") var stabilityFrames = 30
@@ -81,7 +81,7 @@ struct SegmentBench: AsyncParsableCommand {
         let convert = FileManager.default.isExecutableFile(atPath: "/usr/bin/convert") ? "/usr/bin/convert" : "convert"
         let made = try ChildProgram.run(convert, [photo, "-resize", "\(size)^", "-gravity", "center", "-extent", size, "-depth", "8", "ppm:\(frame)"])
         guard made.shellStatus == 0 else { throw ValidationError("ImageMagick could not scale \(photo): \(made.err)") }
-        let mapStage = try SegmentationStage(frameSize: frameSize, threads: modelThreads ?? Model.defaultThreads,
+        let mapStage = try SegmentationStage(frameSize: frameSize, threads: modelThreads ?? SegmentationStage.liveThreads,
                                              backend: try InferenceDevice(rawValue: segmentDevice)!.backend())
         let model = mapStage.segmenter.modelPath
         let device = cpuFilters ? "Marble's CPU reference" : try MarbleStage(specs: [chain]).chain.deviceDescription()
