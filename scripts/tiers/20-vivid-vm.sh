@@ -63,6 +63,18 @@ writer=$!
 granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps 10; loop=$?
 kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
 [ $loop -eq 0 ] || exit 5
+# background into the output: the person mask made here on the CPU (GraniteML), once, and Marble'"'"'s CPU reference
+# replacing the rest with 0x00B140; once a frame has had a mask (" age " on the status line), 3 looped frames are read back.
+granite-cam --source testpattern --size 640x480 --fps 2 --duration 120 --filter background:mode=color,color=0x00B140 --cpu-filters \
+  --segment-device cpu --segment-every 1000 --segment-model "$MODEL" --v4l2-out /dev/video2 --status-hz 1 2> /tmp/bg.log &
+writer=$!; t0=$(date +%s)
+i=0; while ! grep -q " age " /tmp/bg.log && [ $i -lt 900 ] && kill -0 $writer 2> /dev/null; do sleep 0.1; i=$((i+1)); done
+echo "background: a frame with the person mask after $(( $(date +%s) - t0 )) s"
+granite-cam --device /dev/video1 --size 640x480 --frames 3 --out /tmp/loop --image-format png --status-hz 0 2> /tmp/loop.log; loop=$?
+kill -INT $writer; wait $writer; code=$?; grep "granite-cam:" /tmp/bg.log; last=$(ls /tmp/loop/frame_*.png | tail -1)
+echo "background: writer status $code, reader status $loop, the last looped frame $last"
+[ $loop -eq 0 ] && [ $code -eq 0 ] && [ -s "$last" ] || { cat /tmp/loop.log; exit 12; }
+cp "$last" /out/background.png
 # Sound from a real ALSA driver: aplay plays noise into snd-aloop'"'"'s hw:Loopback,0,0, granite-cam records it from hw:Loopback,1,0.
 aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /dev/urandom 2> /tmp/aplay.log &
 PCM=hw:Loopback,1,0
@@ -115,18 +127,39 @@ recording() {
     if (gaps == 1 && (t[3] < 1 || t[3] > 2.5 || t[2] > d - 0.5)) exit 1
   }'
 }
+# background_frame: the looped frame read back here (ffmpeg decodes the PNG): the test pattern has no person, so
+# nearly all of it must be the replaced background, 0x00B140 within a few levels (two trips through YUV).
+background_frame() {
+  local file="$FETCHED/background.png"
+  [ -s "$file" ] || { echo "vivid-vm tier: FAIL: background.png did not come back from the guest" >&2; return 1; }
+  ffmpeg -v error -i "$file" -f rawvideo -pix_fmt rgb24 - | python3 -c '
+import sys
+px = sys.stdin.buffer.read()
+n = len(px) // 3
+r, g, b = px[0::3], px[1::3], px[2::3]
+near = sum(1 for i in range(n) if abs(r[i] - 0x00) <= 6 and abs(g[i] - 0xB1) <= 6 and abs(b[i] - 0x40) <= 6)
+mean = [sum(c) / n for c in (r, g, b)]
+print("background through --v4l2-out, looped back: %.4f of %d pixels within 6 levels of 0x00B140, mean colour (%.1f, %.1f, %.1f)"
+      % (near / n, n, *mean))
+sys.exit(0 if n == 640 * 480 and near / n >= 0.98 else 1)'
+}
 set +e
 # 3G: the guest unpacks the debug granite-cam and its libraries, and FFmpeg's (opened by --record), into RAM.
 FETCHED="$ROOT/.build/vivid-vm/fetched"
 rm -rf "$FETCHED"
 FFMPEG=()
+# The landscape selfie model (640x480 is wider than tall) and its description, for --segment-model in the guest.
+MODELS="$ROOT/.build/vivid-vm/models"
+rm -rf "$MODELS"; mkdir -p "$MODELS"
+cp "$ROOT"/Models/selfie-segmentation-landscape-144x256.{onnx,json} "$MODELS"/
 for lib in libavutil.so.57 libswresample.so.4 libavcodec.so.59 libavformat.so.59; do FFMPEG+=(--pack-lib "/usr/lib/x86_64-linux-gnu/$lib"); done
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" --fetch "$FETCHED" \
-  --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa --pack-tree "$MODELS" "${FFMPEG[@]}" --fetch "$FETCHED" \
+  --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "MODEL=$MODELS/selfie-segmentation-landscape-144x256.onnx; $GUEST"
 status=$?
 set -e
 case $status in
   0) recording a 0 && recording b 1 || { echo "vivid-vm tier: FAIL: the recordings read back (ffprobe) are not what granite-cam said" >&2; exit 1; }
+     background_frame || { echo "vivid-vm tier: FAIL: the looped frame is not the background filter's colour" >&2; exit 1; }
      echo "vivid-vm tier: passed" ;;
   97) cannot_run "no kernel with the vivid module (linux-image-amd64)" ;;
   98) echo "vivid-vm tier: FAIL: the guest never reported (see .build/vivid-vm/serial.log)" >&2; exit 1 ;;
@@ -137,6 +170,7 @@ case $status in
   8) echo "vivid-vm tier: FAIL: granite-cam --audio alsa:hw:Loopback,1,0 (snd-aloop): a recording without the sound expected" >&2; exit 1 ;;
   9) echo "vivid-vm tier: FAIL: a second recorder on a busy ALSA PCM was not refused naming it" >&2; exit 1 ;;
   10) echo "vivid-vm tier: FAIL: an ALSA card unbound mid-recording did not end the run cleanly naming the PCM" >&2; exit 1 ;;
+  12) echo "vivid-vm tier: FAIL: granite-cam with the background filter (CPU mask) into --v4l2-out, or reading the loop back" >&2; exit 1 ;;
   11) echo "vivid-vm tier: FAIL: an ALSA overrun (granite-cam stopped 1.5 s) was not counted or the recording lost sync" >&2; exit 1 ;;
   7) echo "vivid-vm tier: FAIL: a stream with every buffer dropped did not end after --first-frame-timeout naming the device" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
