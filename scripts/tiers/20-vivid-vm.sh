@@ -10,7 +10,10 @@
 # and what was negotiated. A second vivid instance (HDMI in, HDMI out: /dev/video1 capture, /dev/video2
 # output) checks --v4l2-out: granite-cam writes the test pattern to the output, vivid's Loop Video
 # feeds it back to the capture node, and granite-v4l2-check reads the drawn frame counters there,
-# in order. Sound from a real ALSA driver: snd-aloop's card, fed noise by aplay (alsa-utils) on
+# in order; then the background filter into it (--cpu-filters --segment-device cpu: the person mask made
+# in the guest by GraniteML on the CPU, once, from the packed landscape selfie model): a frame read back
+# from the loop (granite-cam, PNG) comes here and python3 checks it is the replaced background, 0x00B140
+# within a few levels (the test pattern has no person). Sound from a real ALSA driver: snd-aloop's card, fed noise by aplay (alsa-utils) on
 # hw:Loopback,0,0; granite-cam records the test pattern at 160x120, 10 fps with --audio
 # alsa:hw:Loopback,1,0: a 3 s recording whose sound ends with its last frame; then a second one,
 # during which another granite-cam on the same PCM exits 1 before capture ("hw:Loopback,1,0: ALSA:
@@ -20,7 +23,8 @@
 # video packets = the frames granite-cam reports, the sound as long as it reports, the overrun's
 # gap one stretch of 1-2.5 s of silence with sound after it. The guest carries FFmpeg's libraries
 # (granite-cam opens them when a recording starts) and /usr/share/alsa (libasound's configuration).
-# About 45-65 s of qemu in all (the loop at 640x480, the size of vivid's default timings).
+# About 70-85 s of qemu in all (the loop at 640x480, the size of vivid's default timings; the background
+# check ~25 s of it: Marble's CPU reference and the model in the debug build under TCG).
 # With CI=true it fails when it cannot run; elsewhere it prints why it skipped.
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
@@ -63,6 +67,20 @@ writer=$!
 granite-v4l2-check /dev/video1 --loop-read 640x480 --frames 5 --seconds 40 --fps 10; loop=$?
 kill -INT $writer; wait $writer; grep "granite-cam:" /tmp/out.log
 [ $loop -eq 0 ] || exit 5
+# background into the output: the person mask made here on the CPU (GraniteML; once: ~10 s under TCG) and Marble'"'"'s CPU
+# reference replacing the rest with 0x00B140 (~5 s a frame); once a frame has had a mask (" age " on the status line),
+# 2 looped frames are read back and the last goes to the host.
+granite-cam --source testpattern --size 640x480 --fps 1 --duration 120 --filter background:mode=color,color=0x00B140 --cpu-filters \
+  --segment-device cpu --segment-every 1000 --segment-model "$MODEL" --v4l2-out /dev/video2 --status-hz 1 > /tmp/bg.log 2>&1 &
+writer=$!; t0=$(date +%s)
+while ! grep -q " age " /tmp/bg.log && [ $(( $(date +%s) - t0 )) -lt 90 ] && kill -0 $writer 2> /dev/null; do sleep 0.5; done
+echo "background: a frame with the person mask after $(( $(date +%s) - t0 )) s: $(grep -m1 " age " /tmp/bg.log)"
+grep -q " age " /tmp/bg.log || { kill -INT $writer; cat /tmp/bg.log; exit 12; }
+granite-cam --device /dev/video1 --size 640x480 --frames 2 --out /tmp/loop --image-format png --status-hz 0 2> /tmp/loop.log; loop=$?
+kill -INT $writer; wait $writer; code=$?; grep "granite-cam:" /tmp/bg.log; last=$(ls /tmp/loop/frame_*.png | tail -1)
+echo "background: writer status $code, reader status $loop, the last looped frame $last"
+[ $loop -eq 0 ] && [ $code -eq 0 ] && [ -s "$last" ] && grep -q "^granite-cam: 1 person masks" /tmp/bg.log || { cat /tmp/loop.log; exit 12; }
+cp "$last" /out/background.png
 # Sound from a real ALSA driver: aplay plays noise into snd-aloop'"'"'s hw:Loopback,0,0, granite-cam records it from hw:Loopback,1,0.
 aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /dev/urandom 2> /tmp/aplay.log &
 PCM=hw:Loopback,1,0
@@ -115,18 +133,39 @@ recording() {
     if (gaps == 1 && (t[3] < 1 || t[3] > 2.5 || t[2] > d - 0.5)) exit 1
   }'
 }
+# background_frame: the looped frame read back here (ffmpeg decodes the PNG): the test pattern has no person, so
+# nearly all of it must be the replaced background, 0x00B140 within a few levels (two trips through YUV).
+background_frame() {
+  local file="$FETCHED/background.png"
+  [ -s "$file" ] || { echo "vivid-vm tier: FAIL: background.png did not come back from the guest" >&2; return 1; }
+  ffmpeg -v error -i "$file" -f rawvideo -pix_fmt rgb24 - | python3 -c '
+import sys
+px = sys.stdin.buffer.read()
+n = len(px) // 3
+r, g, b = px[0::3], px[1::3], px[2::3]
+near = sum(1 for i in range(n) if abs(r[i] - 0x00) <= 6 and abs(g[i] - 0xB1) <= 6 and abs(b[i] - 0x40) <= 6)
+mean = [sum(c) / n for c in (r, g, b)]
+print("background through --v4l2-out, looped back: %.4f of %d pixels within 6 levels of 0x00B140, mean colour (%.1f, %.1f, %.1f)"
+      % (near / n, n, *mean))
+sys.exit(0 if n == 640 * 480 and near / n >= 0.98 else 1)'
+}
 set +e
 # 3G: the guest unpacks the debug granite-cam and its libraries, and FFmpeg's (opened by --record), into RAM.
 FETCHED="$ROOT/.build/vivid-vm/fetched"
 rm -rf "$FETCHED"
 FFMPEG=()
+# The landscape selfie model (640x480 is wider than tall) and its description, for --segment-model in the guest.
+MODELS="$ROOT/.build/vivid-vm/models"
+rm -rf "$MODELS"; mkdir -p "$MODELS"
+cp "$ROOT"/Models/selfie-segmentation-landscape-144x256.{onnx,json} "$MODELS"/
 for lib in libavutil.so.57 libswresample.so.4 libavcodec.so.59 libavformat.so.59; do FFMPEG+=(--pack-lib "/usr/lib/x86_64-linux-gnu/$lib"); done
-"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa "${FFMPEG[@]}" --fetch "$FETCHED" \
-  --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "$GUEST"
+"$ROOT/scripts/vivid-vm" --timeout 240 --mem 3G --module "snd-aloop pcm_substreams=1" --pack "$(command -v aplay)" --pack-tree /usr/share/alsa --pack-tree "$MODELS" "${FFMPEG[@]}" --fetch "$FETCHED" \
+  --vivid "n_devs=2 node_types=0x1,0x101 num_inputs=4,1 input_types=0xe4,0x3 num_outputs=2,1 output_types=0x2,0x1" --pack "$BIN/granite-v4l2-check" --pack "$BIN/granite-cam" -- /bin/sh -c "MODEL=$MODELS/selfie-segmentation-landscape-144x256.onnx; $GUEST"
 status=$?
 set -e
 case $status in
   0) recording a 0 && recording b 1 || { echo "vivid-vm tier: FAIL: the recordings read back (ffprobe) are not what granite-cam said" >&2; exit 1; }
+     background_frame || { echo "vivid-vm tier: FAIL: the looped frame is not the background filter's colour" >&2; exit 1; }
      echo "vivid-vm tier: passed" ;;
   97) cannot_run "no kernel with the vivid module (linux-image-amd64)" ;;
   98) echo "vivid-vm tier: FAIL: the guest never reported (see .build/vivid-vm/serial.log)" >&2; exit 1 ;;
@@ -137,6 +176,7 @@ case $status in
   8) echo "vivid-vm tier: FAIL: granite-cam --audio alsa:hw:Loopback,1,0 (snd-aloop): a recording without the sound expected" >&2; exit 1 ;;
   9) echo "vivid-vm tier: FAIL: a second recorder on a busy ALSA PCM was not refused naming it" >&2; exit 1 ;;
   10) echo "vivid-vm tier: FAIL: an ALSA card unbound mid-recording did not end the run cleanly naming the PCM" >&2; exit 1 ;;
+  12) echo "vivid-vm tier: FAIL: granite-cam with the background filter (CPU mask) into --v4l2-out, or reading the loop back" >&2; exit 1 ;;
   11) echo "vivid-vm tier: FAIL: an ALSA overrun (granite-cam stopped 1.5 s) was not counted or the recording lost sync" >&2; exit 1 ;;
   7) echo "vivid-vm tier: FAIL: a stream with every buffer dropped did not end after --first-frame-timeout naming the device" >&2; exit 1 ;;
   *) echo "vivid-vm tier: FAIL: granite-cam on vivid failed (status $status)" >&2; exit 1 ;;
