@@ -2,8 +2,8 @@
 #include "common.glsl"
 #include "enlarge.glsl"
 // Background replacement by a person mask (the `background` filter, issue 38). The mask is the
-// chain's auxiliary plane (floats, pc.b.z x pc.b.w, any size, 1 = person); no mask (pc.b.z == 0)
-// keeps the whole frame. Each pixel's alpha is the guided filter's: background_guide.comp left
+// chain's auxiliary plane (floats, pc.b.z x pc.b.w, any size, 1 = person); no mask (pc.b.z == 0,
+// a live stream's frames before the model's first) makes the whole frame background. Each pixel's alpha is the guided filter's: background_guide.comp left
 // the coefficients of each mask cell and of the cell after it in its row at binding 7
 // (A, B, A', B'), taken here bilinearly at the pixel's position (centres at integer + 1/2,
 // clamped; two loads a pixel), alpha = clamp(A * luma / 255 + B, 0, 1), then
@@ -64,7 +64,7 @@ void next(inout Walk walk, int w, int n) {
 // y0, y1, ay: its row's mask rows.
 float alphaAt(Walk walk, uint p, int y0, int y1, float ay, inout RunCache k) {
     int mw = pc.b.z;
-    if (mw == 0) return 1.0;
+    if (mw == 0) return 0.0;
     int x0;
     float ax;
     position(walk, pc.size.x, mw, x0, ax);

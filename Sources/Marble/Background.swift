@@ -10,7 +10,8 @@ import GraniteSync
 /// filters or this one, not both. It is upsampled to the frame by a guided filter on the frame's
 /// luma (computed at the mask's size, so a pixel costs one bilinear fetch) whose fits are
 /// averaged over frames (reset on a scene cut), and feathered, as ``MaskRefinement`` does on the
-/// CPU (the reference); without a mask the whole frame is kept. The average and the photo live in the
+/// CPU (the reference); without a mask (a live stream's frames before the model's first) the whole
+/// frame is background, so nothing of the room shows before the person is found. The average and the photo live in the
 /// filter's ``BackgroundState``, resident on the device.
 ///
 /// The blur is the catalog's ``GaussianBlur`` (σ in the frame's pixels). Above σ ≈ 4.1 that blur
