@@ -251,7 +251,8 @@ struct CamComponent: GraniteComponent {
             PreviewComponent(server: server, setup: PreviewSetup(depthEnabled: pipeline.depth != nil, mapName: pipeline.depth?.mapName ?? "depth",
                                                                  canSnapshot: pipeline.writer != nil,
                                                                  chain: pipeline.liveChain?.text,
-                                                                 livePlaylist: server.livePlaylist))
+                                                                 livePlaylist: server.livePlaylist,
+                                                                 livePlaylistFile: server.livePlaylistFile))
         }
         if let preview {
             _ = preview.attach(to: command).listen(to: command).listen(to: status.command)

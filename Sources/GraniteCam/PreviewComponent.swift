@@ -65,14 +65,27 @@ struct PreviewSetup: Sendable, Equatable {
     var chain: String?
     /// The live HLS playlist's path on the preview server (`--segments`), nil without one.
     var livePlaylist: String?
+    /// The playlist's file on disk: the page is told of the playlist only once it exists (the
+    /// recorder writes it when the first segment closes), so the video never asks for it before
+    /// and meets a 404. Nil: the playlist is there.
+    var livePlaylistFile: String?
 
     /// A setup.
-    init(depthEnabled: Bool = false, mapName: String = "depth", canSnapshot: Bool = false, chain: String? = nil, livePlaylist: String? = nil) {
+    init(depthEnabled: Bool = false, mapName: String = "depth", canSnapshot: Bool = false, chain: String? = nil,
+         livePlaylist: String? = nil, livePlaylistFile: String? = nil) {
         self.depthEnabled = depthEnabled
         self.mapName = mapName
         self.canSnapshot = canSnapshot
         self.chain = chain
         self.livePlaylist = livePlaylist
+        self.livePlaylistFile = livePlaylistFile
+    }
+
+    /// ``livePlaylist`` once its file exists, else nil.
+    var readyLivePlaylist: String? {
+        guard let livePlaylist else { return nil }
+        guard let livePlaylistFile else { return livePlaylist }
+        return FileManager.default.fileExists(atPath: livePlaylistFile) ? livePlaylist : nil
     }
 }
 
@@ -275,7 +288,7 @@ enum PreviewJSON {
             try c.encode(state.notice, forKey: .notice)
             try c.encode(s.ended, forKey: .ended)
             try c.encode(s.line, forKey: .line)
-            try c.encode(setup.livePlaylist, forKey: .livePlaylist)
+            try c.encode(setup.readyLivePlaylist, forKey: .livePlaylist)
         }
     }
 

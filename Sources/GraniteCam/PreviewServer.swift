@@ -130,6 +130,9 @@ public final class PreviewServer: Sendable {
     /// The live playlist's path on this server (`/live/live.m3u8`), when a folder is served.
     var livePlaylist: String? { state.withLock { $0.liveFolder } == nil ? nil : "/live/live.m3u8" }
 
+    /// The live playlist's file in the served folder (there once the first segment has closed).
+    var livePlaylistFile: String? { state.withLock { $0.liveFolder }.map { $0 + "/live.m3u8" } }
+
     /// The file `/live/NAME` names in the served folder and its media type; nil for anything else
     /// (no folder served, a name with a slash or dot-dot, another extension).
     func liveFile(_ path: String) -> (path: String, type: String)? {

@@ -264,9 +264,13 @@ final class PreviewPageHTTPTests: XCTestCase {
         }
         let foreign = try await request(port, "/live/live.m3u8", headers: ["Host": "evil.example:\(port)"])
         XCTAssertEqual(foreign.0, 403, "the recording is the camera's: same rules as the picture")
-        var state = PreviewState(setup: PreviewSetup(livePlaylist: server.livePlaylist))
+        var state = PreviewState(setup: PreviewSetup(livePlaylist: server.livePlaylist, livePlaylistFile: server.livePlaylistFile))
         state.status.fps = 1
         XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":\"\\/live\\/live.m3u8\""), PreviewJSON.encode(state))
+        // Before the first segment closes there is no playlist: the page is not told of it yet (its
+        // video would ask, get a 404 and fail to parse).
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("live.m3u8"))
+        XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":null"), PreviewJSON.encode(state))
         XCTAssertTrue(PreviewPage.html.contains("<video id=\"hls\""))
         XCTAssertTrue(PreviewPage.script.contains("canPlayType(\"application/vnd.apple.mpegurl\")"))
     }

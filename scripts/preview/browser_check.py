@@ -332,7 +332,7 @@ def main():
             if event.get("method") == "Log.entryAdded":
                 entry = event["params"]["entry"]
                 if entry.get("level") == "error" and "favicon" not in entry.get("url", ""):
-                    problems.append(entry.get("text", ""))
+                    problems.append(entry.get("text", "") + (" (%s)" % entry["url"] if entry.get("url") else ""))
             if event.get("method") == "Runtime.consoleAPICalled" and event["params"].get("type") == "error":
                 problems.append(str(event["params"].get("args")))
         csp = [p for p in problems if "Content Security Policy" in p]
