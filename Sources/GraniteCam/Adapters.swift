@@ -280,7 +280,7 @@ public struct SegmentationStage: DepthStage {
     /// share — while in a live stream, whose filters share the cores, the second thread cost 4.6 ms
     /// of CPU a frame at the same masks a second and latency (`granite-bench segment
     /// --model-threads 1|2`: 40.1 against 44.7 ms CPU/frame, 29.0 and 29.4 masks/s).
-    public static let liveThreads = 1
+    @usableFromInline package static let liveThreads = 1
 
     /// Loads the model at `modelPath`, or the built-in one for frames of `frameSize`
     /// (``model(for:)``); `backend` runs it elsewhere than on the CPU (`InferenceDevice`).
