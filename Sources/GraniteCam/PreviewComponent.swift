@@ -65,9 +65,8 @@ struct PreviewSetup: Sendable, Equatable {
     var chain: String?
     /// The live HLS playlist's path on the preview server (`--segments`), nil without one.
     var livePlaylist: String?
-    /// The playlist's file on disk: the page is told of the playlist only once it exists (the
-    /// recorder writes it when the first segment closes), so the video never asks for it before
-    /// and meets a 404. Nil: the playlist is there.
+    /// The playlist's file on disk: the page is told of the playlist only once it lists three
+    /// segments or has ended (``readyLivePlaylist``). Nil: the playlist is ready.
     var livePlaylistFile: String?
 
     /// A setup.
@@ -81,12 +80,21 @@ struct PreviewSetup: Sendable, Equatable {
         self.livePlaylistFile = livePlaylistFile
     }
 
-    /// ``livePlaylist`` once its file exists, else nil.
+    /// ``livePlaylist`` once a player can start it, else nil: the file must exist (the recorder
+    /// writes it when the first segment closes; asked before, the video meets a 404) and list at
+    /// least ``segmentsBeforePlay`` segments, or have ended — HLS players start three target
+    /// durations from a live playlist's end, and Chromium's own player, started on a playlist of
+    /// one segment, fails to parse it when it jumps to the live edge.
     var readyLivePlaylist: String? {
         guard let livePlaylist else { return nil }
         guard let livePlaylistFile else { return livePlaylist }
-        return FileManager.default.fileExists(atPath: livePlaylistFile) ? livePlaylist : nil
+        guard let text = try? String(contentsOfFile: livePlaylistFile, encoding: .utf8) else { return nil }
+        let segments = text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.count
+        return segments >= Self.segmentsBeforePlay || text.contains("#EXT-X-ENDLIST") ? livePlaylist : nil
     }
+
+    /// Segments a live playlist lists before the page plays it.
+    static let segmentsBeforePlay = 3
 }
 
 /// The preview component's state: the status it shows and what became of the page's actions.

@@ -266,9 +266,16 @@ final class PreviewPageHTTPTests: XCTestCase {
         XCTAssertEqual(foreign.0, 403, "the recording is the camera's: same rules as the picture")
         var state = PreviewState(setup: PreviewSetup(livePlaylist: server.livePlaylist, livePlaylistFile: server.livePlaylistFile))
         state.status.fps = 1
+        XCTAssertTrue(PreviewJSON.encode(PreviewState(setup: PreviewSetup(livePlaylist: server.livePlaylist)))
+            .contains("\"livePlaylist\":\"\\/live\\/live.m3u8\""), "no file to wait for")
+        // The page is told of the playlist once a player can start it: three segments, or ended.
+        XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":null"), "one segment, live: " + PreviewJSON.encode(state))
+        let three = playlist + "#EXTINF:1.0,\nseg00001.m4s\n#EXTINF:1.0,\nseg00002.m4s\n"
+        try Data(three.utf8).write(to: folder.appendingPathComponent("live.m3u8"))
         XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":\"\\/live\\/live.m3u8\""), PreviewJSON.encode(state))
-        // Before the first segment closes there is no playlist: the page is not told of it yet (its
-        // video would ask, get a 404 and fail to parse).
+        try Data((playlist + "#EXT-X-ENDLIST\n").utf8).write(to: folder.appendingPathComponent("live.m3u8"))
+        XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":\"\\/live\\/live.m3u8\""), "ended: " + PreviewJSON.encode(state))
+        // Before the first segment closes there is no playlist: not told (its video would meet a 404).
         try FileManager.default.removeItem(at: folder.appendingPathComponent("live.m3u8"))
         XCTAssertTrue(PreviewJSON.encode(state).contains("\"livePlaylist\":null"), PreviewJSON.encode(state))
         XCTAssertTrue(PreviewPage.html.contains("<video id=\"hls\""))
