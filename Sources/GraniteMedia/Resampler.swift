@@ -285,7 +285,7 @@ public enum Resampler {
 
     /// The horizontal pass for RGBA with four or more taps (a shrink): four source pixels (16 bytes)
     /// a step, each channel times its tap's weight in one 16-lane multiply-add, the lanes folded
-    /// into the pixel's four sums at the end — the same integer sums as ``horizontal`` (integer
+    /// into the pixel's four sums at the end — the same integer sums as `Resampler.horizontal` (integer
     /// addition in any order), 3–4× fewer steps. Taps are padded to a multiple of four with zero
     /// weights; an output whose padded window would run past the row takes the plain loop.
     struct QuadTaps {
