@@ -9,7 +9,7 @@
 // aux holds the two ResampleAxis tables as ints: x starts (dw) from 0, x weights (dw * pc.a.x)
 // from dw, y starts (dh) from pc.a.z, y weights (dh * pc.a.y) from pc.a.w.
 // MODE 2, one pass: an area reduction whose every window is a whole block of 2^a x 2^b pixels
-// (pc.a.x = a, pc.a.y = b; Resize.blockShifts checks the tables): with weights 2^(14-a) and
+// (pc.a.x = a, pc.a.y = b; Resize.blockShift checks the tables): with weights 2^(14-a) and
 // 2^(14-b) the two passes' integers are exactly (sum of the block + 2^(a+b-1)) >> (a+b), summed here
 // straight from the source (no scratch, one read of the frame).
 layout(constant_id = 0) const int MODE = 0;

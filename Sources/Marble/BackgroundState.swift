@@ -12,7 +12,7 @@ import GraniteMedia
 /// ```
 ///  resident history (device, n mask cells): [sum low, sum high, no history, fresh] [fit a, b × n] [last luma sum × n]
 ///     background_guide.comp step 0: sum |cell luma sum − last|, store the sums
-///                           step 1: cut? this frame's fits : average them into the history
+///                           step 2: cut? this frame's fits : average them into the history
 /// ```
 final class BackgroundState: @unchecked Sendable {  // every field behind `lock`
     struct Size: Hashable {

@@ -176,15 +176,6 @@ struct MaskRefinement {
         return t * t * (3 - 2 * t)
     }
 
-    /// The frame's alpha (1 = person) without the average: `mask` upsampled and feathered, or all
-    /// zeros without a mask (the whole frame background: before a live stream's first mask nothing
-    /// of the room shows).
-    func alpha(_ mask: DepthPlane?, luma: [UInt8], width: Int, height: Int) -> [Float] {
-        guard let mask else { return [Float](repeating: 0, count: width * height) }
-        return upsample(mask.values, maskWidth: mask.width, maskHeight: mask.height, luma: luma, width: width, height: height)
-            .map(feathered)
-    }
-
     /// The frame's alpha with the moving average (the fits averaged with the frames before, unless
     /// smoothing is off, this is the first frame of these sizes, or the scene changed), feathered;
     /// all zeros without a mask (the history kept for the next mask).

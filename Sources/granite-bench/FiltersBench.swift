@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GraniteCapture
 import GraniteGPU
 import GraniteMedia
 import Marble
@@ -139,9 +140,8 @@ struct FiltersBench: ParsableCommand {
     /// A `WxH` person mask: 1 inside an ellipse in the lower middle (a head and shoulders), 0
     /// outside, a soft edge two cells wide.
     static func personMask(_ size: String) throws -> Image {
-        let parts = size.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { throw ValidationError("--mask takes WxH, e.g. 256x144, not \(size)") }
-        let (w, h) = (parts[0], parts[1])
+        guard let parsed = FrameSize(parsing: size) else { throw ValidationError("--mask takes WxH, e.g. 256x144, not \(size)") }
+        let (w, h) = (parsed.width, parsed.height)
         let values = (0..<(w * h)).map { i -> Float in
             let dx = (Float(i % w) + 0.5 - Float(w) / 2) / (Float(w) * 0.22), dy = (Float(i / w) + 0.5 - Float(h) * 0.7) / (Float(h) * 0.55)
             let r = (dx * dx + dy * dy).squareRoot()
